@@ -1,0 +1,55 @@
+"""Ridgepoint's calculators: the single source of every number in the course.
+
+The math core (every module of this package except ``calculators.charts`` and ``calculators.browser``) uses
+only the Python standard library, so the same code runs at build time on CPython and in the reader's browser
+under Pyodide. Units are decimal SI; FLOP/s are dense.
+
+>>> lesson = Scenario("dense-8b", "h100-sxm")
+>>> round(lesson.decode().time_s * 1e3, 2)  # one decode step of an 8B BF16 model on an H100, in ms
+4.78
+>>> round(lesson.ridge_point_flop_per_byte)
+295
+"""
+
+from calculators.expressions import ExpressionError, evaluate, evaluate_number
+from calculators.hardware import GPU, GPUS, custom_gpu, get_gpu
+from calculators.models import MODELS, Model, custom_dense_model, get_model
+from calculators.passes import PassResult, Setup, decode_step, make_setup, prefill
+from calculators.precision import PRECISIONS, get_precision
+from calculators.roofline import RooflineTime, attainable_flops_per_s, ridge_point, roofline_time
+from calculators.scenario import Scenario
+from calculators.serving import MemoryFootprint, RequestTiming, max_batch, memory_footprint, request_timing
+from calculators.units import UNITS, format_value
+
+__all__ = [
+    "GPU",
+    "GPUS",
+    "MODELS",
+    "PRECISIONS",
+    "UNITS",
+    "ExpressionError",
+    "MemoryFootprint",
+    "Model",
+    "PassResult",
+    "RequestTiming",
+    "RooflineTime",
+    "Scenario",
+    "Setup",
+    "attainable_flops_per_s",
+    "custom_dense_model",
+    "custom_gpu",
+    "decode_step",
+    "evaluate",
+    "evaluate_number",
+    "format_value",
+    "get_gpu",
+    "get_model",
+    "get_precision",
+    "make_setup",
+    "max_batch",
+    "memory_footprint",
+    "prefill",
+    "request_timing",
+    "ridge_point",
+    "roofline_time",
+]

@@ -1,0 +1,230 @@
+"""``python -m calculators``: the calculators from a terminal, as readable tables or as JSON for scripts.
+
+Subcommands:
+  presets   the GPU and model presets with their key figures and sources
+  roofline  ridge points, or where a given arithmetic intensity falls on each GPU's roofline
+  phases    prefill and decode of one request: the prefill-vs-decode lesson's numbers for any setup
+
+A GPU or a model can be a preset name or numbers (``--gpu-tflops/--gpu-tbps/--gpu-gb``, ``--params-billion``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from calculators.hardware import GPU, GPUS, custom_gpu, get_gpu
+from calculators.models import MODELS, Model, custom_dense_model, get_model
+from calculators.passes import LEVELS
+from calculators.precision import PRECISIONS
+from calculators.roofline import ridge_point
+from calculators.scenario import Scenario
+from calculators.units import format_value
+
+
+def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
+    widths = [max(len(str(r[i])) for r in [header, *rows]) for i in range(len(header))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+def _gpu_from(args: argparse.Namespace) -> GPU:
+    numbers = (args.gpu_tflops, args.gpu_tbps, args.gpu_gb)
+    if any(n is not None for n in numbers):
+        if None in numbers:
+            raise ValueError("a GPU given by numbers needs all of --gpu-tflops, --gpu-tbps and --gpu-gb")
+        return custom_gpu(bf16_tflops=args.gpu_tflops, memory_bandwidth_tb_per_s=args.gpu_tbps, memory_gb=args.gpu_gb)
+    return get_gpu(args.gpu)
+
+
+def _model_from(args: argparse.Namespace) -> Model:
+    if args.params_billion is not None:
+        return custom_dense_model(params_billion=args.params_billion)
+    return get_model(args.model)
+
+
+def _presets(args: argparse.Namespace) -> tuple[object, str]:
+    gpus = [
+        {
+            "key": g.key,
+            "name": g.name,
+            "bf16_dense_flops_per_s": g.dense_flops_per_s.get("bf16"),
+            "fp8_dense_flops_per_s": g.dense_flops_per_s.get("fp8"),
+            "memory_bandwidth_bytes_per_s": g.memory_bandwidth_bytes_per_s,
+            "memory_capacity_bytes": g.memory_capacity_bytes,
+            "ridge_point_bf16_flop_per_byte": g.ridge_point_flop_per_byte("bf16"),
+            "source": g.source,
+        }
+        for g in GPUS.values()
+    ]
+    models = [
+        {
+            "key": m.key,
+            "name": m.name,
+            "params": m.params,
+            "active_params": m.active_params,
+            "layers": m.layers,
+            "attention": m.attention,
+            "kv_cache_bytes_per_token_bf16": m.kv_cache_bytes_per_token(2.0),
+            "source": m.source,
+        }
+        for m in MODELS.values()
+    ]
+    gpu_rows = [
+        [
+            g["key"],
+            format_value(g["bf16_dense_flops_per_s"] or 0, "TFLOP/s", decimals=1),
+            format_value(g["fp8_dense_flops_per_s"], "TFLOP/s", decimals=1) if g["fp8_dense_flops_per_s"] else "-",
+            format_value(g["memory_bandwidth_bytes_per_s"], "TB/s", decimals=2),
+            format_value(g["memory_capacity_bytes"], "GB", decimals=0),
+            format_value(g["ridge_point_bf16_flop_per_byte"], "number", decimals=0),
+        ]
+        for g in gpus
+    ]
+    model_rows = [
+        [
+            m["key"],
+            format_value(m["params"], "B", digits=4),
+            format_value(m["active_params"], "B", digits=4),
+            str(m["layers"]),
+            str(m["attention"]),
+            format_value(m["kv_cache_bytes_per_token_bf16"] / 1e3, "number", decimals=1) + " kB",
+        ]
+        for m in models
+    ]
+    text = (
+        "GPUs (dense peaks, decimal units)\n"
+        + _table(gpu_rows, ["gpu", "BF16", "FP8", "bandwidth", "memory", "ridge (BF16, FLOP/byte)"])
+        + "\n\nModels (parameters derived from config shapes)\n"
+        + _table(model_rows, ["model", "params", "active/token", "layers", "attention", "KV/token (BF16)"])
+        + "\n\nSources: python -m calculators presets --json"
+    )
+    return {"gpus": gpus, "models": models}, text
+
+
+def _roofline(args: argparse.Namespace) -> tuple[object, str]:
+    chips = [get_gpu(k) for k in args.gpus] if args.gpus else list(GPUS.values())
+    records = []
+    for chip in chips:
+        if args.precision not in chip.dense_flops_per_s:
+            continue
+        ridge = ridge_point(chip, args.precision)
+        record: dict[str, object] = {"gpu": chip.key, "precision": args.precision, "ridge_point_flop_per_byte": ridge}
+        if args.intensity is not None:
+            record["intensity_flop_per_byte"] = args.intensity
+            record["bound"] = "compute" if args.intensity >= ridge else "memory"
+            record["attainable_flops_per_s"] = min(
+                chip.peak_flops_per_s(args.precision), args.intensity * chip.memory_bandwidth_bytes_per_s
+            )
+        records.append(record)
+    header = ["gpu", f"ridge ({args.precision}, FLOP/byte)"]
+    rows = [[str(r["gpu"]), format_value(float(r["ridge_point_flop_per_byte"]), "number", decimals=1)] for r in records]  # type: ignore[arg-type]
+    if args.intensity is not None:
+        header += [f"at {args.intensity:g} FLOP/byte", "attainable"]
+        for row, r in zip(rows, records, strict=True):
+            row += [f"{r['bound']}-bound", format_value(float(r["attainable_flops_per_s"]), "TFLOP/s", decimals=1)]  # type: ignore[arg-type]
+    return records, _table(rows, header)
+
+
+def _phases(args: argparse.Namespace) -> tuple[object, str]:
+    scenario = Scenario(
+        _model_from(args),
+        _gpu_from(args),
+        precision=args.precision,
+        level=args.level,
+        gpus=args.tensor_parallel,
+        compute_efficiency=args.compute_efficiency,
+        memory_efficiency=args.memory_efficiency,
+    )
+    timing = scenario.request(args.prompt, args.output, batch=args.batch)
+    first = timing.prefill
+    step = timing.first_decode
+    record = {
+        "model": scenario.model.key,
+        "gpu": scenario.gpu.key,
+        "precision": args.precision,
+        "level": args.level,
+        "tensor_parallel": args.tensor_parallel,
+        "prefill": first.as_dict(),
+        "decode_step": step.as_dict(),
+        "request": timing.as_dict(),
+        "prompt_tokens_per_decode_step": scenario.prompt_tokens_per_decode_step(),
+    }
+    rows = [
+        ["prefill", format_value(first.flops, "GFLOP", digits=4), format_value(first.bytes_moved, "GB", digits=4),
+         format_value(first.intensity_flop_per_byte, "number", digits=4), format_value(first.time_s, "ms", digits=3),
+         first.bound],
+        ["decode step", format_value(step.flops, "GFLOP", digits=4), format_value(step.bytes_moved, "GB", digits=4),
+         format_value(step.intensity_flop_per_byte, "number", digits=4), format_value(step.time_s, "ms", digits=3),
+         step.bound],
+    ]  # fmt: skip
+    facts = [
+        ("ridge point", format_value(first.ridge_point_flop_per_byte, "FLOP/byte", decimals=1)),
+        ("prompt tokens per decode step", format_value(scenario.prompt_tokens_per_decode_step(), "tokens", digits=3)),
+        ("prefill costs", format_value(timing.prefill_cost_in_decode_steps, "steps", digits=3)),
+        ("time to first token", format_value(timing.time_to_first_token_s, "ms", digits=3)),
+        ("time per output token", format_value(timing.time_per_output_token_s, "ms", digits=3)),
+        ("total time", format_value(timing.total_time_s, "s", digits=3)),
+        ("output tokens/s (batch)", format_value(timing.tokens_per_s_total, "tokens/s", digits=4)),
+    ]
+    width = max(len(label) for label, _ in facts)
+    summary = [
+        f"{scenario.model.name} on {args.tensor_parallel} x {scenario.gpu.name}, {args.precision}, {args.level} level;"
+        f" prompt {args.prompt:,} tokens, {args.output:,} output tokens, batch {args.batch}",
+        "",
+        _table(rows, ["phase", "FLOPs", "bytes", "FLOP/byte", "time", "bound"]),
+        "",
+        *(f"{label.ljust(width)}  {value}" for label, value in facts),
+    ]
+    return record, "\n".join(summary)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser; its help text is the CLI's documentation."""
+    parser = argparse.ArgumentParser(
+        prog="python -m calculators",
+        description="Ridgepoint's calculators: prefill, decode and the roofline, at spec-sheet peaks (decimal units).",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON (base SI units) instead of a table")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("presets", help="list GPU and model presets with their figures")
+
+    roof = sub.add_parser("roofline", help="ridge points, or where an intensity falls on each roofline")
+    roof.add_argument("--gpu", dest="gpus", action="append", metavar="GPU", help="GPU preset (repeatable; default all)")
+    roof.add_argument("--precision", default="bf16", choices=sorted(PRECISIONS))
+    roof.add_argument("--intensity", type=float, help="an operation's arithmetic intensity, FLOP per byte")
+
+    phases = sub.add_parser("phases", help="prefill and decode of one request (default: the lesson's scenario)")
+    phases.add_argument("--model", default="dense-8b", help="model preset (default dense-8b, the lesson's)")
+    phases.add_argument("--params-billion", type=float, help="a dense model by its size instead of a preset")
+    phases.add_argument("--gpu", default="h100-sxm", help="GPU preset (default h100-sxm)")
+    phases.add_argument("--gpu-tflops", type=float, help="custom GPU: dense BF16 TFLOP/s")
+    phases.add_argument("--gpu-tbps", type=float, help="custom GPU: memory bandwidth, TB/s")
+    phases.add_argument("--gpu-gb", type=float, help="custom GPU: memory, GB")
+    phases.add_argument("--precision", default="bf16", choices=sorted(PRECISIONS))
+    phases.add_argument("--level", default="simple", choices=LEVELS, help="simple (the lesson's) or refined")
+    phases.add_argument("--prompt", type=int, default=2000, help="prompt tokens (default 2000)")
+    phases.add_argument("--output", type=int, default=256, help="output tokens (default 256)")
+    phases.add_argument("--batch", type=int, default=1, help="requests decoded together (default 1)")
+    phases.add_argument("--tensor-parallel", type=int, default=1, metavar="G", help="GPUs sharing the model")
+    phases.add_argument("--compute-efficiency", type=float, default=1.0, help="share of peak FLOP/s reached")
+    phases.add_argument("--memory-efficiency", type=float, default=1.0, help="share of peak bandwidth reached")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; bad input prints the calculators' message and exits with status 2."""
+    args = build_parser().parse_args(argv)
+    handlers = {"presets": _presets, "roofline": _roofline, "phases": _phases}
+    try:
+        record, text = handlers[args.command](args)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(json.dumps(record, indent=2) if args.json else text)
+    return 0

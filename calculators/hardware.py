@@ -1,0 +1,219 @@
+"""GPU presets: the peak figures a roofline needs, each with the document it comes from.
+
+All figures are decimal (1 TB/s = 1e12 bytes/s, 1 TFLOP/s = 1e12 FLOP/s) and FLOP/s are dense: vendors print
+a "with sparsity" figure twice as large, which no ordinary model reaches, so it is never used here.
+Where sources disagree, ``notes`` says which figure was chosen and why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from calculators.precision import get_precision
+from calculators.validation import positive_number, unknown_name
+
+TERA = 1e12
+GIGA = 1e9
+
+
+@dataclass(frozen=True)
+class GPU:
+    """One accelerator's spec-sheet peaks.
+
+    ``dense_flops_per_s`` maps a precision name to peak dense FLOP/s; a precision the chip has no tensor-core
+    support for is absent, and asking for it raises ``ValueError``.
+    """
+
+    key: str
+    name: str
+    dense_flops_per_s: Mapping[str, float]
+    memory_bandwidth_bytes_per_s: float
+    memory_capacity_bytes: float
+    source: str
+    notes: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        positive_number(f"{self.key}: memory_bandwidth_bytes_per_s", self.memory_bandwidth_bytes_per_s)
+        positive_number(f"{self.key}: memory_capacity_bytes", self.memory_capacity_bytes)
+        for precision, flops in self.dense_flops_per_s.items():
+            get_precision(precision)
+            positive_number(f"{self.key}: dense_flops_per_s[{precision}]", flops)
+        object.__setattr__(self, "dense_flops_per_s", MappingProxyType(dict(self.dense_flops_per_s)))
+
+    def peak_flops_per_s(self, precision: str = "bf16") -> float:
+        """Peak dense FLOP/s at ``precision``."""
+        get_precision(precision)
+        try:
+            return self.dense_flops_per_s[precision]
+        except KeyError:
+            supported = ", ".join(sorted(self.dense_flops_per_s))
+            raise ValueError(
+                f"precision {precision!r} has no tensor-core peak on {self.name}; supported: {supported}"
+            ) from None
+
+    def ridge_point_flop_per_byte(self, precision: str = "bf16") -> float:
+        """The arithmetic intensity (FLOP per byte) above which work on this GPU is compute-bound.
+
+        It is peak FLOP/s divided by memory bandwidth: below it the GPU waits on memory, above it on its maths units.
+        """
+        return self.peak_flops_per_s(precision) / self.memory_bandwidth_bytes_per_s
+
+
+def custom_gpu(
+    *,
+    bf16_tflops: float,
+    memory_bandwidth_tb_per_s: float,
+    memory_gb: float,
+    fp8_tflops: float | None = None,
+    name: str = "custom GPU",
+) -> GPU:
+    """A GPU given by its numbers (TFLOP/s dense, TB/s, GB), for what-if questions no preset covers."""
+    flops = {"bf16": positive_number("bf16_tflops", bf16_tflops) * TERA}
+    if fp8_tflops is not None:
+        flops["fp8"] = positive_number("fp8_tflops", fp8_tflops) * TERA
+    return GPU(
+        key="custom",
+        name=name,
+        dense_flops_per_s=flops,
+        memory_bandwidth_bytes_per_s=positive_number("memory_bandwidth_tb_per_s", memory_bandwidth_tb_per_s)
+        * TERA,
+        memory_capacity_bytes=positive_number("memory_gb", memory_gb) * GIGA,
+        source="given by the user",
+    )
+
+
+def _gpu(
+    key: str,
+    name: str,
+    bf16_tflops: float,
+    fp8_tflops: float | None,
+    tb_per_s: float,
+    gb: float,
+    source: str,
+    *notes: str,
+) -> GPU:
+    flops = {"bf16": bf16_tflops * TERA}
+    if fp8_tflops is not None:
+        flops["fp8"] = fp8_tflops * TERA
+    return GPU(key, name, flops, tb_per_s * TERA, gb * GIGA, source, tuple(notes))
+
+
+GPUS: Mapping[str, GPU] = MappingProxyType(
+    {
+        gpu.key: gpu
+        for gpu in (
+            _gpu(
+                "h100-sxm",
+                "NVIDIA H100 SXM5 80GB",
+                989.4,
+                1978.9,
+                3.35,
+                80,
+                "NVIDIA H100 datasheet (SXM column: 3.35 TB/s, 80 GB; BF16 1,979 and FP8 3,958 TFLOPS are "
+                "'with sparsity') and the NVIDIA H100 Tensor Core architecture whitepaper (dense 989.4 / 1,978.9)",
+                "The pre-launch Hopper whitepaper quoted 3 TB/s; the shipping datasheet says 3.35 TB/s, used here.",
+                "Using the sparse 1,979 TFLOPS would double the ridge point to about 591 FLOP/byte.",
+            ),
+            _gpu(
+                "h100-pcie",
+                "NVIDIA H100 PCIe 80GB",
+                756.0,
+                1513.0,
+                2.0,
+                80,
+                "NVIDIA H100 datasheet (PCIe column: BF16 1,513 and FP8 3,026 TFLOPS with sparsity; 2 TB/s HBM2e; 80 GB)",
+                "Newer datasheets list the H100 NVL (94 GB, 3.9 TB/s) in place of this card.",
+            ),
+            _gpu(
+                "h200",
+                "NVIDIA H200 SXM 141GB",
+                989.4,
+                1978.9,
+                4.8,
+                141,
+                "NVIDIA H200 datasheet (BF16 1,979 and FP8 3,958 TFLOPS with sparsity; 4.8 TB/s HBM3e; 141 GB)",
+                "Some third-party pages print 1,979 TFLOPS as dense BF16; that is the sparsity figure.",
+            ),
+            _gpu(
+                "b200",
+                "NVIDIA B200 (HGX, 1000 W)",
+                2250.0,
+                4500.0,
+                8.0,
+                180,
+                "NVIDIA HGX/DGX B200 specifications (180 GB and 8 TB/s per GPU; 4.5 PFLOPS BF16 and 9 PFLOPS FP8 "
+                "are sparse figures) and the Blackwell architecture technical brief",
+                "Launch material said 192 GB; current HGX/DGX pages say 180 GB per GPU, used here.",
+                "The GB200 part (1200 W) is faster: 2,500 TFLOPS dense BF16.",
+            ),
+            _gpu(
+                "a100-sxm-80gb",
+                "NVIDIA A100 SXM4 80GB",
+                312.0,
+                None,
+                2.039,
+                80,
+                "NVIDIA A100 datasheet (BF16 312 dense / 624 sparse TFLOPS; 2,039 GB/s for the 80GB SXM part)",
+                "No FP8 tensor cores. The 40GB part has 1,555 GB/s, which some articles use.",
+            ),
+            _gpu(
+                "l40s",
+                "NVIDIA L40S 48GB",
+                362.05,
+                733.0,
+                0.864,
+                48,
+                "NVIDIA L40S datasheet (BF16 362.05 / FP8 733 TFLOPS dense, doubled with sparsity; 864 GB/s GDDR6; 48 GB)",
+                "Memory is GDDR6, not HBM.",
+            ),
+            _gpu(
+                "l4",
+                "NVIDIA L4 24GB",
+                121.0,
+                242.5,
+                0.3,
+                24,
+                "NVIDIA L4 datasheet (BF16 242 / FP8 485 TFLOPS with sparsity; 300 GB/s GDDR6; 24 GB)",
+                "The datasheet prints only sparse figures; the dense figure is half.",
+            ),
+            _gpu(
+                "mi300x",
+                "AMD Instinct MI300X 192GB",
+                1307.4,
+                2614.9,
+                5.3,
+                192,
+                "AMD Instinct MI300X data sheet (peak BF16 1,307.4 TFLOPS, FP8 2,614.9 TFLOPS, both doubled with "
+                "sparsity; 5.3 TB/s HBM3; 192 GB)",
+                "Some pages list 2,615 TFLOPS as dense FP16; that is the sparse figure.",
+                "Published benchmarks reach well below these peaks.",
+            ),
+            _gpu(
+                "rtx-4090",
+                "NVIDIA GeForce RTX 4090 24GB",
+                165.2,
+                330.3,
+                1.008,
+                24,
+                "NVIDIA Ada Lovelace architecture whitepaper v2.1, appendix (BF16 with FP32 accumulate 165.2 TFLOPS "
+                "dense; FP8 with FP32 accumulate 330.3; 1,008 GB/s GDDR6X; 24 GB)",
+                "GeForce cards run FP16/BF16 with FP32 accumulate at half rate; calculators quoting 330 use the "
+                "FP16-accumulate figure, and 661 is sparse.",
+            ),
+        )
+    }
+)
+
+
+def get_gpu(key: str | GPU) -> GPU:
+    """Return the GPU preset called ``key`` (or ``key`` itself if it is already a GPU)."""
+    if isinstance(key, GPU):
+        return key
+    if not isinstance(key, str):
+        raise ValueError(f"gpu must be a preset name such as 'h100-sxm', got {key!r}")
+    try:
+        return GPUS[key]
+    except KeyError:
+        raise unknown_name("GPU", key, GPUS) from None

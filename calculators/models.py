@@ -1,0 +1,367 @@
+"""Model presets from their published config shapes, and the parameter counts derived from those shapes.
+
+A model is described by the numbers in its ``config.json``; every total (parameters, active parameters,
+KV-cache bytes per token) is computed from them, never typed in, and a test checks each derived total against
+the published one. That is how we know the shapes were copied right.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from calculators.validation import choice, count, positive_number, unknown_name
+
+ATTENTION_KINDS = ("mha", "gqa", "mla")
+
+
+@dataclass(frozen=True)
+class MLAShape:
+    """Multi-head latent attention (DeepSeek-V2/V3): keys and values are cached as one compressed latent."""
+
+    q_lora_rank: int
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+
+
+@dataclass(frozen=True)
+class MoEShape:
+    """Mixture of experts: each token is routed to ``experts_per_token`` of ``experts`` MLPs per layer."""
+
+    experts: int
+    experts_per_token: int
+    expert_mlp_width: int
+    shared_experts: int = 0
+    dense_layers: int = 0  # leading layers that keep an ordinary dense MLP (DeepSeek's first_k_dense_replace)
+    router_bias: bool = False  # DeepSeek-V3 stores a per-expert score-correction bias
+
+
+@dataclass(frozen=True)
+class Model:
+    """A transformer decoder, by its config shape.
+
+    ``rounded_params`` is set only for the lesson's nominal model, whose parameter count is a round number
+    (8e9) by definition; every other model's count comes from its shapes.
+    """
+
+    key: str
+    name: str
+    layers: int
+    hidden_size: int
+    attention_heads: int
+    kv_heads: int
+    head_dim: int
+    mlp_width: int
+    vocab_size: int
+    tied_embeddings: bool
+    attention: str
+    source: str
+    published_params: float
+    attention_bias: bool = False
+    moe: MoEShape | None = None
+    mla: MLAShape | None = None
+    published_active_params: float | None = None
+    sliding_window: int | None = None
+    rounded_params: float | None = None
+    notes: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("layers", "hidden_size", "attention_heads", "kv_heads", "head_dim", "mlp_width", "vocab_size"):
+            count(f"{self.key}: {name}", getattr(self, name))
+        choice(f"{self.key}: attention", self.attention, ATTENTION_KINDS)
+        if (self.attention == "mla") != (self.mla is not None):
+            raise ValueError(f"{self.key}: attention 'mla' needs an MLA shape, and only MLA has one")
+        if self.moe is not None and not 1 <= self.moe.experts_per_token <= self.moe.experts:
+            raise ValueError(f"{self.key}: experts_per_token must be between 1 and experts")
+
+    # --- parameter counts, all from the shapes -------------------------------------------------------------
+    @property
+    def attention_params_per_layer(self) -> int:
+        """Weights of one attention block (projections and, for MLA, the latent norms)."""
+        h = self.hidden_size
+        if self.mla is not None:
+            m = self.mla
+            q = h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * self.attention_heads * (
+                m.qk_nope_head_dim + m.qk_rope_head_dim
+            )
+            kv = (
+                h * (m.kv_lora_rank + m.qk_rope_head_dim)
+                + m.kv_lora_rank
+                + m.kv_lora_rank * self.attention_heads * (m.qk_nope_head_dim + m.v_head_dim)
+            )
+            return q + kv + self.attention_heads * m.v_head_dim * h
+        q_width = self.attention_heads * self.head_dim
+        kv_width = self.kv_heads * self.head_dim
+        params = h * q_width + 2 * h * kv_width + q_width * h
+        if self.attention_bias:
+            params += q_width + 2 * kv_width
+        return params
+
+    def _mlp_params(self, width: int) -> int:
+        return 3 * self.hidden_size * width  # gate, up and down projections (SwiGLU)
+
+    @property
+    def dense_mlp_layers(self) -> int:
+        return self.layers if self.moe is None else self.moe.dense_layers
+
+    def _moe_layer_params(self, experts_counted: float) -> float:
+        assert self.moe is not None
+        moe = self.moe
+        router = self.hidden_size * moe.experts + (moe.experts if moe.router_bias else 0)
+        return router + (experts_counted + moe.shared_experts) * self._mlp_params(moe.expert_mlp_width)
+
+    @property
+    def expert_params(self) -> int:
+        """Weights of one routed expert in one layer (0 for a dense model)."""
+        return 0 if self.moe is None else self._mlp_params(self.moe.expert_mlp_width)
+
+    @property
+    def embedding_params(self) -> int:
+        """The input embedding table: a lookup, so a pass reads only the rows of its tokens."""
+        return self.vocab_size * self.hidden_size
+
+    @property
+    def lm_head_params(self) -> int:
+        """The output projection to the vocabulary (shares the embedding's storage when tied)."""
+        return self.vocab_size * self.hidden_size
+
+    def _total(self, experts_counted: float | None) -> float:
+        norms = 2 * self.hidden_size * self.layers + self.hidden_size
+        dense = self.dense_mlp_layers * self._mlp_params(self.mlp_width)
+        moe = 0.0
+        if self.moe is not None:
+            counted = self.moe.experts if experts_counted is None else experts_counted
+            moe = (self.layers - self.moe.dense_layers) * self._moe_layer_params(counted)
+        head = 0 if self.tied_embeddings else self.lm_head_params
+        return self.layers * self.attention_params_per_layer + dense + moe + norms + self.embedding_params + head
+
+    @property
+    def params(self) -> float:
+        """Total parameters N (the lesson's nominal model uses its round figure)."""
+        if self.rounded_params is not None:
+            return self.rounded_params
+        return self.derived_params
+
+    @property
+    def derived_params(self) -> float:
+        """Total parameters computed from the shapes alone."""
+        return self._total(None)
+
+    @property
+    def active_params(self) -> float:
+        """Parameters one token passes through: all of a dense model, the routed experts' share of an MoE."""
+        if self.moe is None:
+            return self.params
+        return self._total(self.moe.experts_per_token)
+
+    def params_with_experts(self, experts_read: float) -> float:
+        """Parameters stored in the layers if each MoE layer holds ``experts_read`` experts: the read size."""
+        return self._total(experts_read)
+
+    # --- KV cache -------------------------------------------------------------------------------------------
+    def kv_values_per_token(self) -> int:
+        """Values cached per token across all layers: K and V per KV head, or MLA's latent plus RoPE key."""
+        if self.mla is not None:
+            return self.layers * (self.mla.kv_lora_rank + self.mla.qk_rope_head_dim)
+        return 2 * self.layers * self.kv_heads * self.head_dim
+
+    def kv_cache_bytes_per_token(self, bytes_per_value: float = 2.0) -> float:
+        """Bytes of KV cache one token of context occupies (BF16 by default)."""
+        return self.kv_values_per_token() * positive_number("bytes_per_value", bytes_per_value)
+
+    def cached_tokens(self, context_tokens: int) -> int:
+        """Tokens kept in the cache at this context length (a sliding window caps it)."""
+        if self.sliding_window is None:
+            return context_tokens
+        return min(context_tokens, self.sliding_window)
+
+
+def custom_dense_model(*, params_billion: float, name: str = "custom dense model") -> Model:
+    """A dense model given only by its size, for the simple (lesson) level of detail.
+
+    Shapes are those of an 8B Llama scaled to nothing: they are placeholders, and ``rounded_params`` carries the size.
+    Refined calculations need real shapes, so use a preset for those.
+    """
+    n = positive_number("params_billion", params_billion) * 1e9
+    base = MODELS["dense-8b"]
+    return Model(
+        **{**base.__dict__, "key": "custom", "name": name, "rounded_params": n, "published_params": n, "source": "given"}
+    )
+
+
+_LLAMA_NOTE = "Shapes from the model's config.json on Hugging Face; the total matches its safetensors parameter count."
+
+MODELS: Mapping[str, Model] = MappingProxyType(
+    {
+        m.key: m
+        for m in (
+            Model(
+                key="dense-8b",
+                name="Nominal 8B dense model (the lesson's)",
+                layers=32,
+                hidden_size=4096,
+                attention_heads=32,
+                kv_heads=8,
+                head_dim=128,
+                mlp_width=14336,
+                vocab_size=128256,
+                tied_embeddings=False,
+                attention="gqa",
+                rounded_params=8e9,
+                published_params=8e9,
+                source="The prefill-vs-decode lesson's model: N = 8e9 parameters in BF16 (16 GB). Its layer shapes, "
+                "used only at the refined level, are Llama-3.1-8B's (huggingface.co/meta-llama/Llama-3.1-8B).",
+                notes=("The simple level uses N = 8e9 exactly; the shapes alone give 8.03e9.",),
+            ),
+            Model(
+                key="llama-3.1-8b",
+                name="Llama-3.1 8B",
+                layers=32,
+                hidden_size=4096,
+                attention_heads=32,
+                kv_heads=8,
+                head_dim=128,
+                mlp_width=14336,
+                vocab_size=128256,
+                tied_embeddings=False,
+                attention="gqa",
+                published_params=8_030_261_248,
+                source="https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json",
+                notes=(_LLAMA_NOTE,),
+            ),
+            Model(
+                key="llama-3.1-70b",
+                name="Llama-3.1 70B",
+                layers=80,
+                hidden_size=8192,
+                attention_heads=64,
+                kv_heads=8,
+                head_dim=128,
+                mlp_width=28672,
+                vocab_size=128256,
+                tied_embeddings=False,
+                attention="gqa",
+                published_params=70_553_706_496,
+                source="https://huggingface.co/meta-llama/Llama-3.1-70B/blob/main/config.json",
+                notes=(_LLAMA_NOTE,),
+            ),
+            Model(
+                key="llama-3.1-405b",
+                name="Llama-3.1 405B",
+                layers=126,
+                hidden_size=16384,
+                attention_heads=128,
+                kv_heads=8,
+                head_dim=128,
+                mlp_width=53248,
+                vocab_size=128256,
+                tied_embeddings=False,
+                attention="gqa",
+                published_params=405_853_388_800,
+                source="https://huggingface.co/meta-llama/Llama-3.1-405B/blob/main/config.json",
+                notes=(_LLAMA_NOTE,),
+            ),
+            Model(
+                key="mistral-7b",
+                name="Mistral-7B v0.1",
+                layers=32,
+                hidden_size=4096,
+                attention_heads=32,
+                kv_heads=8,
+                head_dim=128,
+                mlp_width=14336,
+                vocab_size=32000,
+                tied_embeddings=False,
+                attention="gqa",
+                sliding_window=4096,
+                published_params=7_241_732_096,
+                source="https://huggingface.co/mistralai/Mistral-7B-v0.1/blob/main/config.json",
+                notes=(
+                    "v0.1 attends over a 4,096-token sliding window, which caps its KV cache;",
+                    "v0.3 has a 32,768-word vocabulary (7.25B parameters).",
+                ),
+            ),
+            Model(
+                key="mixtral-8x7b",
+                name="Mixtral-8x7B v0.1",
+                layers=32,
+                hidden_size=4096,
+                attention_heads=32,
+                kv_heads=8,
+                head_dim=128,
+                mlp_width=14336,
+                vocab_size=32000,
+                tied_embeddings=False,
+                attention="gqa",
+                moe=MoEShape(experts=8, experts_per_token=2, expert_mlp_width=14336),
+                published_params=46_702_792_704,
+                published_active_params=12.9e9,
+                source="https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json; "
+                "Mistral AI, 'Mixtral of experts' (46.7B total, 12.9B active)",
+            ),
+            Model(
+                key="qwen2.5-7b",
+                name="Qwen2.5 7B",
+                layers=28,
+                hidden_size=3584,
+                attention_heads=28,
+                kv_heads=4,
+                head_dim=128,
+                mlp_width=18944,
+                vocab_size=152064,
+                tied_embeddings=False,
+                attention="gqa",
+                attention_bias=True,
+                published_params=7.61e9,
+                source="https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json; model card (7.61B total)",
+            ),
+            Model(
+                key="deepseek-v3",
+                name="DeepSeek-V3",
+                layers=61,
+                hidden_size=7168,
+                attention_heads=128,
+                kv_heads=128,
+                head_dim=128,
+                mlp_width=18432,
+                vocab_size=129280,
+                tied_embeddings=False,
+                attention="mla",
+                mla=MLAShape(
+                    q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128
+                ),
+                moe=MoEShape(
+                    experts=256,
+                    experts_per_token=8,
+                    expert_mlp_width=2048,
+                    shared_experts=1,
+                    dense_layers=3,
+                    router_bias=True,
+                ),
+                published_params=671e9,
+                published_active_params=37e9,
+                source="https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json; DeepSeek-V3 "
+                "technical report, arXiv:2412.19437 (671B total, 37B activated per token)",
+                notes=(
+                    "The Hugging Face page says 685B: that adds the 14B multi-token-prediction module, left out here.",
+                    "DeepSeek serves FP8 weights natively.",
+                ),
+            ),
+        )
+    }
+)
+
+
+def get_model(key: str | Model) -> Model:
+    """Return the model preset called ``key`` (or ``key`` itself if it is already a Model)."""
+    if isinstance(key, Model):
+        return key
+    if not isinstance(key, str):
+        raise ValueError(f"model must be a preset name such as 'llama-3.1-8b', got {key!r}")
+    try:
+        return MODELS[key]
+    except KeyError:
+        raise unknown_name("model", key, MODELS) from None

@@ -1,0 +1,78 @@
+"""Display units and number formatting for prose, tables and widgets.
+
+Quantities are computed in base SI units (seconds, bytes, FLOP, FLOP/s). A unit here is only a way to show
+one: a scale and a suffix. Units are decimal (1 GB = 1e9 bytes), as on GPU spec sheets.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from calculators.validation import choice
+
+
+@dataclass(frozen=True)
+class Unit:
+    """How to display a base-unit value: divide by ``scale`` and append ``suffix``."""
+
+    name: str
+    scale: float
+    suffix: str
+
+
+UNITS: dict[str, Unit] = {
+    unit.name: unit
+    for unit in (
+        Unit("s", 1.0, " s"),
+        Unit("ms", 1e-3, " ms"),
+        Unit("us", 1e-6, " µs"),
+        Unit("GB", 1e9, " GB"),
+        Unit("TB", 1e12, " TB"),
+        Unit("GB/s", 1e9, " GB/s"),
+        Unit("TB/s", 1e12, " TB/s"),
+        Unit("TFLOP/s", 1e12, " TFLOP/s"),
+        Unit("GFLOP", 1e9, " GFLOP"),
+        Unit("TFLOP", 1e12, " TFLOP"),
+        Unit("FLOP/byte", 1.0, " FLOP/byte"),
+        Unit("B", 1e9, " billion"),
+        Unit("tokens", 1.0, " tokens"),
+        Unit("tokens/s", 1.0, " tokens/s"),
+        Unit("steps", 1.0, " steps"),
+        Unit("x", 1.0, "×"),
+        Unit("%", 0.01, "%"),
+        Unit("number", 1.0, ""),
+    )
+}
+
+
+def get_unit(name: str) -> Unit:
+    """Return the display unit called ``name``."""
+    return UNITS[choice("unit", name, UNITS)]
+
+
+def significant(value: float, digits: int = 3) -> float:
+    """Round ``value`` to ``digits`` significant figures (4.776 -> 4.78)."""
+    if value == 0 or not math.isfinite(value):
+        return value
+    return round(value, digits - 1 - math.floor(math.log10(abs(value))))
+
+
+def format_value(value: float, unit: str = "number", *, digits: int | None = None, decimals: int | None = None) -> str:
+    """Format a base-unit value for prose: ``format_value(0.004776, "ms")`` -> ``"4.78 ms"``.
+
+    Give ``decimals`` for a fixed number of decimal places, else ``digits`` significant figures (3 by default).
+    Thousands are separated by commas, as in English prose.
+    """
+    chosen = get_unit(unit)
+    shown = value / chosen.scale
+    if decimals is not None:
+        text = f"{shown:,.{decimals}f}"
+    elif shown == 0 or not math.isfinite(shown):
+        text = f"{shown:g}"
+    else:
+        digits = 3 if digits is None else digits
+        rounded = significant(shown, digits)
+        places = max(0, digits - 1 - math.floor(math.log10(abs(rounded))))
+        text = f"{rounded:,.{places}f}"
+    return text + chosen.suffix

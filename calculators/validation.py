@@ -1,0 +1,63 @@
+"""Input checks shared by every calculator.
+
+Every public function of the core validates its inputs here, so that a bad value (zero, negative, NaN, infinite,
+the wrong type) is rejected with one kind of message: the field, the value, and what is allowed.
+Widgets show that message inline and the build prints it, so it has to read well on its own.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Iterable
+
+
+def _describe(value: object) -> str:
+    return repr(value)
+
+
+def positive_number(field: str, value: object) -> float:
+    """Return ``value`` as a float if it is a finite number above zero, else raise ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{field} must be a number greater than 0, got {_describe(value)}")
+    number = float(value)
+    if not math.isfinite(number) or number <= 0:
+        raise ValueError(f"{field} must be a finite number greater than 0, got {_describe(value)}")
+    return number
+
+
+def fraction(field: str, value: object) -> float:
+    """Return ``value`` if it lies in (0, 1]: efficiency factors are shares of a peak, never above it."""
+    number = positive_number(field, value)
+    if number > 1:
+        raise ValueError(f"{field} must be in (0, 1] (a share of the peak), got {_describe(value)}")
+    return number
+
+
+def count(field: str, value: object, *, minimum: int = 1) -> int:
+    """Return ``value`` if it is a whole number at least ``minimum``; token counts and batch sizes are integers."""
+    if isinstance(value, bool):
+        raise ValueError(f"{field} must be a whole number >= {minimum}, got {_describe(value)}")
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    if not isinstance(value, int):
+        raise ValueError(f"{field} must be a whole number >= {minimum}, got {_describe(value)}")
+    if value < minimum:
+        raise ValueError(f"{field} must be a whole number >= {minimum}, got {_describe(value)}")
+    return value
+
+
+def choice(field: str, value: object, allowed: Iterable[str]) -> str:
+    """Return ``value`` if it is one of ``allowed``, else raise naming the allowed values."""
+    options = sorted(allowed)
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{field} must be one of {', '.join(options)}; got {_describe(value)}")
+    return value
+
+
+def unknown_name(kind: str, name: str, known: Iterable[str]) -> ValueError:
+    """Build the error for an unknown preset, suggesting the closest known names."""
+    names = sorted(known)
+    close = difflib.get_close_matches(name.lower(), names, n=3, cutoff=0.4)
+    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    return ValueError(f"unknown {kind} {name!r}.{hint} Known {kind}s: {', '.join(names)}")

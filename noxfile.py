@@ -1,0 +1,75 @@
+"""Every workflow of Ridgepoint is a session here; ``nox -l`` (or ``python3 dev.py --list``) lists them.
+
+Dependencies come from one place, ``pyproject.toml`` (extras and dependency groups). Sessions pass
+``session.posargs`` on. Expensive sessions (benchmark, pdf) are opt-in: they are not in the default list.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nox
+
+nox.options.default_venv_backend = "venv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = ["lint", "typecheck", "tests"]
+
+ROOT = Path(__file__).parent
+PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
+ENV = {"NO_MKDOCS_2_WARNING": "1", "PYTHONWARNINGS": "ignore::DeprecationWarning:mkdocs_material"}
+
+
+def install(session: nox.Session, *groups: str, extras: str = "site") -> None:
+    """Install the project (editable, with ``extras``) and the named dependency groups from pyproject.toml."""
+    session.install("-e", f".[{extras}]" if extras else ".")
+    for group in groups:
+        session.install(*nox.project.dependency_groups(PYPROJECT, group))
+
+
+@nox.session
+def tests(session: nox.Session) -> None:
+    """Run every test: calculators, properties, site build, quizzes, browser, PDF. Args go to pytest."""
+    install(session, "test")
+    session.run("pytest", *session.posargs, env=ENV)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    """Check style and spelling with ruff and codespell."""
+    session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
+    session.run("ruff", "check", ".", *session.posargs)
+    session.run("ruff", "format", "--check", ".")
+    session.run("codespell", "calculators", "course", "docs", "tests", "README.md", "CONTRIBUTING.md")
+
+
+@nox.session
+def typecheck(session: nox.Session) -> None:
+    """Type-check the calculators package with mypy in strict mode."""
+    install(session, "typecheck", extras="")
+    session.run("mypy", *session.posargs)
+
+
+@nox.session
+def build(session: nox.Session) -> None:
+    """Build the static site into site/ with --strict (any warning or lesson error fails the build)."""
+    install(session)
+    session.run("mkdocs", "build", "--strict", *session.posargs, env=ENV)
+
+
+@nox.session
+def serve(session: nox.Session) -> None:
+    """Build the site and serve it at http://127.0.0.1:8000 with live reload of lessons and calculators."""
+    install(session)
+    session.run("mkdocs", "serve", "--dev-addr", "127.0.0.1:8000", *session.posargs, env=ENV)
+
+
+@nox.session(default=False)
+def cli(session: nox.Session) -> None:
+    """Run the calculators' command line: ``nox -s cli -- phases --prompt 4000``."""
+    install(session, extras="")
+    session.run("python", "-m", "calculators", *(session.posargs or ["phases"]))
+
+
+if os.environ.get("CI"):
+    nox.options.error_on_missing_interpreters = True
