@@ -1,0 +1,138 @@
+"""Shared fixtures: the built site (built once per run), a local HTTP server for it, and a checked browser page.
+
+The browser is Debian's Chromium driven by Playwright (Playwright's own browser download is impossible here).
+Only loopback resolves inside it, and every page fails its test on a console error or a request that leaves
+localhost. Without Chromium the browser tests are skipped, unless RIDGEPOINT_REQUIRE_BROWSER=1 (CI sets it).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("RIDGEPOINT_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    # Only loopback resolves, so a stray request to another host fails fast and is recorded.
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
+]
+BUILD_ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+
+
+def build_site(destination: Path, config: Path | str = ROOT / "mkdocs.yml") -> subprocess.CompletedProcess[str]:
+    """Build the site with ``--strict`` into ``destination``; returns the finished process (check returncode)."""
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(destination)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=BUILD_ENV,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The course built once per test run with --strict, into a temporary folder."""
+    destination = tmp_path_factory.mktemp("site")
+    result = build_site(destination)
+    if result.returncode != 0:
+        pytest.fail(f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}")
+    return destination
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".mjs": "text/javascript",
+                      ".wasm": "application/wasm", ".js": "text/javascript"}  # fmt: skip
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        pass
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site: Path) -> Iterator[str]:
+    """Base URL of the built site served over HTTP on 127.0.0.1 (Pyodide cannot start from file://)."""
+    handler = functools.partial(_QuietHandler, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+
+
+def _chromium_available() -> bool:
+    return Path(CHROMIUM).exists() or shutil.which(CHROMIUM) is not None
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Headless Debian Chromium under Playwright; skipped locally when absent, required in CI."""
+    if not _chromium_available():
+        if os.environ.get("RIDGEPOINT_REQUIRE_BROWSER"):
+            pytest.fail(f"Chromium not found at {CHROMIUM}; install Debian's chromium package")
+        pytest.skip(f"Chromium not found at {CHROMIUM} (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield chromium
+        chromium.close()
+
+
+class PageWatch:
+    """What a page did that a test must fail on: console errors, page errors, requests off the host."""
+
+    def __init__(self, page: Any) -> None:
+        self.console_errors: list[str] = []
+        self.external_requests: list[str] = []
+        page.on("console", self._on_console)
+        page.on("pageerror", lambda error: self.console_errors.append(f"page error: {error}"))
+        page.on("request", self._on_request)
+
+    def _on_console(self, message: Any) -> None:
+        if message.type == "error":
+            self.console_errors.append(f"console error: {message.text}")
+
+    def _on_request(self, request: Any) -> None:
+        host = urlparse(request.url).hostname
+        if request.url.startswith(("data:", "blob:", "about:")):
+            return
+        if host not in ("127.0.0.1", "localhost"):
+            self.external_requests.append(request.url)
+
+    def check(self) -> None:
+        problems = self.console_errors + [f"request off the host: {url}" for url in self.external_requests]
+        assert not problems, "\n".join(problems)
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh browser page; the test fails afterwards on any console error or request leaving localhost.
+
+    ``page.watch`` is the :class:`PageWatch`; a test that provokes an error on purpose clears its lists.
+    """
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    new_page = context.new_page()
+    watch = PageWatch(new_page)
+    new_page.watch = watch  # type: ignore[attr-defined]
+    yield new_page
+    context.close()
+    watch.check()
