@@ -19,7 +19,7 @@ from calculators.hardware import GPU, GPUS, custom_gpu, get_gpu
 from calculators.models import MODELS, Model, custom_dense_model, get_model
 from calculators.passes import LEVELS
 from calculators.precision import PRECISIONS
-from calculators.roofline import ridge_point
+from calculators.roofline import attainable_flops_per_s, bound_at, ridge_point
 from calculators.scenario import Scenario
 from calculators.units import format_value
 
@@ -34,10 +34,15 @@ def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
 
 def _gpu_from(args: argparse.Namespace) -> GPU:
     numbers = (args.gpu_tflops, args.gpu_tbps, args.gpu_gb)
-    if any(n is not None for n in numbers):
+    if any(n is not None for n in (*numbers, args.gpu_fp8_tflops)):
         if None in numbers:
             raise ValueError("a GPU given by numbers needs all of --gpu-tflops, --gpu-tbps and --gpu-gb")
-        return custom_gpu(bf16_tflops=args.gpu_tflops, memory_bandwidth_tb_per_s=args.gpu_tbps, memory_gb=args.gpu_gb)
+        return custom_gpu(
+            bf16_tflops=args.gpu_tflops,
+            fp8_tflops=args.gpu_fp8_tflops,
+            memory_bandwidth_tb_per_s=args.gpu_tbps,
+            memory_gb=args.gpu_gb,
+        )
     return get_gpu(args.gpu)
 
 
@@ -48,7 +53,9 @@ def _model_from(args: argparse.Namespace) -> Model:
 
 
 def _presets(args: argparse.Namespace) -> tuple[object, str]:
-    gpus = [
+    gpus = list(GPUS.values())
+    models = list(MODELS.values())
+    gpu_records = [
         {
             "key": g.key,
             "name": g.name,
@@ -56,43 +63,52 @@ def _presets(args: argparse.Namespace) -> tuple[object, str]:
             "fp8_dense_flops_per_s": g.dense_flops_per_s.get("fp8"),
             "memory_bandwidth_bytes_per_s": g.memory_bandwidth_bytes_per_s,
             "memory_capacity_bytes": g.memory_capacity_bytes,
-            "ridge_point_bf16_flop_per_byte": g.ridge_point_flop_per_byte("bf16"),
+            "ridge_point_bf16_flop_per_byte": ridge_point(g, "bf16"),
             "source": g.source,
+            "notes": list(g.notes),
         }
-        for g in GPUS.values()
+        for g in gpus
     ]
-    models = [
+    model_records = [
         {
             "key": m.key,
             "name": m.name,
             "params": m.params,
+            "derived_params": m.derived_params,
+            "published_params": m.published_params,
             "active_params": m.active_params,
             "layers": m.layers,
             "attention": m.attention,
             "kv_cache_bytes_per_token_bf16": m.kv_cache_bytes_per_token(2.0),
             "source": m.source,
+            "notes": list(m.notes),
         }
-        for m in MODELS.values()
+        for m in models
     ]
+
+    def tflops(g: GPU, precision: str) -> str:
+        peak = g.dense_flops_per_s.get(precision)
+        return "-" if peak is None else format_value(peak, "TFLOP/s", decimals=1)
+
     gpu_rows = [
         [
-            g["key"],
-            format_value(g["bf16_dense_flops_per_s"] or 0, "TFLOP/s", decimals=1),
-            format_value(g["fp8_dense_flops_per_s"], "TFLOP/s", decimals=1) if g["fp8_dense_flops_per_s"] else "-",
-            format_value(g["memory_bandwidth_bytes_per_s"], "TB/s", decimals=2),
-            format_value(g["memory_capacity_bytes"], "GB", decimals=0),
-            format_value(g["ridge_point_bf16_flop_per_byte"], "number", decimals=0),
+            g.key,
+            tflops(g, "bf16"),
+            tflops(g, "fp8"),
+            format_value(g.memory_bandwidth_bytes_per_s, "TB/s", decimals=2),
+            format_value(g.memory_capacity_bytes, "GB", decimals=0),
+            format_value(ridge_point(g, "bf16"), "number", decimals=0),
         ]
         for g in gpus
     ]
     model_rows = [
         [
-            m["key"],
-            format_value(m["params"], "B", digits=4),
-            format_value(m["active_params"], "B", digits=4),
-            str(m["layers"]),
-            str(m["attention"]),
-            format_value(m["kv_cache_bytes_per_token_bf16"] / 1e3, "number", decimals=1) + " kB",
+            m.key,
+            format_value(m.params, "B", digits=4),
+            format_value(m.active_params, "B", digits=4),
+            str(m.layers),
+            m.attention,
+            format_value(m.kv_cache_bytes_per_token(2.0) / 1e3, "number", decimals=1) + " kB",
         ]
         for m in models
     ]
@@ -103,30 +119,38 @@ def _presets(args: argparse.Namespace) -> tuple[object, str]:
         + _table(model_rows, ["model", "params", "active/token", "layers", "attention", "KV/token (BF16)"])
         + "\n\nSources: python -m calculators presets --json"
     )
-    return {"gpus": gpus, "models": models}, text
+    return {"gpus": gpu_records, "models": model_records}, text
 
 
 def _roofline(args: argparse.Namespace) -> tuple[object, str]:
-    chips = [get_gpu(k) for k in args.gpus] if args.gpus else list(GPUS.values())
-    records = []
-    for chip in chips:
-        if args.precision not in chip.dense_flops_per_s:
-            continue
-        ridge = ridge_point(chip, args.precision)
-        record: dict[str, object] = {"gpu": chip.key, "precision": args.precision, "ridge_point_flop_per_byte": ridge}
-        if args.intensity is not None:
-            record["intensity_flop_per_byte"] = args.intensity
-            record["bound"] = "compute" if args.intensity >= ridge else "memory"
-            record["attainable_flops_per_s"] = min(
-                chip.peak_flops_per_s(args.precision), args.intensity * chip.memory_bandwidth_bytes_per_s
-            )
-        records.append(record)
+    if args.gpus:
+        chips = [get_gpu(key) for key in args.gpus]  # a named GPU without this precision is an error
+    else:
+        chips = [g for g in GPUS.values() if args.precision in g.dense_flops_per_s]
+    records: list[dict[str, object]] = []
+    rows: list[list[str]] = []
     header = ["gpu", f"ridge ({args.precision}, FLOP/byte)"]
-    rows = [[str(r["gpu"]), format_value(float(r["ridge_point_flop_per_byte"]), "number", decimals=1)] for r in records]  # type: ignore[arg-type]
     if args.intensity is not None:
         header += [f"at {args.intensity:g} FLOP/byte", "attainable"]
-        for row, r in zip(rows, records, strict=True):
-            row += [f"{r['bound']}-bound", format_value(float(r["attainable_flops_per_s"]), "TFLOP/s", decimals=1)]  # type: ignore[arg-type]
+    for chip in chips:
+        ridge = ridge_point(chip, args.precision)
+        record: dict[str, object] = {
+            "gpu": chip.key,
+            "precision": args.precision,
+            "ridge_point_flop_per_byte": ridge,
+        }
+        row = [chip.key, format_value(ridge, "number", decimals=1)]
+        if args.intensity is not None:
+            attainable = attainable_flops_per_s(args.intensity, chip, args.precision)
+            bound = bound_at(args.intensity, ridge)
+            record |= {
+                "intensity_flop_per_byte": args.intensity,
+                "bound": bound,
+                "attainable_flops_per_s": attainable,
+            }
+            row += [f"{bound}-bound", format_value(attainable, "TFLOP/s", decimals=1)]
+        records.append(record)
+        rows.append(row)
     return records, _table(rows, header)
 
 
@@ -155,16 +179,22 @@ def _phases(args: argparse.Namespace) -> tuple[object, str]:
         "prompt_tokens_per_decode_step": scenario.prompt_tokens_per_decode_step(),
     }
     rows = [
-        ["prefill", format_value(first.flops, "GFLOP", digits=4), format_value(first.bytes_moved, "GB", digits=4),
-         format_value(first.intensity_flop_per_byte, "number", digits=4), format_value(first.time_s, "ms", digits=3),
-         first.bound],
-        ["decode step", format_value(step.flops, "GFLOP", digits=4), format_value(step.bytes_moved, "GB", digits=4),
-         format_value(step.intensity_flop_per_byte, "number", digits=4), format_value(step.time_s, "ms", digits=3),
-         step.bound],
-    ]  # fmt: skip
+        [
+            name,
+            format_value(result.flops, "GFLOP", digits=4),
+            format_value(result.bytes_moved, "GB", digits=4),
+            format_value(result.intensity_flop_per_byte, "number", digits=4),
+            format_value(result.time_s, "ms", digits=3),
+            result.bound,
+        ]
+        for name, result in (("prefill", first), ("decode step", step))
+    ]
     facts = [
         ("ridge point", format_value(first.ridge_point_flop_per_byte, "FLOP/byte", decimals=1)),
-        ("prompt tokens per decode step", format_value(scenario.prompt_tokens_per_decode_step(), "tokens", digits=3)),
+        (
+            "prompt tokens per decode step",
+            format_value(scenario.prompt_tokens_per_decode_step(), "tokens", digits=3),
+        ),
         ("prefill costs", format_value(timing.prefill_cost_in_decode_steps, "steps", digits=3)),
         ("time to first token", format_value(timing.time_to_first_token_s, "ms", digits=3)),
         ("time per output token", format_value(timing.time_per_output_token_s, "ms", digits=3)),
@@ -173,7 +203,8 @@ def _phases(args: argparse.Namespace) -> tuple[object, str]:
     ]
     width = max(len(label) for label, _ in facts)
     summary = [
-        f"{scenario.model.name} on {args.tensor_parallel} x {scenario.gpu.name}, {args.precision}, {args.level} level;"
+        f"{scenario.model.name} on {args.tensor_parallel} x {scenario.gpu.name}, {args.precision}, "
+        f"{args.level} level;"
         f" prompt {args.prompt:,} tokens, {args.output:,} output tokens, batch {args.batch}",
         "",
         _table(rows, ["phase", "FLOPs", "bytes", "FLOP/byte", "time", "bound"]),
@@ -187,7 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser; its help text is the CLI's documentation."""
     parser = argparse.ArgumentParser(
         prog="python -m calculators",
-        description="Ridgepoint's calculators: prefill, decode and the roofline, at spec-sheet peaks (decimal units).",
+        description="Ridgepoint's calculators: prefill, decode and the roofline at spec-sheet peaks "
+        "(decimal units).",
     )
     parser.add_argument("--json", action="store_true", help="print JSON (base SI units) instead of a table")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -195,15 +227,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("presets", help="list GPU and model presets with their figures")
 
     roof = sub.add_parser("roofline", help="ridge points, or where an intensity falls on each roofline")
-    roof.add_argument("--gpu", dest="gpus", action="append", metavar="GPU", help="GPU preset (repeatable; default all)")
+    roof.add_argument(
+        "--gpu", dest="gpus", action="append", metavar="GPU", help="GPU preset (repeatable; default all)"
+    )
     roof.add_argument("--precision", default="bf16", choices=sorted(PRECISIONS))
     roof.add_argument("--intensity", type=float, help="an operation's arithmetic intensity, FLOP per byte")
 
-    phases = sub.add_parser("phases", help="prefill and decode of one request (default: the lesson's scenario)")
+    phases = sub.add_parser(
+        "phases", help="prefill and decode of one request (default: the lesson's scenario)"
+    )
     phases.add_argument("--model", default="dense-8b", help="model preset (default dense-8b, the lesson's)")
     phases.add_argument("--params-billion", type=float, help="a dense model by its size instead of a preset")
     phases.add_argument("--gpu", default="h100-sxm", help="GPU preset (default h100-sxm)")
     phases.add_argument("--gpu-tflops", type=float, help="custom GPU: dense BF16 TFLOP/s")
+    phases.add_argument("--gpu-fp8-tflops", type=float, help="custom GPU: dense FP8 TFLOP/s (optional)")
     phases.add_argument("--gpu-tbps", type=float, help="custom GPU: memory bandwidth, TB/s")
     phases.add_argument("--gpu-gb", type=float, help="custom GPU: memory, GB")
     phases.add_argument("--precision", default="bf16", choices=sorted(PRECISIONS))
@@ -213,7 +250,9 @@ def build_parser() -> argparse.ArgumentParser:
     phases.add_argument("--batch", type=int, default=1, help="requests decoded together (default 1)")
     phases.add_argument("--tensor-parallel", type=int, default=1, metavar="G", help="GPUs sharing the model")
     phases.add_argument("--compute-efficiency", type=float, default=1.0, help="share of peak FLOP/s reached")
-    phases.add_argument("--memory-efficiency", type=float, default=1.0, help="share of peak bandwidth reached")
+    phases.add_argument(
+        "--memory-efficiency", type=float, default=1.0, help="share of peak bandwidth reached"
+    )
     return parser
 
 

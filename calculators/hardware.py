@@ -56,7 +56,7 @@ class GPU:
     def ridge_point_flop_per_byte(self, precision: str = "bf16") -> float:
         """The arithmetic intensity (FLOP per byte) above which work on this GPU is compute-bound.
 
-        It is peak FLOP/s divided by memory bandwidth: below it the GPU waits on memory, above it on its maths units.
+        It is peak FLOP/s over memory bandwidth: below it the GPU waits on memory, above it on its maths.
         """
         return self.peak_flops_per_s(precision) / self.memory_bandwidth_bytes_per_s
 
@@ -112,8 +112,10 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 3.35,
                 80,
                 "NVIDIA H100 datasheet (SXM column: 3.35 TB/s, 80 GB; BF16 1,979 and FP8 3,958 TFLOPS are "
-                "'with sparsity') and the NVIDIA H100 Tensor Core architecture whitepaper (dense 989.4 / 1,978.9)",
-                "The pre-launch Hopper whitepaper quoted 3 TB/s; the shipping datasheet says 3.35 TB/s, used here.",
+                "'with sparsity') and the NVIDIA H100 Tensor Core architecture whitepaper (dense "
+                "989.4 / 1,978.9)",
+                "The pre-launch Hopper whitepaper quoted 3 TB/s; the shipping datasheet says 3.35 "
+                "TB/s, used here.",
                 "Using the sparse 1,979 TFLOPS would double the ridge point to about 591 FLOP/byte.",
             ),
             _gpu(
@@ -123,7 +125,8 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 1513.0,
                 2.0,
                 80,
-                "NVIDIA H100 datasheet (PCIe column: BF16 1,513 and FP8 3,026 TFLOPS with sparsity; 2 TB/s HBM2e; 80 GB)",
+                "NVIDIA H100 datasheet (PCIe column: BF16 1,513 and FP8 3,026 TFLOPS with sparsity; "
+                "2 TB/s HBM2e; 80 GB)",
                 "Newer datasheets list the H100 NVL (94 GB, 3.9 TB/s) in place of this card.",
             ),
             _gpu(
@@ -133,7 +136,8 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 1978.9,
                 4.8,
                 141,
-                "NVIDIA H200 datasheet (BF16 1,979 and FP8 3,958 TFLOPS with sparsity; 4.8 TB/s HBM3e; 141 GB)",
+                "NVIDIA H200 datasheet (BF16 1,979 and FP8 3,958 TFLOPS with sparsity; 4.8 TB/s "
+                "HBM3e; 141 GB)",
                 "Some third-party pages print 1,979 TFLOPS as dense BF16; that is the sparsity figure.",
             ),
             _gpu(
@@ -143,7 +147,8 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 4500.0,
                 8.0,
                 180,
-                "NVIDIA HGX/DGX B200 specifications (180 GB and 8 TB/s per GPU; 4.5 PFLOPS BF16 and 9 PFLOPS FP8 "
+                "NVIDIA HGX/DGX B200 specifications (180 GB and 8 TB/s per GPU; 4.5 PFLOPS BF16 and "
+                "9 PFLOPS FP8 "
                 "are sparse figures) and the Blackwell architecture technical brief",
                 "Launch material said 192 GB; current HGX/DGX pages say 180 GB per GPU, used here.",
                 "The GB200 part (1200 W) is faster: 2,500 TFLOPS dense BF16.",
@@ -155,7 +160,8 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 None,
                 2.039,
                 80,
-                "NVIDIA A100 datasheet (BF16 312 dense / 624 sparse TFLOPS; 2,039 GB/s for the 80GB SXM part)",
+                "NVIDIA A100 datasheet (BF16 312 dense / 624 sparse TFLOPS; 2,039 GB/s for the 80GB "
+                "SXM part)",
                 "No FP8 tensor cores. The 40GB part has 1,555 GB/s, which some articles use.",
             ),
             _gpu(
@@ -165,7 +171,8 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 733.0,
                 0.864,
                 48,
-                "NVIDIA L40S datasheet (BF16 362.05 / FP8 733 TFLOPS dense, doubled with sparsity; 864 GB/s GDDR6; 48 GB)",
+                "NVIDIA L40S datasheet (BF16 362.05 / FP8 733 TFLOPS dense, doubled with sparsity; "
+                "864 GB/s GDDR6; 48 GB)",
                 "Memory is GDDR6, not HBM.",
             ),
             _gpu(
@@ -185,7 +192,8 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 2614.9,
                 5.3,
                 192,
-                "AMD Instinct MI300X data sheet (peak BF16 1,307.4 TFLOPS, FP8 2,614.9 TFLOPS, both doubled with "
+                "AMD Instinct MI300X data sheet (peak BF16 1,307.4 TFLOPS, FP8 2,614.9 TFLOPS, both "
+                "doubled with "
                 "sparsity; 5.3 TB/s HBM3; 192 GB)",
                 "Some pages list 2,615 TFLOPS as dense FP16; that is the sparse figure.",
                 "Published benchmarks reach well below these peaks.",
@@ -197,9 +205,11 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 330.3,
                 1.008,
                 24,
-                "NVIDIA Ada Lovelace architecture whitepaper v2.1, appendix (BF16 with FP32 accumulate 165.2 TFLOPS "
+                "NVIDIA Ada Lovelace architecture whitepaper v2.1, appendix (BF16 with FP32 "
+                "accumulate 165.2 TFLOPS "
                 "dense; FP8 with FP32 accumulate 330.3; 1,008 GB/s GDDR6X; 24 GB)",
-                "GeForce cards run FP16/BF16 with FP32 accumulate at half rate; calculators quoting 330 use the "
+                "GeForce cards run FP16/BF16 with FP32 accumulate at half rate; calculators quoting "
+                "330 use the "
                 "FP16-accumulate figure, and 661 is sparse.",
             ),
         )

@@ -8,7 +8,7 @@ the published one. That is how we know the shapes were copied right.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from calculators.validation import choice, count, positive_number, unknown_name
@@ -66,10 +66,19 @@ class Model:
     published_active_params: float | None = None
     sliding_window: int | None = None
     rounded_params: float | None = None
+    shapes_known: bool = True  # False for a model given only by its size: its shapes are placeholders
     notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        for name in ("layers", "hidden_size", "attention_heads", "kv_heads", "head_dim", "mlp_width", "vocab_size"):
+        for name in (
+            "layers",
+            "hidden_size",
+            "attention_heads",
+            "kv_heads",
+            "head_dim",
+            "mlp_width",
+            "vocab_size",
+        ):
             count(f"{self.key}: {name}", getattr(self, name))
         choice(f"{self.key}: attention", self.attention, ATTENTION_KINDS)
         if (self.attention == "mla") != (self.mla is not None):
@@ -84,8 +93,10 @@ class Model:
         h = self.hidden_size
         if self.mla is not None:
             m = self.mla
-            q = h * m.q_lora_rank + m.q_lora_rank + m.q_lora_rank * self.attention_heads * (
-                m.qk_nope_head_dim + m.qk_rope_head_dim
+            q = (
+                h * m.q_lora_rank
+                + m.q_lora_rank
+                + m.q_lora_rank * self.attention_heads * (m.qk_nope_head_dim + m.qk_rope_head_dim)
             )
             kv = (
                 h * (m.kv_lora_rank + m.qk_rope_head_dim)
@@ -136,7 +147,9 @@ class Model:
             counted = self.moe.experts if experts_counted is None else experts_counted
             moe = (self.layers - self.moe.dense_layers) * self._moe_layer_params(counted)
         head = 0 if self.tied_embeddings else self.lm_head_params
-        return self.layers * self.attention_params_per_layer + dense + moe + norms + self.embedding_params + head
+        return (
+            self.layers * self.attention_params_per_layer + dense + moe + norms + self.embedding_params + head
+        )
 
     @property
     def params(self) -> float:
@@ -158,8 +171,19 @@ class Model:
         return self._total(self.moe.experts_per_token)
 
     def params_with_experts(self, experts_read: float) -> float:
-        """Parameters stored in the layers if each MoE layer holds ``experts_read`` experts: the read size."""
+        """Total parameters (embedding included) if each MoE layer held only ``experts_read`` experts."""
         return self._total(experts_read)
+
+    def matmul_params(self, experts_counted: float | None = None) -> float:
+        """Parameters used as matrix weights by a pass: everything but the input embedding, lm_head included.
+
+        The input embedding is a lookup (no FLOPs, one row read per token), while the output projection
+        multiplies every token by the whole vocabulary matrix, even when it shares storage with the embedding
+        (tied embeddings). ``experts_counted`` is the number of routed experts per MoE layer to count
+        (all of them by default; ``experts_per_token`` gives the FLOPs of one token).
+        """
+        head = self.lm_head_params if self.tied_embeddings else 0
+        return self._total(experts_counted) - self.embedding_params + head
 
     # --- KV cache -------------------------------------------------------------------------------------------
     def kv_values_per_token(self) -> int:
@@ -182,17 +206,26 @@ class Model:
 def custom_dense_model(*, params_billion: float, name: str = "custom dense model") -> Model:
     """A dense model given only by its size, for the simple (lesson) level of detail.
 
-    Shapes are those of an 8B Llama scaled to nothing: they are placeholders, and ``rounded_params`` carries the size.
-    Refined calculations need real shapes, so use a preset for those.
+    Its shapes are placeholders (the nominal 8B model's) and ``rounded_params`` carries the size, so only the
+    simple (lesson) level can use it: :class:`calculators.passes.Setup` rejects it at the refined level,
+    which needs real shapes.
     """
     n = positive_number("params_billion", params_billion) * 1e9
-    base = MODELS["dense-8b"]
-    return Model(
-        **{**base.__dict__, "key": "custom", "name": name, "rounded_params": n, "published_params": n, "source": "given"}
+    return replace(
+        MODELS["dense-8b"],
+        key="custom",
+        name=name,
+        rounded_params=n,
+        published_params=n,
+        source="given by the user",
+        shapes_known=False,
+        notes=(),
     )
 
 
-_LLAMA_NOTE = "Shapes from the model's config.json on Hugging Face; the total matches its safetensors parameter count."
+_LLAMA_NOTE = (
+    "Shapes from the model's config.json on Hugging Face; the total matches its safetensors parameter count."
+)
 
 MODELS: Mapping[str, Model] = MappingProxyType(
     {
@@ -212,8 +245,9 @@ MODELS: Mapping[str, Model] = MappingProxyType(
                 attention="gqa",
                 rounded_params=8e9,
                 published_params=8e9,
-                source="The prefill-vs-decode lesson's model: N = 8e9 parameters in BF16 (16 GB). Its layer shapes, "
-                "used only at the refined level, are Llama-3.1-8B's (huggingface.co/meta-llama/Llama-3.1-8B).",
+                source="The prefill-vs-decode lesson's model: N = 8e9 parameters in BF16 (16 GB). "
+                "Its layer shapes, used only at the refined level, are Llama-3.1-8B's "
+                "(huggingface.co/meta-llama/Llama-3.1-8B).",
                 notes=("The simple level uses N = 8e9 exactly; the shapes alone give 8.03e9.",),
             ),
             Model(
@@ -315,8 +349,10 @@ MODELS: Mapping[str, Model] = MappingProxyType(
                 tied_embeddings=False,
                 attention="gqa",
                 attention_bias=True,
-                published_params=7.61e9,
-                source="https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json; model card (7.61B total)",
+                published_params=7_615_616_512,
+                source="https://huggingface.co/Qwen/Qwen2.5-7B/blob/main/config.json; "
+                "safetensors parameter count 7,615,616,512 (the model card rounds it to 7.61B total, "
+                "6.53B non-embedding)",
             ),
             Model(
                 key="deepseek-v3",
@@ -331,7 +367,11 @@ MODELS: Mapping[str, Model] = MappingProxyType(
                 tied_embeddings=False,
                 attention="mla",
                 mla=MLAShape(
-                    q_lora_rank=1536, kv_lora_rank=512, qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128
+                    q_lora_rank=1536,
+                    kv_lora_rank=512,
+                    qk_nope_head_dim=128,
+                    qk_rope_head_dim=64,
+                    v_head_dim=128,
                 ),
                 moe=MoEShape(
                     experts=256,
@@ -346,7 +386,8 @@ MODELS: Mapping[str, Model] = MappingProxyType(
                 source="https://huggingface.co/deepseek-ai/DeepSeek-V3/blob/main/config.json; DeepSeek-V3 "
                 "technical report, arXiv:2412.19437 (671B total, 37B activated per token)",
                 notes=(
-                    "The Hugging Face page says 685B: that adds the 14B multi-token-prediction module, left out here.",
+                    "The Hugging Face page says 685B: that adds the 14B multi-token-prediction "
+                    "module, left out here.",
                     "DeepSeek serves FP8 weights natively.",
                 ),
             ),

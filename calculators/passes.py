@@ -1,14 +1,32 @@
 """FLOPs and bytes of one forward pass, for prefill and for a decode step, at two levels of detail.
 
 ``simple`` is the lesson's model: a pass does 2N FLOPs per token it processes and reads every weight once
-(N x bytes per weight), and nothing else. It is what the prefill-vs-decode lesson computes by hand.
+(N x bytes per weight), and nothing else. It is what the prefill-vs-decode lesson computes by hand, and it is
+why prefill intensity is P FLOP/byte in BF16 and decode intensity is B (the batch).
 
-``refined`` is what a careful engineer counts on top of that:
-- the input embedding is a row lookup: a pass reads one row per token, not the whole table;
-- attention does FLOPs that grow with context (QK^T and the weighted sum of V), causal in prefill;
-- the KV cache is read and written, sized by the attention kind (GQA shares K/V heads, MLA caches a latent);
-- an MoE layer reads only the experts its tokens are routed to (uniform routing is assumed);
-- under tensor parallelism the work splits over G GPUs, and KV heads fewer than G are replicated.
+``refined`` is what a careful engineer counts on top of that; each choice below is a deliberate one:
+
+- Weights come from the config shapes (the nominal 8B model uses Llama-3.1-8B's, 8.03e9 parameters).
+- The input embedding is a row lookup: a pass reads one row per distinct token (at most the whole table) and
+  does no FLOPs there. The output projection (lm_head) is a full matmul, read whole even when it is tied.
+- Attention does FLOPs that grow with context: for each query/key pair, 2 x d_qk for the score and 2 x d_v for
+  the weighted sum of V, per head and layer. Prefill is causal (token i attends to i tokens, or the window).
+  MLA is counted the way it is served: prefill expands the latent into per-head keys and values
+  (d_qk = 128 + 64, d_v = 128 for DeepSeek-V3); decode uses the absorbed form, which scores against the
+  cached latent and RoPE key (576 values) and sums over the latent (512), so a decode step does more attention
+  FLOPs per key but reads only the small latent cache.
+- KV-cache traffic is sized by the attention kind (GQA: 2 x kv_heads x head_dim values per token and layer;
+  MLA: the latent plus the RoPE key), stored at the weights' precision. Prefill writes the prompt's K/V once
+  and the attention kernel reads every prompt token's K/V once (tiles re-read from on-chip cache are free).
+  A decode step reads the cached K/V of its whole context (the new token's own K/V is written first, as
+  paged-attention kernels do) and writes one token's K/V. A sliding window caps what is cached and read.
+- An MoE layer reads only the experts its tokens are routed to: with T tokens each picking k of E experts
+  uniformly, E x (1 - (1 - k/E)^T) experts are touched on average. Batch 1 decode of Mixtral reads 2 of 8
+  experts; a large batch reads nearly all. FLOPs always use k experts per token (plus shared experts).
+- Tensor parallelism over G GPUs splits FLOPs and bytes evenly (G times the peak and the bandwidth). Each GPU
+  needs the K/V of the heads it computes: with more GPUs than KV heads, heads are replicated (G / kv_heads
+  copies), and MLA's latent, shared by all heads, is held by every GPU (G copies).
+
 Activations, communication between GPUs and kernel launch overheads are ignored at both levels.
 """
 
@@ -41,47 +59,72 @@ class Setup:
     memory_efficiency: float = 1.0
 
     def __post_init__(self) -> None:
+        if not isinstance(self.model, Model):
+            raise ValueError(f"model must be a Model or a preset name, got {self.model!r}")
+        if not isinstance(self.gpu, GPU):
+            raise ValueError(f"gpu must be a GPU or a preset name, got {self.gpu!r}")
         get_precision(self.precision)
         self.gpu.peak_flops_per_s(self.precision)
         choice("level", self.level, LEVELS)
         count("gpus", self.gpus)
         fraction("compute_efficiency", self.compute_efficiency)
         fraction("memory_efficiency", self.memory_efficiency)
+        if self.level == "refined" and not self.model.shapes_known:
+            raise ValueError(
+                f"level 'refined' needs the model's layer shapes, but {self.model.name!r} is given "
+                "only by its "
+                "size; use level 'simple' or a model preset"
+            )
 
     @property
     def bytes_per_value(self) -> float:
+        """Bytes per weight and per KV-cache value at this precision (2 for BF16, 1 for FP8)."""
         return get_precision(self.precision).bytes_per_value
+
+    @property
+    def params(self) -> float:
+        """N at this level: the lesson's round figure (simple) or the one from the shapes (refined)."""
+        return self.model.params if self.level == "simple" else self.model.derived_params
 
     @property
     def weight_bytes(self) -> float:
         """Bytes of all weights stored (N x bytes per weight), over all GPUs."""
-        return self.model.params * self.bytes_per_value
-
-    def kv_cache_bytes(self, batch: int, context_tokens: int) -> float:
-        """Bytes of KV cache for ``batch`` sequences of ``context_tokens`` tokens, over all GPUs."""
-        cached = self.model.cached_tokens(context_tokens)
-        return batch * cached * self.model.kv_cache_bytes_per_token(self.bytes_per_value) * self._kv_replication
+        return self.params * self.bytes_per_value
 
     @property
-    def _kv_replication(self) -> float:
-        # With more GPUs than KV heads, each GPU keeps a full copy of at least one head's K and V.
+    def kv_replication(self) -> float:
+        """Copies of each cached K/V value the G GPUs hold together (1 without tensor parallelism)."""
         if self.model.attention == "mla":
             return float(self.gpus)  # the latent is shared by all heads, so every GPU holds all of it
-        return max(1.0, self.gpus / self.model.kv_heads)
+        return max(1.0, self.gpus / self.model.kv_heads)  # more GPUs than KV heads: heads are copied
+
+    def kv_cache_bytes(self, batch: int, context_tokens: int) -> float:
+        """Bytes of KV cache for ``batch`` sequences of ``context_tokens`` tokens, over all GPUs.
+
+        A model given only by its size has no shapes, so its cache is unknown and counted as 0 bytes.
+        """
+        if not self.model.shapes_known:
+            return 0.0
+        cached = self.model.cached_tokens(context_tokens)
+        per_token = self.model.kv_cache_bytes_per_token(self.bytes_per_value)
+        return batch * cached * per_token * self.kv_replication
 
     @property
     def memory_capacity_bytes(self) -> float:
+        """Memory of all G GPUs together, in bytes."""
         return self.gpu.memory_capacity_bytes * self.gpus
 
     def check_fits(self, batch: int, context_tokens: int) -> None:
         """Raise ``ValueError`` if weights plus KV cache exceed the GPUs' memory."""
-        needed = self.weight_bytes + self.kv_cache_bytes(batch, context_tokens)
+        kv = self.kv_cache_bytes(batch, context_tokens)
+        needed = self.weight_bytes + kv
         if needed > self.memory_capacity_bytes:
             raise ValueError(
                 f"batch {batch} at a context of {context_tokens:,} tokens does not fit: it needs "
                 f"{needed / 1e9:,.1f} GB (weights {self.weight_bytes / 1e9:,.1f} GB + KV cache "
-                f"{self.kv_cache_bytes(batch, context_tokens) / 1e9:,.1f} GB) but {self.gpus} x {self.gpu.name} "
-                f"hold {self.memory_capacity_bytes / 1e9:,.0f} GB; use a smaller batch or context, more GPUs, or fp8"
+                f"{kv / 1e9:,.1f} GB) but {self.gpus} x {self.gpu.name} hold "
+                f"{self.memory_capacity_bytes / 1e9:,.0f} GB; use a smaller batch or context, more "
+                "GPUs, or fp8"
             )
 
 
@@ -173,72 +216,100 @@ class PassResult:
         }
 
 
-def _expected_experts_touched(moe_experts: int, per_token: int, tokens: int) -> float:
-    """Expected distinct experts a layer reads when ``tokens`` tokens each pick ``per_token`` of them uniformly."""
-    return moe_experts * (1.0 - (1.0 - per_token / moe_experts) ** tokens)
+def expected_experts_touched(experts: int, per_token: int, tokens: int) -> float:
+    """Expected distinct experts an MoE layer reads when ``tokens`` tokens each pick ``per_token``.
+
+    Routing is taken as uniform and independent between tokens: an expert escapes one token with probability
+    1 - k/E, so it escapes all T tokens with probability (1 - k/E)^T.
+    """
+    return experts * (1.0 - (1.0 - per_token / experts) ** tokens)
 
 
-def _attention_flops_per_key(model: Model) -> float:
-    """FLOPs for one query token attending to one cached token, over all layers (scores plus weighted sum)."""
-    if model.mla is not None:
-        # Absorbed MLA (how it is served): scores against the latent plus RoPE key, values from the latent.
-        width = (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim) + model.mla.kv_lora_rank
+def attention_flops_per_key(model: Model, phase: str) -> float:
+    """FLOPs for one query token attending to one cached token, over all heads and layers.
+
+    Scores cost 2 x d_qk and the weighted sum of values 2 x d_v, per head. MLA depends on the phase: prefill
+    expands the latent into ordinary heads, decode works on the latent directly (the absorbed form).
+    """
+    if model.mla is None:
+        d_qk = d_v = model.head_dim
+    elif phase == "prefill":
+        d_qk = model.mla.qk_nope_head_dim + model.mla.qk_rope_head_dim
+        d_v = model.mla.v_head_dim
     else:
-        width = 2 * model.head_dim
-    return 2.0 * model.layers * model.attention_heads * width
+        d_qk = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
+        d_v = model.mla.kv_lora_rank
+    return 2.0 * model.layers * model.attention_heads * (d_qk + d_v)
 
 
 def _pass(
-    setup: Setup, phase: str, tokens: int, keys_attended: float, kv_read_tokens: float, kv_written_tokens: float
+    setup: Setup,
+    phase: str,
+    tokens: int,
+    keys_attended: float,
+    kv_read_tokens: float,
+    kv_written_tokens: float,
 ) -> PassResult:
+    """Count one pass's FLOPs and bytes at the setup's level, then time it on the roofline."""
     model = setup.model
     bpv = setup.bytes_per_value
     if setup.level == "simple":
-        weight_bytes = model.params * bpv
-        matmul_flops = 2.0 * model.params * tokens
+        weight_bytes = setup.params * bpv
+        matmul_flops = 2.0 * setup.params * tokens
         attention_flops = kv_bytes = embedding_bytes = 0.0
     else:
-        stored_in_layers = model.params - model.embedding_params  # the lm_head stays: it is a real matmul
+        experts_read: float | None = None
+        experts_computed: float | None = None
         if model.moe is not None:
-            touched = _expected_experts_touched(model.moe.experts, model.moe.experts_per_token, tokens)
-            stored_in_layers = model.params_with_experts(touched) - model.embedding_params
-        weight_bytes = stored_in_layers * bpv
-        embedding_bytes = tokens * model.hidden_size * bpv
-        matmul_flops = 2.0 * (model.active_params - model.embedding_params) * tokens
-        attention_flops = _attention_flops_per_key(model) * keys_attended
-        per_token = model.kv_cache_bytes_per_token(bpv) * setup._kv_replication
+            experts_read = expected_experts_touched(model.moe.experts, model.moe.experts_per_token, tokens)
+            experts_computed = model.moe.experts_per_token
+        weight_bytes = model.matmul_params(experts_read) * bpv
+        embedding_bytes = min(tokens, model.vocab_size) * model.hidden_size * bpv
+        matmul_flops = 2.0 * model.matmul_params(experts_computed) * tokens
+        attention_flops = attention_flops_per_key(model, phase) * keys_attended
+        per_token = model.kv_cache_bytes_per_token(bpv) * setup.kv_replication
         kv_bytes = (kv_read_tokens + kv_written_tokens) * per_token
-    total_bytes = weight_bytes + kv_bytes + (embedding_bytes if setup.level == "refined" else 0.0)
     result = roofline_time(
         matmul_flops + attention_flops,
-        total_bytes,
+        weight_bytes + kv_bytes + embedding_bytes,
         setup.gpu,
         setup.precision,
         gpus=setup.gpus,
         compute_efficiency=setup.compute_efficiency,
         memory_efficiency=setup.memory_efficiency,
     )
-    return PassResult(phase, setup.level, tokens, weight_bytes, kv_bytes, embedding_bytes, matmul_flops,
-                      attention_flops, result)
+    return PassResult(
+        phase,
+        setup.level,
+        tokens,
+        weight_bytes,
+        kv_bytes,
+        embedding_bytes,
+        matmul_flops,
+        attention_flops,
+        result,
+    )
 
 
 def prefill(setup: Setup, prompt_tokens: int, *, batch: int = 1) -> PassResult:
     """One prefill pass over ``batch`` prompts of ``prompt_tokens`` tokens each.
 
     Every prompt token is known in advance, so all of them go through the weights together: the weights are
-    read once and used ``batch x prompt_tokens`` times. Attention is causal: token i attends to i tokens.
+    read once and used ``batch x prompt_tokens`` times. Attention is causal: token i attends to i tokens
+    (at most the sliding window). Every prompt token's K/V is read once; the cache keeps the last window.
     """
     prompt = count("prompt_tokens", prompt_tokens)
     batch = count("batch", batch)
     setup.check_fits(batch, prompt)
-    cached = setup.model.cached_tokens
     window = setup.model.sliding_window
     if window is None or prompt <= window:
         keys = prompt * (prompt + 1) / 2.0
     else:
         keys = window * (window + 1) / 2.0 + (prompt - window) * window
-    # The prompt's K and V are written once; the attention kernel reads them back once.
-    return _pass(setup, "prefill", batch * prompt, batch * keys, batch * cached(prompt), batch * cached(prompt))
+    written = setup.model.cached_tokens(prompt)
+    return _pass(
+        setup, "prefill", batch * prompt, batch * keys, float(batch * prompt), float(batch * written)
+    )
 
 
 def decode_step(setup: Setup, *, batch: int = 1, context_tokens: int = 1) -> PassResult:
@@ -252,4 +323,4 @@ def decode_step(setup: Setup, *, batch: int = 1, context_tokens: int = 1) -> Pas
     context = count("context_tokens", context_tokens)
     setup.check_fits(batch, context)
     attended = setup.model.cached_tokens(context)
-    return _pass(setup, "decode", batch, batch * attended, batch * attended, float(batch))
+    return _pass(setup, "decode", batch, float(batch * attended), float(batch * attended), float(batch))

@@ -21,8 +21,12 @@ class Precision:
 
 
 PRECISIONS: dict[str, Precision] = {
-    "bf16": Precision("bf16", 2.0, "16-bit brain floating point: 2 bytes per value, the usual serving format"),
-    "fp8": Precision("fp8", 1.0, "8-bit floating point: 1 byte per value, on Hopper, Ada, Blackwell and MI300"),
+    "bf16": Precision(
+        "bf16", 2.0, "16-bit brain floating point: 2 bytes per value, the usual serving format"
+    ),
+    "fp8": Precision(
+        "fp8", 1.0, "8-bit floating point: 1 byte per value, on Hopper, Ada, Blackwell and MI300"
+    ),
 }
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calculators.hardware import GPU, get_gpu
-from calculators.validation import fraction, positive_number
+from calculators.validation import count, fraction, positive_number
 
 
 @dataclass(frozen=True)
@@ -27,12 +27,34 @@ class RooflineTime:
     bound: str  # "compute" or "memory"
 
 
-def ridge_point(gpu: str | GPU, precision: str = "bf16", *, compute_efficiency: float = 1.0,
-                memory_efficiency: float = 1.0) -> float:
-    """Ridge point in FLOP per byte: achieved FLOP/s over achieved bytes/s (spec-sheet peaks by default)."""
+def achieved_peaks(
+    gpu: str | GPU,
+    precision: str = "bf16",
+    *,
+    compute_efficiency: float = 1.0,
+    memory_efficiency: float = 1.0,
+) -> tuple[float, float]:
+    """One GPU's reachable (FLOP/s, bytes/s): the spec-sheet peaks scaled by the efficiency factors."""
     chip = get_gpu(gpu)
     flops = chip.peak_flops_per_s(precision) * fraction("compute_efficiency", compute_efficiency)
     bandwidth = chip.memory_bandwidth_bytes_per_s * fraction("memory_efficiency", memory_efficiency)
+    return flops, bandwidth
+
+
+def ridge_point(
+    gpu: str | GPU,
+    precision: str = "bf16",
+    *,
+    compute_efficiency: float = 1.0,
+    memory_efficiency: float = 1.0,
+) -> float:
+    """Ridge point in FLOP per byte: achieved FLOP/s over achieved bytes/s (spec-sheet peaks by default).
+
+    Tensor parallelism multiplies both by G, so the ridge point does not depend on the number of GPUs.
+    """
+    flops, bandwidth = achieved_peaks(
+        gpu, precision, compute_efficiency=compute_efficiency, memory_efficiency=memory_efficiency
+    )
     return flops / bandwidth
 
 
@@ -49,17 +71,19 @@ def roofline_time(
     """Seconds to do ``flops`` FLOPs while moving ``bytes_moved`` bytes, split evenly over ``gpus`` GPUs.
 
     The bound is decided by comparing intensity with the ridge point, so "compute-bound" means exactly
-    "intensity at or above the ridge", the definition the lessons teach.
+    "intensity at or above the ridge", the definition the lessons teach. It agrees with "compute time at
+    least memory time" except when the two times are equal to within float rounding.
     """
-    chip = get_gpu(gpu)
+    gpus = count("gpus", gpus)
     flops = positive_number("flops", flops)
     bytes_moved = positive_number("bytes_moved", bytes_moved)
-    achieved_flops = chip.peak_flops_per_s(precision) * fraction("compute_efficiency", compute_efficiency) * gpus
-    achieved_bandwidth = chip.memory_bandwidth_bytes_per_s * fraction("memory_efficiency", memory_efficiency) * gpus
-    compute_time = flops / achieved_flops
-    memory_time = bytes_moved / achieved_bandwidth
+    peak, bandwidth = achieved_peaks(
+        gpu, precision, compute_efficiency=compute_efficiency, memory_efficiency=memory_efficiency
+    )
+    compute_time = flops / (peak * gpus)
+    memory_time = bytes_moved / (bandwidth * gpus)
     intensity = flops / bytes_moved
-    ridge = achieved_flops / achieved_bandwidth
+    ridge = peak / bandwidth
     return RooflineTime(
         flops=flops,
         bytes_moved=bytes_moved,
@@ -68,8 +92,13 @@ def roofline_time(
         compute_time_s=compute_time,
         memory_time_s=memory_time,
         time_s=max(compute_time, memory_time),
-        bound="compute" if intensity >= ridge else "memory",
+        bound=bound_at(intensity, ridge),
     )
+
+
+def bound_at(intensity_flop_per_byte: float, ridge_point_flop_per_byte: float) -> str:
+    """Which limit applies at an intensity: "compute" at or above the ridge point, "memory" below it."""
+    return "compute" if intensity_flop_per_byte >= ridge_point_flop_per_byte else "memory"
 
 
 def attainable_flops_per_s(intensity_flop_per_byte: float, gpu: str | GPU, precision: str = "bf16") -> float:

@@ -9,11 +9,12 @@ from __future__ import annotations
 from calculators.hardware import GPU
 from calculators.models import Model
 from calculators.passes import PassResult, decode_step, make_setup, prefill
+from calculators.roofline import ridge_point
 from calculators.serving import MemoryFootprint, RequestTiming, max_batch, memory_footprint, request_timing
 
 
 class Scenario:
-    """``Scenario("dense-8b", "h100-sxm")`` is the prefill-vs-decode lesson's setting (BF16, spec-sheet peaks).
+    """``Scenario("dense-8b", "h100-sxm")`` is the prefill-vs-decode lesson's setting (BF16, spec peaks).
 
     Keyword arguments are those of :func:`calculators.passes.make_setup`: ``precision``, ``level``
     ("simple" or "refined"), ``gpus``, ``compute_efficiency`` and ``memory_efficiency``.
@@ -42,7 +43,10 @@ class Scenario:
 
     def __repr__(self) -> str:
         s = self.setup
-        return f"Scenario({s.model.key!r}, {s.gpu.key!r}, precision={s.precision!r}, level={s.level!r}, gpus={s.gpus})"
+        return (
+            f"Scenario({s.model.key!r}, {s.gpu.key!r}, precision={s.precision!r}, level={s.level!r}, "
+            f"gpus={s.gpus})"
+        )
 
     @property
     def model(self) -> Model:
@@ -56,8 +60,8 @@ class Scenario:
     def ridge_point_flop_per_byte(self) -> float:
         """The GPU's ridge point at this precision and these efficiencies."""
         s = self.setup
-        return (s.gpu.peak_flops_per_s(s.precision) * s.compute_efficiency) / (
-            s.gpu.memory_bandwidth_bytes_per_s * s.memory_efficiency
+        return ridge_point(
+            s.gpu, s.precision, compute_efficiency=s.compute_efficiency, memory_efficiency=s.memory_efficiency
         )
 
     @property

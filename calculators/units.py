@@ -58,10 +58,12 @@ def significant(value: float, digits: int = 3) -> float:
     return round(value, digits - 1 - math.floor(math.log10(abs(value))))
 
 
-def format_value(value: float, unit: str = "number", *, digits: int | None = None, decimals: int | None = None) -> str:
+def format_value(
+    value: float, unit: str = "number", *, digits: int | None = None, decimals: int | None = None
+) -> str:
     """Format a base-unit value for prose: ``format_value(0.004776, "ms")`` -> ``"4.78 ms"``.
 
-    Give ``decimals`` for a fixed number of decimal places, else ``digits`` significant figures (3 by default).
+    Give ``decimals`` for fixed decimal places, else ``digits`` significant figures (3 by default).
     Thousands are separated by commas, as in English prose.
     """
     chosen = get_unit(unit)

@@ -1,7 +1,7 @@
 """Input checks shared by every calculator.
 
-Every public function of the core validates its inputs here, so that a bad value (zero, negative, NaN, infinite,
-the wrong type) is rejected with one kind of message: the field, the value, and what is allowed.
+Every public function of the core validates its inputs here, so that a bad value (zero, negative, NaN,
+infinite, the wrong type) is rejected with one kind of message: the field, the value, and what is allowed.
 Widgets show that message inline and the build prints it, so it has to read well on its own.
 """
 
@@ -35,7 +35,7 @@ def fraction(field: str, value: object) -> float:
 
 
 def count(field: str, value: object, *, minimum: int = 1) -> int:
-    """Return ``value`` if it is a whole number at least ``minimum``; token counts and batch sizes are integers."""
+    """Return ``value`` if it is a whole number >= ``minimum``: token counts and batches are integers."""
     if isinstance(value, bool):
         raise ValueError(f"{field} must be a whole number >= {minimum}, got {_describe(value)}")
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
