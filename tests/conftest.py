@@ -21,19 +21,9 @@ from urllib.parse import urlparse
 
 import pytest
 
+from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
+
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = os.environ.get("RIDGEPOINT_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    # Only loopback resolves, so a stray request to another host fails fast and is recorded.
-    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",
-]
 BUILD_ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
 
