@@ -1,20 +1,67 @@
 """MkDocs hook: a thin dispatcher from MkDocs events to plain functions in ``course``.
 
-No logic lives here, so leaving MkDocs (for Zensical, which runs Markdown extensions but not hooks) costs little.
+No logic lives here, so leaving MkDocs (for Zensical, which runs extensions but not hooks) costs little.
 MkDocs restores ``sys.path`` after loading this file, so the project package is imported inside each event.
+
+Problems found in any page are collected through the build and reported together at ``on_env`` (after every
+page's Markdown was read, before any HTML is written), which fails the build.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+_BUILD: dict[str, Any] = {}  # per-build state, reset by on_config (mkdocs serve rebuilds in one process)
 
 
 def on_config(config: Any) -> Any:
+    import sys
+
+    project = str(Path(__file__).resolve().parent.parent)
+    if project not in sys.path:
+        sys.path.insert(0, project)  # the project, when it is not installed
+    from course.pages import purge_project_modules
+
+    purge_project_modules()  # pick up edited calculators and extensions on each serve rebuild
+    from course.lessons import load_course
+    from course.validation import block_validators
+
+    course = load_course(config.docs_dir)
+    _BUILD.clear()
+    _BUILD.update(
+        course=course, problems=list(course.problems), validators=block_validators(config.markdown_extensions)
+    )
+    config.mdx_configs.setdefault("course.markdown.lesson_list", {})["docs_dir"] = config.docs_dir
     return config
 
 
+def on_files(files: Any, config: Any) -> Any:
+    from course.navigation import build_nav
+
+    config.nav = build_nav(_BUILD["course"], [f.src_uri for f in files.documentation_pages()])
+    return files
+
+
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    from course.pages import prepare_page
+
+    source = Path(page.file.abs_src_path).read_text(encoding="utf-8") if page.file.abs_src_path else markdown
+    markdown, problems = prepare_page(
+        markdown, page.file.src_uri, source, _BUILD["course"], _BUILD["validators"], config.docs_dir
+    )
+    _BUILD["problems"].extend(problems)
     return markdown
+
+
+def on_env(env: Any, config: Any, files: Any) -> Any:
+    from mkdocs.exceptions import PluginError
+
+    from course.problems import LessonProblems
+
+    if _BUILD.get("problems"):
+        raise PluginError(str(LessonProblems(_BUILD["problems"])))
+    return env
 
 
 def on_post_build(config: Any) -> None:
