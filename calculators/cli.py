@@ -176,6 +176,7 @@ def _phases(args: argparse.Namespace) -> tuple[object, str]:
         "prefill": first.as_dict(),
         "decode_step": step.as_dict(),
         "request": timing.as_dict(),
+        "ridge_point_flop_per_byte": scenario.ridge_point_flop_per_byte,
         "prompt_tokens_per_decode_step": scenario.prompt_tokens_per_decode_step(),
     }
     rows = [
@@ -224,9 +225,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print JSON (base SI units) instead of a table")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sub.add_parser("presets", help="list GPU and model presets with their figures")
+    # --json is accepted after the subcommand too ("phases --json"); SUPPRESS keeps a value given before it.
+    json_after = argparse.ArgumentParser(add_help=False)
+    json_after.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
 
-    roof = sub.add_parser("roofline", help="ridge points, or where an intensity falls on each roofline")
+    sub.add_parser("presets", parents=[json_after], help="list GPU and model presets with their figures")
+
+    roof = sub.add_parser(
+        "roofline", parents=[json_after], help="ridge points, or where an intensity falls on each roofline"
+    )
     roof.add_argument(
         "--gpu", dest="gpus", action="append", metavar="GPU", help="GPU preset (repeatable; default all)"
     )
@@ -234,7 +241,9 @@ def build_parser() -> argparse.ArgumentParser:
     roof.add_argument("--intensity", type=float, help="an operation's arithmetic intensity, FLOP per byte")
 
     phases = sub.add_parser(
-        "phases", help="prefill and decode of one request (default: the lesson's scenario)"
+        "phases",
+        parents=[json_after],
+        help="prefill and decode of one request (default: the lesson's scenario)",
     )
     phases.add_argument("--model", default="dense-8b", help="model preset (default dense-8b, the lesson's)")
     phases.add_argument("--params-billion", type=float, help="a dense model by its size instead of a preset")

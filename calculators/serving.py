@@ -163,6 +163,11 @@ def max_batch(setup: Setup, context_tokens: int) -> int:
     alone don't).
     """
     context = count("context_tokens", context_tokens)
+    if not setup.model.shapes_known:
+        raise ValueError(
+            f"max_batch needs the KV cache size, but {setup.model.name!r} is given only by its size; "
+            "use a model preset"
+        )
     free = setup.memory_capacity_bytes - setup.weight_bytes
     per_sequence = setup.kv_cache_bytes(1, context)
     if free < per_sequence:

@@ -58,6 +58,10 @@ def choice(field: str, value: object, allowed: Iterable[str]) -> str:
 def unknown_name(kind: str, name: str, known: Iterable[str]) -> ValueError:
     """Build the error for an unknown preset, suggesting the closest known names."""
     names = sorted(known)
-    close = difflib.get_close_matches(name.lower(), names, n=3, cutoff=0.4)
+    wanted = name.strip().lower()
+    # Names that contain what was typed, or are contained in it ("h100" -> "h100-sxm"), come first.
+    containing = [n for n in names if wanted and (wanted in n or n in wanted)]
+    similar = difflib.get_close_matches(wanted, names, n=3, cutoff=0.4)
+    close = list(dict.fromkeys([*containing, *similar]))[:3]
     hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     return ValueError(f"unknown {kind} {name!r}.{hint} Known {kind}s: {', '.join(names)}")
