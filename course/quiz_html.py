@@ -49,7 +49,9 @@ def _numeric_answer_text(question: NumericQuestion) -> tuple[str, str]:
     scale = UNITS[question.unit].scale
     error = question.tolerance.allowed_error(question.value)
     answer = format_value(question.value * scale, question.unit)
-    low = format_value((question.value - error) * scale, question.unit).removesuffix(UNITS[question.unit].suffix)
+    low = format_value((question.value - error) * scale, question.unit).removesuffix(
+        UNITS[question.unit].suffix
+    )
     high = format_value((question.value + error) * scale, question.unit)
     return answer, f"{question.tolerance.describe()}: {low} to {high}"
 
@@ -76,7 +78,7 @@ def _choice_answer(question: ChoiceQuestion, inline: Callable[[str], str]) -> st
         verdict = "Right" if option.correct else "Wrong"
         items.append(
             f'<li data-option="{index}" data-correct="{str(option.correct).lower()}">'
-            f'<strong>{LETTERS[index]}. {verdict}.</strong> {inline(option.explain)}</li>'
+            f"<strong>{LETTERS[index]}. {verdict}.</strong> {inline(option.explain)}</li>"
         )
     return (
         f'<p class="rp-quiz__solution"><strong>{label}: {", ".join(right)}.</strong></p>'
@@ -126,7 +128,8 @@ def render_quiz(quiz: Quiz) -> str:
             f'<fieldset><legend class="rp-quiz__prompt"><span class="rp-quiz__number">{number}.</span> '
             f"{prompt}</legend>{controls}</fieldset>"
             f'<div class="rp-quiz__actions" hidden>'
-            f'<button type="button" class="md-button md-button--primary" data-action="check">Check answer</button> '
+            f'<button type="button" class="md-button md-button--primary" data-action="check">'
+            "Check answer</button> "
             f'<button type="button" class="md-button" data-action="reveal">Show answer</button></div>'
             f'<div class="rp-quiz__feedback" role="status" aria-live="polite"></div>'
             f'<details class="rp-quiz__answer"><summary>Answer and explanation</summary>{answer}</details>'
@@ -134,8 +137,9 @@ def render_quiz(quiz: Quiz) -> str:
         )
         key.append(f'<li value="{number}">{answer}</li>')
     total = len(quiz.questions)
+    label = f"Quiz, {total} question{'' if total == 1 else 's'}"
     return (
-        f'<section class="rp-quiz" data-rp-quiz aria-label="Quiz: {total} question{"s" if total != 1 else ""}">'
+        f'<section class="rp-quiz" data-rp-quiz aria-label="{label}">'
         f"{''.join(questions)}"
         f'<div class="rp-quiz__footer" hidden><p class="rp-quiz__progress" aria-live="polite"></p>'
         f'<button type="button" class="md-button" data-action="reset">Reset answers</button></div>'

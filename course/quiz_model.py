@@ -31,7 +31,9 @@ CHOICE_KEYS = ("id", "kind", "prompt", "options")
 NUMERIC_KEYS = ("id", "kind", "prompt", "answer", "tolerance", "unit", "explain")
 OPTION_KEYS = ("text", "correct", "explain")
 
-EXAMPLE_CHOICE = "kind: single, with options: [{text: ..., correct: true, explain: ...}, {text: ..., explain: ...}]"
+EXAMPLE_CHOICE = (
+    "kind: single, with options: [{text: ..., correct: true, explain: ...}, {text: ..., explain: ...}]"
+)
 
 
 @dataclass(frozen=True)
@@ -45,13 +47,13 @@ class Option:
 
 @dataclass(frozen=True)
 class Tolerance:
-    """How far a reader's number may be from the computed answer: relative (``5%``) or absolute (in the unit)."""
+    """How far a reader's number may be from the answer: relative (``5%``) or absolute (in the unit)."""
 
     amount: float
     relative: bool
 
     def accepts(self, guess: float, answer: float) -> bool:
-        """Whether ``guess`` counts as right; the page's script applies the same rule to the embedded figures."""
+        """Whether ``guess`` counts as right; the page's script applies this rule to the embedded figures."""
         return abs(guess - answer) <= self.allowed_error(answer)
 
     def allowed_error(self, answer: float) -> float:
@@ -133,7 +135,7 @@ class _LocatedDict(dict[Any, Any]):
 
 
 class _LocatingLoader(yaml.SafeLoader):
-    """SafeLoader whose mappings are :class:`_LocatedDict` (PyYAML otherwise drops positions and duplicates)."""
+    """SafeLoader whose mappings are :class:`_LocatedDict` (PyYAML drops positions and duplicate keys)."""
 
 
 def _construct_located_map(loader: _LocatingLoader, node: yaml.MappingNode) -> Iterator[_LocatedDict]:
@@ -192,7 +194,9 @@ class _Checker:
             self.add(
                 f"{where} field {key!r}",
                 f"must be text, got {value!r} (YAML read it as {type(value).__name__})",
-                f'put the text in quotes so YAML keeps it as written: {key}: "..."' if isinstance(value, bool) else fix,
+                f'put the text in quotes so YAML keeps it as written: {key}: "..."'
+                if isinstance(value, bool)
+                else fix,
                 line,
             )
             return ""
@@ -203,7 +207,11 @@ class _Checker:
 
 
 def _where(index: int, question_id: object) -> str:
-    return f"question {question_id!r}" if isinstance(question_id, str) and question_id else f"question {index + 1}"
+    return (
+        f"question {question_id!r}"
+        if isinstance(question_id, str) and question_id
+        else f"question {index + 1}"
+    )
 
 
 def _parse_tolerance(value: object) -> Tolerance | str:
@@ -224,7 +232,7 @@ def _parse_tolerance(value: object) -> Tolerance | str:
     else:
         return f"must be a percentage like 5% or an absolute number like 0.5, got {value!r}"
     if not math.isfinite(amount) or amount <= 0:
-        return f"must be greater than 0, got {value!r}"
+        return f"must be a finite number greater than 0, got {value!r}"
     if relative:
         if amount >= 100:
             return f"must be under 100% (it would accept almost anything), got {value!r}"
@@ -247,8 +255,12 @@ def _parse_options(check: _Checker, question: _LocatedDict, kind: str, where: st
     for number, entry in enumerate(raw, start=1):
         place = f"{where} option {number}"
         if not isinstance(entry, _LocatedDict):
-            check.add(place, f"must be a mapping with text, explain and maybe correct, got {entry!r}",
-                      "- text: Memory bandwidth\n    explain: Why it is (or is not) the answer.", line)  # fmt: skip
+            check.add(
+                place,
+                f"must be a mapping with text, explain and maybe correct, got {entry!r}",
+                "- text: Memory bandwidth\n    explain: Why it is (or is not) the answer.",
+                line,
+            )
             continue
         check.keys(entry, OPTION_KEYS, place)
         text = check.text(entry, "text", place, "give the option's text: text: Memory bandwidth")
@@ -257,15 +269,22 @@ def _parse_options(check: _Checker, question: _LocatedDict, kind: str, where: st
         )
         correct = entry.get("correct", False)
         if not isinstance(correct, bool):
-            check.add(f"{place} field 'correct'", f"must be true or false, got {correct!r}",
-                      "correct: true (or leave it out for a wrong option)",
-                      entry.key_lines.get("correct", entry.line))  # fmt: skip
+            check.add(
+                f"{place} field 'correct'",
+                f"must be true or false, got {correct!r}",
+                "correct: true (or leave it out for a wrong option)",
+                entry.key_lines.get("correct", entry.line),
+            )
             correct = False
         options.append(Option(text, correct, explain))
         seen = [o.text for o in options[:-1]]
         if text and text in seen:
-            check.add(f"{place} field 'text'", f"repeats option {seen.index(text) + 1}",
-                      "make every option different", entry.key_lines.get("text", entry.line))  # fmt: skip
+            check.add(
+                f"{place} field 'text'",
+                f"repeats option {seen.index(text) + 1}",
+                "make every option different",
+                entry.key_lines.get("text", entry.line),
+            )
     correct_count = sum(option.correct for option in options)
     if kind == "single" and correct_count != 1 and len(options) == len(raw):
         check.add(
@@ -284,21 +303,27 @@ def _parse_options(check: _Checker, question: _LocatedDict, kind: str, where: st
     return tuple(options)
 
 
-def _parse_numeric(check: _Checker, question: _LocatedDict, where: str, ident: str, prompt: str) -> NumericQuestion:
+def _parse_numeric(
+    check: _Checker, question: _LocatedDict, where: str, ident: str, prompt: str
+) -> NumericQuestion:
     lines = question.key_lines
     unit = question.get("unit", "number")
     if not isinstance(unit, str) or unit not in UNITS:
         check.add(
             f"{where} field 'unit'",
             f"must be one of {', '.join(UNITS)}, got {unit!r}",
-            f"{_suggest(unit, tuple(UNITS))}unit: FLOP/byte (the answer expression gives base units: seconds, "
-            "bytes, FLOP; the unit converts it to what the reader types)",
+            f"{_suggest(unit, tuple(UNITS))}unit: ms (the answer expression gives base units: seconds, bytes,"
+            " FLOP; the unit converts it to what the reader types)",
             lines.get("unit", question.line),
         )
         unit = "number"
     value = math.nan
     expression = question.get("answer")
-    if isinstance(expression, bool) or not isinstance(expression, str | int | float) or str(expression).strip() == "":
+    if (
+        isinstance(expression, bool)
+        or not isinstance(expression, str | int | float)
+        or str(expression).strip() == ""
+    ):
         check.add(
             f"{where} field 'answer'",
             "must be a calculator expression",
@@ -314,18 +339,28 @@ def _parse_numeric(check: _Checker, question: _LocatedDict, where: str, ident: s
             check.add(
                 f"{where} field 'answer'",
                 str(error),
-                'write an expression that gives a number, e.g. answer: Scenario().decode().time_s',
+                "write an expression that gives a number, e.g. answer: Scenario().decode().time_s",
                 lines.get("answer", question.line),
             )
     tolerance = _parse_tolerance(question.get("tolerance"))
     if isinstance(tolerance, str):
-        check.add(f"{where} field 'tolerance'", tolerance, "tolerance: 5% (relative) or tolerance: 0.5 (in the unit)",
-                  lines.get("tolerance", question.line))  # fmt: skip
+        check.add(
+            f"{where} field 'tolerance'",
+            tolerance,
+            "tolerance: 5% (relative) or tolerance: 0.5 (in the unit)",
+            lines.get("tolerance", question.line),
+        )
         tolerance = Tolerance(0.05, relative=True)
     elif tolerance.relative and value == 0:
-        check.add(f"{where} field 'tolerance'", "a relative tolerance of an answer of 0 accepts only 0 exactly",
-                  "give an absolute tolerance, e.g. tolerance: 0.5", lines.get("tolerance", question.line))  # fmt: skip
-    explain = check.text(question, "explain", where, "explain the answer: explain: 989 TFLOP/s / 3.35 TB/s ≈ 295.")
+        check.add(
+            f"{where} field 'tolerance'",
+            "a relative tolerance of an answer of 0 accepts only 0 exactly",
+            "give an absolute tolerance, e.g. tolerance: 0.5",
+            lines.get("tolerance", question.line),
+        )
+    explain = check.text(
+        question, "explain", where, "explain the answer: explain: 989 TFLOP/s / 3.35 TB/s ≈ 295."
+    )
     return NumericQuestion(ident, prompt, expression, value, tolerance, unit, explain, question.line)
 
 
@@ -333,18 +368,30 @@ def parse_quiz(source: str) -> ParsedQuiz:
     """Read one quiz block's YAML; never raises on bad content, it returns every issue instead."""
     check = _Checker()
     try:
-        data = yaml.load(source, Loader=_LocatingLoader)  # noqa: S506 - a SafeLoader subclass
+        data = yaml.load(source, Loader=_LocatingLoader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
-        check.add("quiz YAML", f"cannot be read: {error.problem or error}", "fix the indentation or quoting there",
-                  mark.line + 1 if mark else None)  # fmt: skip
+        check.add(
+            "quiz YAML",
+            f"cannot be read: {error.problem or error}",
+            "fix the indentation or quoting there",
+            mark.line + 1 if mark else None,
+        )
         return ParsedQuiz(None, tuple(check.issues))
     except yaml.YAMLError as error:
         check.add("quiz YAML", f"cannot be read: {error}", "fix the YAML", None)
         return ParsedQuiz(None, tuple(check.issues))
-    if not isinstance(data, _LocatedDict) or not isinstance(data.get("questions"), list) or not data["questions"]:
-        check.add("quiz", "needs a non-empty list under 'questions'",
-                  "questions:\n  - id: prefill-bound\n    kind: single\n    prompt: ...", 1)  # fmt: skip
+    if (
+        not isinstance(data, _LocatedDict)
+        or not isinstance(data.get("questions"), list)
+        or not data["questions"]
+    ):
+        check.add(
+            "quiz",
+            "needs a non-empty list under 'questions'",
+            "questions:\n  - id: prefill-bound\n    kind: single\n    prompt: ...",
+            1,
+        )
         return ParsedQuiz(None, tuple(check.issues))
     check.keys(data, QUIZ_KEYS, "quiz")
 
@@ -352,25 +399,41 @@ def parse_quiz(source: str) -> ParsedQuiz:
     seen_ids: dict[str, int] = {}
     for index, raw in enumerate(data["questions"]):
         if not isinstance(raw, _LocatedDict):
-            check.add(f"question {index + 1}", f"must be a mapping with id, kind and prompt, got {raw!r}",
-                      f"- id: my-question\n    {EXAMPLE_CHOICE}", data.key_lines["questions"])  # fmt: skip
+            check.add(
+                f"question {index + 1}",
+                f"must be a mapping with id, kind and prompt, got {raw!r}",
+                f"- id: my-question\n    {EXAMPLE_CHOICE}",
+                data.key_lines["questions"],
+            )
             continue
         where = _where(index, raw.get("id"))
         ident = raw.get("id")
         id_line = raw.key_lines.get("id", raw.line)
         if not isinstance(ident, str) or not ID_PATTERN.match(ident):
-            check.add(f"{where} field 'id'", f"must be lower-case letters, digits and hyphens, got {ident!r}",
-                      "id: prefill-bound (unique within the page)", id_line)  # fmt: skip
+            check.add(
+                f"{where} field 'id'",
+                f"must be lower-case letters, digits and hyphens, got {ident!r}",
+                "id: prefill-bound (unique within the page)",
+                id_line,
+            )
             ident = f"question-{index + 1}"
         elif ident in seen_ids:
-            check.add(f"{where} field 'id'", f"repeats the id of the question on line {seen_ids[ident]}",
-                      "give every question of the page its own id", id_line)  # fmt: skip
+            check.add(
+                f"{where} field 'id'",
+                f"repeats the id of the question on line {seen_ids[ident]}",
+                "give every question of the page its own id",
+                id_line,
+            )
         else:
             seen_ids[ident] = id_line
         kind = raw.get("kind")
         if kind not in KINDS:
-            check.add(f"{where} field 'kind'", f"must be one of {', '.join(KINDS)}, got {kind!r}",
-                      f"{_suggest(str(kind), KINDS)}kind: single", raw.key_lines.get("kind", raw.line))  # fmt: skip
+            check.add(
+                f"{where} field 'kind'",
+                f"must be one of {', '.join(KINDS)}, got {kind!r}",
+                f"{_suggest(str(kind), KINDS)}kind: single",
+                raw.key_lines.get("kind", raw.line),
+            )
             continue
         check.keys(raw, NUMERIC_KEYS if kind == "numeric" else CHOICE_KEYS, where)
         prompt = check.text(raw, "prompt", where, "ask the question: prompt: What limits prefill on an H100?")
@@ -408,7 +471,10 @@ def find_quiz_fences(markdown: str, first_line: int = 1) -> list[QuizFence]:
         while end < len(lines) and not closing.match(lines[end]):
             end += 1
         if info and info[0].lstrip(".") == "quiz":
-            body = [line[len(indent) :] if line.startswith(indent) else line.lstrip() for line in lines[index + 1 : end]]
+            body = [
+                line[len(indent) :] if line.startswith(indent) else line.lstrip()
+                for line in lines[index + 1 : end]
+            ]
             fences.append(QuizFence("\n".join(body), first_line + index + 1))
         index = end + 1
     return fences
@@ -432,9 +498,15 @@ def find_problems(markdown: str, path: str, *, first_line: int = 1) -> list[Prob
         for question in parsed.quiz.questions:
             line = fence.first_line + question.line - 1
             if question.id in seen_ids:
-                problems.append(Problem(path, f"question {question.id!r} field 'id'",
-                                        f"repeats the id of the question on line {seen_ids[question.id]}",
-                                        "give every question of the page its own id", line))  # fmt: skip
+                problems.append(
+                    Problem(
+                        path,
+                        f"question {question.id!r} field 'id'",
+                        f"repeats the id of the question on line {seen_ids[question.id]}",
+                        "give every question of the page its own id",
+                        line,
+                    )
+                )
             else:
                 seen_ids[question.id] = line
     return problems

@@ -23,8 +23,9 @@ __all__ = ["QuizExtension", "find_problems", "format_quiz", "makeExtension"]
 FENCE_NAME = "quiz"
 
 
-def format_quiz(source: str, language: str, class_name: str, options: dict[str, Any], md: Markdown,
-                **kwargs: Any) -> str:  # fmt: skip
+def format_quiz(
+    source: str, language: str, class_name: str, options: dict[str, Any], md: Markdown, **kwargs: Any
+) -> str:
     """Superfences formatter: the quiz's HTML, or the list of its problems."""
     parsed = parse_quiz(source)
     if parsed.quiz is None:
@@ -32,8 +33,9 @@ def format_quiz(source: str, language: str, class_name: str, options: dict[str, 
     return render_quiz(parsed.quiz)
 
 
-def _accept_no_options(language: str, inputs: dict[str, str], options: dict[str, Any], attrs: dict[str, Any],
-                       md: Markdown) -> bool:  # fmt: skip
+def _accept_no_options(
+    language: str, inputs: dict[str, str], options: dict[str, Any], attrs: dict[str, Any], md: Markdown
+) -> bool:
     """Superfences validator: a quiz fence takes no header options."""
     return not inputs
 
@@ -41,7 +43,7 @@ def _accept_no_options(language: str, inputs: dict[str, str], options: dict[str,
 class QuizExtension(Extension):
     """Registers the ``quiz`` fence with pymdownx.superfences (loading superfences if the site did not)."""
 
-    def extendMarkdown(self, md: Markdown) -> None:  # noqa: N802 - Python-Markdown's API
+    def extendMarkdown(self, md: Markdown) -> None:
         if "fenced_code_block" not in md.preprocessors or not hasattr(
             md.preprocessors["fenced_code_block"], "extension"
         ):
@@ -55,12 +57,17 @@ class QuizExtension(Extension):
         )
 
 
-def _formatter(src: str = "", language: str = "", options: dict[str, Any] | None = None, md: Markdown | None = None,
-               **kwargs: Any) -> str:  # fmt: skip
+def _formatter(
+    src: str = "",
+    language: str = "",
+    options: dict[str, Any] | None = None,
+    md: Markdown | None = None,
+    **kwargs: Any,
+) -> str:
     # Superfences calls formatters with keywords only; this adapts them to format_quiz's plain signature.
     assert md is not None
     return format_quiz(src, language, FENCE_NAME, options or {}, md, **kwargs)
 
 
-def makeExtension(**kwargs: Any) -> QuizExtension:  # noqa: N802 - Python-Markdown's entry point name
+def makeExtension(**kwargs: Any) -> QuizExtension:
     return QuizExtension(**kwargs)
