@@ -115,7 +115,7 @@ def test_refined_embedding_is_a_row_lookup() -> None:
 
 
 def test_dense_8b_refined_uses_its_shapes() -> None:
-    # At the refined level the nominal model is counted from Llama-3.1-8B's shapes (8.03e9), not the round 8e9.
+    # At the refined level the nominal model counts Llama-3.1-8B's shapes (8.03e9), not the round 8e9.
     nominal = Scenario("dense-8b", "h100-sxm", level="refined").decode(context_tokens=2000)
     llama = Scenario("llama-3.1-8b", "h100-sxm", level="refined").decode(context_tokens=2000)
     assert nominal.as_dict() == llama.as_dict()
@@ -188,7 +188,7 @@ def test_deepseek_mla_attention_and_cache() -> None:
 
 
 def test_kv_heads_are_replicated_when_gpus_outnumber_them() -> None:
-    # Llama-3.1-8B has 8 KV heads: up to G = 8 each GPU holds its own heads, at G = 16 every head is on 2 GPUs.
+    # Llama-3.1-8B has 8 KV heads: up to G = 8 each GPU holds its own, at G = 16 every head is on 2 GPUs.
     assert make_setup("llama-3.1-8b", "h100-sxm", gpus=2).kv_replication == 1
     assert make_setup("llama-3.1-8b", "h100-sxm", gpus=8).kv_replication == 1
     assert make_setup("llama-3.1-8b", "h100-sxm", gpus=16).kv_replication == 2

@@ -1,0 +1,176 @@
+"""``python -m calculators``: readable tables, JSON for scripts, exit status 2 with a message on bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from calculators import GPUS, MODELS
+from calculators.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> Any:
+    code, out, err = run(capsys, *argv, "--json")
+    assert (code, err) == (0, "")
+    return json.loads(out)
+
+
+def test_module_entry_point_answers_the_lesson_in_a_table() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "calculators", "phases"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr
+    text = result.stdout
+    assert "4.78 ms" in text  # a decode step
+    assert "295.3 FLOP/byte" in text  # the ridge point
+    assert "295 tokens" in text  # prompt tokens per decode step
+    assert "6.77 steps" in text  # a 2,000-token prefill
+    assert "32.3 ms" in text  # time to first token
+    prefill_row = next(line for line in text.splitlines() if line.startswith("prefill "))
+    decode_row = next(line for line in text.splitlines() if line.startswith("decode step"))
+    assert prefill_row.split()[-1] == "compute"
+    assert decode_row.split()[-1] == "memory"
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_phases_json_has_the_lessons_numbers(capsys: pytest.CaptureFixture[str], where: str) -> None:
+    argv = ["--json", "phases"] if where == "before" else ["phases", "--json"]
+    code, out, err = run(capsys, *argv)
+    assert (code, err) == (0, "")
+    record = json.loads(out)
+    assert (record["model"], record["gpu"], record["precision"], record["level"]) == (
+        "dense-8b",
+        "h100-sxm",
+        "bf16",
+        "simple",
+    )
+    assert record["decode_step"]["time_s"] == pytest.approx(4.78e-3, rel=0.005)
+    assert record["decode_step"]["bound"] == "memory"
+    assert record["prefill"]["time_s"] == pytest.approx(2 * 8e9 * 2000 / 989.4e12)
+    assert record["prefill"]["intensity_flop_per_byte"] == pytest.approx(2000)
+    assert record["ridge_point_flop_per_byte"] == pytest.approx(295.3, rel=1e-3)
+    assert record["prompt_tokens_per_decode_step"] == pytest.approx(295, rel=0.005)
+    assert record["request"]["prefill_cost_in_decode_steps"] == pytest.approx(6.8, rel=0.005)
+    assert record["request"]["decode_steps"] == 255  # default 256 output tokens
+
+
+def test_phases_options(capsys: pytest.CaptureFixture[str]) -> None:
+    record = run_json(
+        capsys,
+        "phases",
+        "--model",
+        "llama-3.1-70b",
+        "--gpu",
+        "h200",
+        "--tensor-parallel",
+        "2",
+        "--level",
+        "refined",
+        "--prompt",
+        "4096",
+        "--output",
+        "2",
+        "--batch",
+        "4",
+    )
+    assert (record["model"], record["tensor_parallel"], record["level"]) == ("llama-3.1-70b", 2, "refined")
+    # decode at context 4097: (4097 read + 1 written) x 327,680 B x 4 sequences of KV traffic
+    assert record["decode_step"]["kv_cache_bytes"] == 4098 * 327_680 * 4
+    assert record["prefill"]["tokens_processed"] == 4 * 4096
+
+
+def test_custom_gpu_by_numbers(capsys: pytest.CaptureFixture[str]) -> None:
+    record = run_json(capsys, "phases", "--gpu-tflops", "1000", "--gpu-tbps", "4", "--gpu-gb", "100")
+    assert record["gpu"] == "custom"
+    assert record["ridge_point_flop_per_byte"] == pytest.approx(250)  # 1000 TFLOP/s / 4 TB/s
+    assert record["decode_step"]["time_s"] == pytest.approx(16e9 / 4e12)  # 4 ms
+    fp8 = run_json(
+        capsys, "phases", "--precision", "fp8", *("--gpu-tflops", "1000", "--gpu-fp8-tflops", "2000"),
+        *("--gpu-tbps", "4", "--gpu-gb", "100"),
+    )  # fmt: skip
+    assert fp8["decode_step"]["time_s"] == pytest.approx(8e9 / 4e12)
+
+
+def test_custom_model_by_size(capsys: pytest.CaptureFixture[str]) -> None:
+    record = run_json(capsys, "phases", "--params-billion", "70", "--gpu", "b200")
+    assert record["model"] == "custom"
+    assert record["decode_step"]["weight_bytes"] == 140e9
+    assert record["decode_step"]["time_s"] == pytest.approx(140e9 / 8e12)  # 17.5 ms on a B200
+
+
+def test_presets_table_and_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "presets")
+    assert code == 0
+    for key in [*GPUS, *MODELS]:
+        assert key in out
+    assert "989.4 TFLOP/s" in out  # H100 dense BF16, not the sparse 1,979
+    record = run_json(capsys, "presets")
+    assert {g["key"] for g in record["gpus"]} == set(GPUS)
+    assert all(g["source"] for g in record["gpus"])
+    assert all(m["source"] for m in record["models"])
+    llama = next(m for m in record["models"] if m["key"] == "llama-3.1-8b")
+    assert llama["params"] == 8_030_261_248
+    assert llama["kv_cache_bytes_per_token_bf16"] == 131_072
+
+
+def test_roofline_ridge_points_and_intensity(capsys: pytest.CaptureFixture[str]) -> None:
+    records = run_json(capsys, "roofline", "--intensity", "100")
+    by_gpu = {r["gpu"]: r for r in records}
+    assert set(by_gpu) == set(GPUS)
+    h100 = by_gpu["h100-sxm"]
+    assert h100["ridge_point_flop_per_byte"] == pytest.approx(295.3, rel=1e-3)
+    assert h100["bound"] == "memory"  # 100 < 295
+    assert h100["attainable_flops_per_s"] == pytest.approx(100 * 3.35e12)
+    code, out, _ = run(capsys, "roofline", "--gpu", "rtx-4090", "--intensity", "200")
+    assert code == 0
+    assert "compute-bound" in out  # 200 > 163.9
+    assert "165.2 TFLOP/s" in out
+    # FP8 lists only the GPUs that have it
+    fp8 = {r["gpu"] for r in run_json(capsys, "roofline", "--precision", "fp8")}
+    assert "a100-sxm-80gb" not in fp8
+    assert "h100-sxm" in fp8
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["phases", "--prompt", "0"], ["prompt_tokens", "0"]),
+        (["phases", "--batch", "-3"], ["batch", "-3"]),
+        (["phases", "--gpu", "h100"], ["unknown GPU 'h100'", "h100-sxm"]),
+        (["phases", "--model", "llama-8b"], ["unknown model 'llama-8b'", "llama-3.1-8b"]),
+        (["phases", "--gpu", "a100-sxm-80gb", "--precision", "fp8"], ["precision 'fp8'", "bf16"]),
+        (["phases", "--model", "llama-3.1-405b", "--gpu", "h100-sxm"], ["does not fit"]),
+        (["phases", "--gpu-tflops", "1000"], ["--gpu-tbps", "--gpu-gb"]),
+        (["phases", "--gpu-tflops", "nan", "--gpu-tbps", "4", "--gpu-gb", "80"], ["bf16_tflops", "nan"]),
+        (["phases", "--params-billion", "70", "--level", "refined"], ["refined", "simple"]),
+        (["phases", "--compute-efficiency", "1.5"], ["compute_efficiency", "1.5"]),
+        (["roofline", "--intensity", "-1"], ["intensity_flop_per_byte", "-1"]),
+        (["roofline", "--gpu", "a100-sxm-80gb", "--precision", "fp8"], ["precision 'fp8'"]),
+    ],
+)
+def test_bad_input_exits_2_with_the_message_on_stderr(
+    capsys: pytest.CaptureFixture[str], argv: list[str], words: list[str]
+) -> None:
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    assert out == ""
+    assert err.startswith("error: ")
+    for word in words:
+        assert word in err
+
+
+def test_argparse_errors_also_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(["phases", "--level", "fast"])
+    assert info.value.code == 2
+    assert "'fast'" in capsys.readouterr().err
