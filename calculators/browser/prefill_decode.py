@@ -1,0 +1,141 @@
+"""The prefill-vs-decode simulator: one request of one model on one GPU, prefill then decode.
+
+Defaults are the source lesson's simulation: the nominal 8B dense model in BF16 on an H100 SXM at spec-sheet
+peaks, KV-cache traffic ignored (the calculators' "simple" level); the switch turns on the "refined" level.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from calculators.browser.inputs import flag, number
+from calculators.hardware import GPUS
+from calculators.models import MODELS
+from calculators.roofline import attainable_flops_per_s
+from calculators.scenario import Scenario
+from calculators.units import format_value
+
+NAME = "prefill-decode"
+DEFAULTS: dict[str, Any] = {
+    "model": "dense-8b",
+    "gpu": "h100-sxm",
+    "prompt": 2000,
+    "output": 256,
+    "batch": 1,
+    "kv": False,
+}
+PROMPT_RANGE = (1, 131072)  # the prompt slider: log scale, 1 to 128k tokens
+ASSUMPTIONS = (
+    "BF16 weights on one GPU at its spec-sheet peaks (dense FLOP/s, full memory bandwidth); a pass does 2 FLOPs "
+    "per parameter per token and reads every weight once. KV-cache traffic and attention FLOPs are ignored "
+    "unless the switch is on; activations, kernel launches and queueing always are."
+)
+
+
+def state_from(raw: dict[str, Any]) -> dict[str, Any]:
+    """The widget state with defaults filled in, numbers parsed, and unknown keys dropped."""
+    merged = {**DEFAULTS, **{key: value for key, value in raw.items() if key in DEFAULTS}}
+    return {
+        "model": str(merged["model"]).strip(),
+        "gpu": str(merged["gpu"]).strip(),
+        "prompt": number(merged["prompt"]),
+        "output": number(merged["output"]),
+        "batch": number(merged["batch"]),
+        "kv": flag(merged["kv"]),
+    }
+
+
+def scenario_for(state: dict[str, Any]) -> Scenario:
+    return Scenario(state["model"], state["gpu"], level="refined" if state["kv"] else "simple")
+
+
+def python_source(state: dict[str, Any]) -> str:
+    """The calculator call behind the numbers, as a reader can edit and run it."""
+    level = "refined" if state["kv"] else "simple"
+    return (
+        "from calculators import Scenario\n"
+        "\n"
+        f"scenario = Scenario({state['model']!r}, {state['gpu']!r}, level={level!r})\n"
+        f"request = scenario.request({state['prompt']!r}, output_tokens={state['output']!r}, "
+        f"batch={state['batch']!r})\n"
+        'print(f"prefill: {request.prefill.time_s * 1e3:.2f} ms ({request.prefill.bound}-bound)")\n'
+        'print(f"decode step: {request.first_decode.time_s * 1e3:.2f} ms ({request.first_decode.bound}-bound)")\n'
+        'print(f"prefill = {request.prefill_cost_in_decode_steps:.1f} decode steps")\n'
+        'print(f"total: {request.total_time_s:.3f} s")\n'
+    )
+
+
+def _roofline_rows(scenario: Scenario) -> list[dict[str, Any]]:
+    """The GPU's roofline (attainable FLOP/s against intensity) from 0.1 to 100,000 FLOP/byte, log-spaced."""
+    gpu, precision = scenario.gpu, scenario.setup.precision
+    intensities = sorted(
+        {10 ** (exponent / 8) for exponent in range(-8, 41)} | {scenario.ridge_point_flop_per_byte}
+    )
+    return [
+        {"gpu": gpu.name, "intensity": i, "flops_per_s": attainable_flops_per_s(i, gpu, precision)}
+        for i in intensities
+    ]
+
+
+def compute(raw: dict[str, Any]) -> dict[str, Any]:
+    """Everything the widget shows for ``raw`` control values; raises the calculators' ``ValueError``."""
+    state = state_from(raw)
+    scenario = scenario_for(state)
+    request = scenario.request(state["prompt"], state["output"], batch=state["batch"])
+    prefill, decode = request.prefill, request.first_decode
+    values = {
+        "prefill_time_s": prefill.time_s,
+        "decode_step_time_s": decode.time_s,
+        "prefill_in_decode_steps": request.prefill_cost_in_decode_steps,
+        "time_to_first_token_s": request.time_to_first_token_s,
+        "total_time_s": request.total_time_s,
+        "prefill_intensity": prefill.intensity_flop_per_byte,
+        "decode_intensity": decode.intensity_flop_per_byte,
+        "ridge_point": scenario.ridge_point_flop_per_byte,
+    }
+    shown = {
+        "prefill_time_s": format_value(prefill.time_s, "ms"),
+        "decode_step_time_s": format_value(decode.time_s, "ms"),
+        "prefill_in_decode_steps": format_value(request.prefill_cost_in_decode_steps, "steps"),
+        "time_to_first_token_s": format_value(request.time_to_first_token_s, "ms"),
+        "total_time_s": format_value(request.total_time_s, "s"),
+        "prefill_bound": f"{prefill.bound}-bound at {format_value(prefill.intensity_flop_per_byte, 'FLOP/byte')}",
+        "decode_bound": f"{decode.bound}-bound at {format_value(decode.intensity_flop_per_byte, 'FLOP/byte')}",
+        "ridge_point": format_value(scenario.ridge_point_flop_per_byte, "FLOP/byte"),
+    }
+    timeline = [
+        {"phase": "prefill", "start_s": 0.0, "end_s": prefill.time_s, "tokens": state["prompt"]},
+        {
+            "phase": "decode",
+            "start_s": prefill.time_s,
+            "end_s": request.total_time_s,
+            "tokens": request.decode_steps,
+        },
+    ]
+    points = [
+        {"label": f"prefill ({state['prompt']:,} tokens)", "phase": "prefill",
+         "intensity": prefill.intensity_flop_per_byte, "flops_per_s": prefill.flops / prefill.time_s},
+        {"label": f"decode step (batch {state['batch']})", "phase": "decode",
+         "intensity": decode.intensity_flop_per_byte, "flops_per_s": decode.flops / decode.time_s},
+    ]  # fmt: skip
+    summary = (
+        f"{scenario.model.name} on {scenario.gpu.name}: prefill {shown['prefill_time_s']}, "
+        f"one decode step {shown['decode_step_time_s']}, so the prompt costs {shown['prefill_in_decode_steps']}; "
+        f"first token after {shown['time_to_first_token_s']}, whole request {shown['total_time_s']}."
+    )
+    return {
+        "state": state,
+        "values": values,
+        "shown": shown,
+        "summary": summary,
+        "python": python_source(state),
+        "charts": {"timeline": timeline, "roofline": _roofline_rows(scenario), "points": points},
+    }
+
+
+def options() -> dict[str, list[tuple[str, str]]]:
+    """The presets the controls offer: (key, display name)."""
+    return {
+        "model": [(key, model.name) for key, model in MODELS.items()],
+        "gpu": [(key, gpu.name) for key, gpu in GPUS.items()],
+    }

@@ -1,0 +1,422 @@
+// Ridgepoint widgets: make the build-time widget figures live, with the calculators running under Pyodide.
+//
+// The page already shows each widget complete in its default state (rendered at build). This script only
+// reads controls, asks the worker (widget-worker.js, one per page, shared by every widget) for results, and puts
+// the answers into the page: numbers, the screen-reader summary, chart rows and the code cell. It does no maths.
+// The worker starts lazily: when a widget comes near the viewport (unless the browser asks to save data) or
+// when a control is touched; never just because the page loaded.
+(() => {
+  "use strict";
+  const here = document.currentScript ? document.currentScript.src : location.href;
+  const ASSETS = new URL("../", here); // this file is assets/ridgepoint/widgets.js
+  const WORKER_URL = new URL("ridgepoint/widget-worker.js", ASSETS);
+  const RUN_TIMEOUT_MS = 15000;
+  const SLIDER_STEPS = 1000;
+
+  // ---- the shared runtime: one worker for every widget on the page (and across instant navigation) ----
+  const runtime = {
+    status: "idle", // idle | loading | ready | failed
+    worker: null,
+    reason: "",
+    nextId: 1,
+    pending: new Map(),
+    widgets: new Set(),
+    config: null,
+    startedAt: 0,
+  };
+
+  function liveWidgets() {
+    for (const widget of runtime.widgets) if (!widget.root.isConnected) runtime.widgets.delete(widget);
+    return [...runtime.widgets];
+  }
+
+  function broadcast(method, ...args) {
+    for (const widget of liveWidgets()) widget[method](...args);
+  }
+
+  function startRuntime(root) {
+    if (runtime.status !== "idle") return;
+    runtime.config = {
+      pyodide: new URL(root.dataset.pyodide, ASSETS).href,
+      package: new URL(root.dataset.package, ASSETS).href,
+      sha256: root.dataset.packageSha256,
+    };
+    runtime.status = "loading";
+    runtime.startedAt = performance.now();
+    window.ridgepointWidgets.startedAt = runtime.startedAt;
+    if (typeof Worker === "undefined" || typeof WebAssembly === "undefined") {
+      failRuntime("this browser cannot run WebAssembly in a worker");
+      return;
+    }
+    broadcast("showProgress", "Starting Python", 0, 0);
+    let worker;
+    try {
+      worker = new Worker(WORKER_URL, { type: "module" });
+    } catch (error) {
+      failRuntime(String(error.message || error));
+      return;
+    }
+    runtime.worker = worker;
+    worker.onmessage = (event) => onWorkerMessage(event.data);
+    worker.onerror = (event) => {
+      event.preventDefault();
+      failRuntime(event.message || "the worker script could not be loaded");
+    };
+    worker.postMessage({ type: "start", ...runtime.config });
+  }
+
+  function failRuntime(reason) {
+    if (runtime.worker) runtime.worker.terminate();
+    runtime.worker = null;
+    runtime.status = "failed";
+    runtime.reason = navigator.onLine === false ? `you seem to be offline (${reason})` : reason;
+    for (const [, pending] of runtime.pending) pending.resolve({ ok: false, error: runtime.reason, failed: true });
+    runtime.pending.clear();
+    broadcast("showFallback", runtime.reason);
+  }
+
+  function onWorkerMessage(message) {
+    if (message.type === "progress") {
+      broadcast("showProgress", message.stage, message.loaded, message.total);
+    } else if (message.type === "ready") {
+      runtime.status = "ready";
+      window.ridgepointWidgets.readyAt = performance.now();
+      broadcast("goLive");
+    } else if (message.type === "failed") {
+      failRuntime(message.reason);
+    } else if (message.type === "answer") {
+      const pending = runtime.pending.get(message.id);
+      runtime.pending.delete(message.id);
+      if (pending) {
+        clearTimeout(pending.timer);
+        pending.resolve(JSON.parse(message.answer));
+      }
+    }
+  }
+
+  // Ask the worker; resolves with {ok, result} or {ok: false, error}. A call that runs away (an endless loop in
+  // the code cell) is stopped by restarting the worker, so the widgets keep working.
+  function call(request, timeoutMs = RUN_TIMEOUT_MS) {
+    return new Promise((resolve) => {
+      if (runtime.status !== "ready") {
+        resolve({ ok: false, error: "the live calculator is not running" });
+        return;
+      }
+      const id = runtime.nextId++;
+      const timer = setTimeout(() => {
+        runtime.pending.delete(id);
+        resolve({ ok: false, error: `stopped after ${timeoutMs / 1000} s without an answer; Python was restarted` });
+        restartRuntime();
+      }, timeoutMs);
+      runtime.pending.set(id, { resolve, timer });
+      runtime.worker.postMessage({ type: "call", id, request: JSON.stringify(request) });
+    });
+  }
+
+  function restartRuntime() {
+    if (runtime.worker) runtime.worker.terminate();
+    runtime.worker = null;
+    runtime.status = "idle";
+    const first = liveWidgets()[0];
+    if (first) startRuntime(first.root);
+  }
+
+  // ---- Vega, loaded only when a widget goes live (the static SVG is shown until then) ----
+  let vegaLoading = null;
+  function loadVega(url) {
+    if (!vegaLoading) {
+      vegaLoading = import(url).then(() => {
+        if (typeof window.vegaEmbed !== "function") throw new Error("vega-embed did not load");
+        return window.vegaEmbed;
+      });
+    }
+    return vegaLoading;
+  }
+
+  // ---- URL state: ?prefill-decode.prompt=4000&prefill-decode.kv=1 ----
+  function readURLState(name) {
+    const params = new URLSearchParams(location.search);
+    const state = {};
+    for (const [key, value] of params) if (key.startsWith(`${name}.`)) state[key.slice(name.length + 1)] = value;
+    return state;
+  }
+
+  function urlText(value) {
+    if (Array.isArray(value)) return value.join(",");
+    if (typeof value === "boolean") return value ? "1" : "0";
+    return String(value);
+  }
+
+  function writeURLState(name, state, defaults) {
+    const url = new URL(location.href);
+    for (const key of [...url.searchParams.keys()]) if (key.startsWith(`${name}.`)) url.searchParams.delete(key);
+    for (const [key, value] of Object.entries(state)) {
+      const text = urlText(value);
+      const sameSet = Array.isArray(value) && urlText([...value].sort()) === urlText([...defaults[key]].sort());
+      if (text !== urlText(defaults[key]) && !sameSet) url.searchParams.set(`${name}.${key}`, text);
+    }
+    if (url.href !== location.href) history.replaceState(history.state, "", url);
+  }
+
+  // ---- one widget ----
+  class Widget {
+    constructor(root) {
+      this.root = root;
+      this.name = root.dataset.widget;
+      this.defaults = JSON.parse(root.dataset.defaults);
+      this.form = root.querySelector(".rp-widget__controls");
+      this.status = root.querySelector(".rp-widget__status");
+      this.error = root.querySelector(".rp-widget__error");
+      this.summary = root.querySelector(".rp-widget__summary");
+      this.code = root.querySelector(".rp-widget__code");
+      this.runOutput = root.querySelector(".rp-widget__run-output");
+      this.views = new Map();
+      this.seq = 0;
+      this.codeEdited = false;
+      this.lastProgress = "";
+      root.dataset.rpState = "static";
+      this.applyState(readURLState(this.name));
+      this.syncSliders();
+      this.bind();
+      runtime.widgets.add(this);
+      if (runtime.status === "ready") this.goLive();
+      else if (runtime.status === "failed") this.showFallback(runtime.reason);
+      else if (runtime.status === "loading") this.showProgress("Starting Python", 0, 0);
+    }
+
+    bind() {
+      const touch = () => startRuntime(this.root);
+      this.root.addEventListener("pointerdown", touch, { passive: true });
+      this.root.addEventListener("focusin", touch);
+      this.form.addEventListener("submit", (event) => event.preventDefault());
+      this.form.addEventListener("input", (event) => this.onInput(event));
+      this.root.querySelector(".rp-widget__run").addEventListener("click", () => this.runCode());
+      this.code.addEventListener("input", () => (this.codeEdited = true));
+      this.code.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+          event.preventDefault();
+          this.runCode();
+        }
+      });
+      const saveData = navigator.connection && navigator.connection.saveData;
+      if (!saveData && "IntersectionObserver" in window) {
+        const observer = new IntersectionObserver(
+          (entries) => {
+            if (entries.some((entry) => entry.isIntersecting)) {
+              observer.disconnect();
+              startRuntime(this.root);
+            }
+          },
+          { rootMargin: "300px 0px" },
+        );
+        observer.observe(this.root);
+      }
+    }
+
+    // Log sliders map positions 0..1000 onto low..high; the text field holds the exact value.
+    sliderToValue(slider) {
+      const low = Number(slider.dataset.low);
+      const high = Number(slider.dataset.high);
+      const value = Math.exp(Math.log(low) + ((Math.log(high) - Math.log(low)) * Number(slider.value)) / SLIDER_STEPS);
+      return low >= 1 ? Math.round(value) : Number(value.toPrecision(value < 10 ? 2 : 3));
+    }
+
+    syncSliders() {
+      for (const slider of this.form.querySelectorAll("input[data-log-for]")) {
+        const field = this.form.elements.namedItem(slider.dataset.logFor);
+        const value = Number(field.value);
+        const low = Number(slider.dataset.low);
+        const high = Number(slider.dataset.high);
+        if (Number.isFinite(value) && value > 0) {
+          const position = ((Math.log(value) - Math.log(low)) / (Math.log(high) - Math.log(low))) * SLIDER_STEPS;
+          slider.value = String(Math.round(Math.min(SLIDER_STEPS, Math.max(0, position))));
+        }
+        slider.setAttribute("aria-valuetext", `${field.value}`);
+      }
+    }
+
+    onInput(event) {
+      const target = event.target;
+      if (target.dataset && target.dataset.logFor) {
+        const field = this.form.elements.namedItem(target.dataset.logFor);
+        field.value = String(this.sliderToValue(target));
+        target.setAttribute("aria-valuetext", field.value);
+      } else {
+        this.syncSliders();
+      }
+      startRuntime(this.root);
+      this.schedule();
+    }
+
+    readState() {
+      const form = this.form;
+      if (this.name === "roofline-explorer") {
+        return {
+          gpus: [...form.querySelectorAll('input[name="gpus"]:checked')].map((box) => box.value),
+          precision: form.elements.namedItem("precision").value,
+          intensity: form.elements.namedItem("intensity").value,
+        };
+      }
+      return {
+        model: form.elements.namedItem("model").value,
+        gpu: form.elements.namedItem("gpu").value,
+        prompt: form.elements.namedItem("prompt").value,
+        output: form.elements.namedItem("output").value,
+        batch: form.elements.namedItem("batch").value,
+        kv: form.elements.namedItem("kv").checked,
+      };
+    }
+
+    applyState(state) {
+      for (const [key, value] of Object.entries(state)) {
+        if (key === "gpus") {
+          const chosen = String(value).split(",");
+          for (const box of this.form.querySelectorAll('input[name="gpus"]')) box.checked = chosen.includes(box.value);
+          continue;
+        }
+        const field = this.form.elements.namedItem(key);
+        if (!field || field instanceof RadioNodeList) continue;
+        if (field.type === "checkbox") field.checked = ["1", "true", "on", "yes"].includes(String(value).toLowerCase());
+        else field.value = String(value);
+      }
+      this.restored = Object.keys(state).length > 0;
+    }
+
+    schedule() {
+      if (this.frame) return;
+      this.frame = requestAnimationFrame(() => {
+        this.frame = 0;
+        this.update();
+      });
+    }
+
+    async update() {
+      if (runtime.status !== "ready") return; // goLive() computes the current state once ready
+      const seq = ++this.seq;
+      const state = this.readState();
+      const answer = await call({ widget: this.name, state });
+      if (seq !== this.seq || answer.failed) return; // a newer input already went out
+      if (!answer.ok) {
+        this.showError(answer.error);
+        return;
+      }
+      this.showError("");
+      await this.render(answer.result);
+      writeURLState(this.name, state, this.defaults);
+      this.root.dispatchEvent(new CustomEvent("ridgepoint:rendered", { detail: answer.result }));
+    }
+
+    async render(result) {
+      for (const element of this.root.querySelectorAll("[data-shown]")) {
+        const value = result.shown && result.shown[element.dataset.shown];
+        if (value !== undefined) element.textContent = value;
+      }
+      const table = this.root.querySelector('[data-table="gpus"] tbody');
+      if (table && result.gpus) {
+        table.replaceChildren(
+          ...result.gpus.map((row) => {
+            const tr = document.createElement("tr");
+            const th = document.createElement("th");
+            th.scope = "row";
+            th.textContent = row.name;
+            tr.append(th);
+            for (const key of ["peak", "ridge_point", "attainable", "bound"]) {
+              const td = document.createElement("td");
+              td.textContent = row.shown[key];
+              tr.append(td);
+            }
+            return tr;
+          }),
+        );
+      }
+      this.summary.textContent = result.summary;
+      if (!this.codeEdited) this.code.value = result.python;
+      await this.renderCharts(result.charts);
+    }
+
+    async renderCharts(charts) {
+      let vegaEmbed;
+      try {
+        vegaEmbed = await loadVega(new URL(this.root.dataset.vega, ASSETS).href);
+      } catch (error) {
+        this.root.dataset.charts = "static";
+        return;
+      }
+      for (const figure of this.root.querySelectorAll(".rp-widget__figure")) {
+        const kind = figure.dataset.chart;
+        const names = kind === "timeline" ? ["timeline"] : ["roofline", "points"];
+        let view = this.views.get(kind);
+        if (!view) {
+          const spec = JSON.parse(figure.querySelector(".rp-widget__spec").textContent);
+          const holder = figure.querySelector(".rp-widget__chart");
+          const live = document.createElement("div");
+          const embedded = await vegaEmbed(live, spec, { renderer: "svg", actions: false });
+          holder.replaceChildren(live);
+          view = embedded.view;
+          this.views.set(kind, view);
+        }
+        for (const name of names) view.data(name, charts[name]);
+        await view.runAsync();
+      }
+    }
+
+    showError(message) {
+      this.error.textContent = message ? `Cannot compute this: ${message}` : "";
+      this.root.classList.toggle("rp-widget--invalid", Boolean(message));
+    }
+
+    showProgress(stage, loaded, total) {
+      const share = total ? ` ${Math.floor((100 * loaded) / total / 10) * 10}%` : "";
+      const text = `Starting the live calculator: ${stage}${share}…`;
+      if (text === this.lastProgress) return;
+      this.lastProgress = text;
+      this.root.dataset.rpState = "loading";
+      this.status.textContent = text;
+    }
+
+    goLive() {
+      this.root.dataset.rpState = "live";
+      this.status.textContent = "Live: the calculators run in your browser. Change any input.";
+      this.update();
+    }
+
+    showFallback(reason) {
+      this.root.dataset.rpState = "failed";
+      this.applyState(Object.fromEntries(Object.entries(this.defaults).map(([k, v]) => [k, Array.isArray(v) ? v.join(",") : v])));
+      this.syncSliders();
+      for (const control of this.form.elements) control.disabled = true;
+      this.root.querySelector(".rp-widget__run").disabled = true;
+      this.status.textContent =
+        `The live calculator could not start (${reason}). ` +
+        "The figure shows the default scenario, computed when the site was built.";
+    }
+
+    async runCode() {
+      startRuntime(this.root);
+      this.runOutput.textContent = "Running…";
+      while (runtime.status === "loading") await new Promise((done) => setTimeout(done, 100));
+      const answer = await call({ run: this.code.value });
+      if (!answer.ok) {
+        this.runOutput.textContent = answer.error;
+        this.runOutput.dataset.outcome = "error";
+        return;
+      }
+      const { output, error } = answer.result;
+      this.runOutput.textContent = (output + error).trimEnd() || "(no output)";
+      this.runOutput.dataset.outcome = error ? "error" : "ok";
+    }
+  }
+
+  function init() {
+    for (const root of document.querySelectorAll(".rp-widget[data-widget]")) {
+      if (root.dataset.rpBound) continue;
+      root.dataset.rpBound = "1";
+      new Widget(root);
+    }
+  }
+
+  window.ridgepointWidgets = { runtime, startedAt: 0, readyAt: 0 };
+  if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(init);
+  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
+  else init();
+})();
