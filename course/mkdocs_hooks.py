@@ -65,4 +65,6 @@ def on_env(env: Any, config: Any, files: Any) -> Any:
 
 
 def on_post_build(config: Any) -> None:
-    return None
+    from course.frontend_assets import install_into_site
+
+    install_into_site(config.site_dir)  # Pyodide, the calculators archive and Vega for the widgets
