@@ -1,0 +1,127 @@
+"""The widgets' Python side on CPython: the browser glue, the build-time rendering, the package archive."""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from io import BytesIO
+
+import pytest
+
+from calculators import Scenario, attainable_flops_per_s, ridge_point
+from calculators.browser import handle
+from calculators.browser.code_cell import run
+from course.frontend_assets import locked_version, pyodide_site_path
+from course.markdown.widgets import WidgetError, find_problems, parse_block, render_widget
+from course.widget_package import widget_package
+
+
+def ask(request: dict[str, object]) -> dict[str, object]:
+    return json.loads(handle(json.dumps(request)))
+
+
+def test_prefill_decode_defaults_are_the_lesson_scenario() -> None:
+    answer = ask({"widget": "prefill-decode", "state": {}})
+    values = answer["result"]["values"]
+    request = Scenario("dense-8b", "h100-sxm").request(2000, 256)
+    assert values["prefill_time_s"] == request.prefill.time_s
+    assert values["decode_step_time_s"] == request.first_decode.time_s
+    assert values["prefill_in_decode_steps"] == request.prefill_cost_in_decode_steps
+    assert values["total_time_s"] == request.total_time_s
+    assert answer["result"]["shown"]["decode_step_time_s"] == "4.78 ms"
+
+
+def test_kv_switch_selects_the_refined_level() -> None:
+    state = {"model": "llama-3.1-8b", "gpu": "h200", "prompt": "8000", "output": "64", "batch": "4", "kv": "1"}
+    values = ask({"widget": "prefill-decode", "state": state})["result"]["values"]
+    expected = Scenario("llama-3.1-8b", "h200", level="refined").request(8000, 64, batch=4)
+    assert values["time_to_first_token_s"] == expected.time_to_first_token_s
+    assert values["decode_step_time_s"] == expected.first_decode.time_s
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        ({"prompt": ""}, "prompt_tokens must be a whole number >= 1, got ''"),
+        ({"prompt": "-5"}, "prompt_tokens must be a whole number >= 1, got -5"),
+        ({"batch": "many"}, "batch must be a whole number >= 1, got 'many'"),
+        ({"output": "2.5"}, "output_tokens must be a whole number >= 1, got 2.5"),
+        ({"model": "llama-3.1-405b"}, "does not fit"),
+        ({"gpu": "h300"}, "unknown GPU 'h300'"),
+    ],
+)
+def test_bad_input_gets_the_calculators_message(state: dict[str, str], message: str) -> None:
+    answer = ask({"widget": "prefill-decode", "state": state})
+    assert answer["ok"] is False
+    assert message in answer["error"]
+
+
+def test_roofline_explorer_reads_the_roofline() -> None:
+    state = {"gpus": "h100-sxm,l4", "precision": "fp8", "intensity": "500"}
+    result = ask({"widget": "roofline-explorer", "state": state})["result"]
+    h100, l4 = result["gpus"]
+    assert h100["ridge_point"] == ridge_point("h100-sxm", "fp8")
+    assert h100["attainable_flops_per_s"] == attainable_flops_per_s(500, "h100-sxm", "fp8")
+    assert h100["bound"] == "memory"  # 500 < 591 FLOP/byte
+    assert l4["bound"] == "memory"
+    assert {row["gpu"] for row in result["charts"]["roofline"]} == {h100["name"], l4["name"]}
+
+
+def test_roofline_explorer_rejects_a_precision_a_gpu_lacks() -> None:
+    answer = ask({"widget": "roofline-explorer", "state": {"gpus": ["a100-sxm-80gb"], "precision": "fp8"}})
+    assert answer == {"ok": False, "error": answer["error"]}
+    assert "no tensor-core peak" in answer["error"]
+
+
+def test_unknown_widget_and_broken_json_are_answered_not_raised() -> None:
+    assert "unknown widget" in ask({"widget": "nope", "state": {}})["error"]
+    assert json.loads(handle("{not json"))["ok"] is False
+
+
+def test_the_python_behind_the_widget_prints_its_numbers() -> None:
+    result = ask({"widget": "prefill-decode", "state": {"prompt": 4000}})["result"]
+    ran = run(result["python"])
+    assert ran["ok"], ran["error"]
+    assert f"prefill: {result['values']['prefill_time_s'] * 1e3:.2f} ms" in ran["output"]
+
+
+def test_code_cell_shows_the_last_value_and_tracebacks_of_the_readers_code() -> None:
+    assert run("x = 2\nx * 21")["output"] == "42\n"
+    failed = run('Scenario("dense-8b").request(0)')
+    assert not failed["ok"]
+    assert failed["error"].startswith("Traceback (most recent call last):\n  File \"<the Python behind this>\"")
+    assert failed["error"].rstrip().endswith("prompt_tokens must be a whole number >= 1, got 0")
+    assert "SyntaxError" in run("def (")["error"]
+
+
+def test_rendered_widget_shows_the_default_numbers_and_labelled_controls() -> None:
+    html = render_widget("prefill-decode", {"prompt": 2000})
+    assert '<dd data-shown="decode_step_time_s">4.78 ms</dd>' in html
+    for control in ("model", "gpu", "prompt", "output", "batch", "kv"):
+        assert f'<label for="widget-prefill-decode-{control}">' in html
+    assert html.count("<svg") == 2  # the timeline and the roofline, static
+    assert widget_package().sha256 in html
+    assert pyodide_site_path() in html
+
+
+def test_widget_blocks_are_validated_with_line_and_fix() -> None:
+    page = "# T\n\n```widget\nname: prefill-decode\nprompt: 0\n```\n\n```widget\nname: pie\n```\n"
+    problems = find_problems(page, "x/y.md")
+    assert [(p.line, p.field) for p in problems] == [(3, "widget defaults"), (8, "widget name")]
+    with pytest.raises(WidgetError, match="unknown field"):
+        parse_block("name: roofline-explorer\ngpu: h100-sxm")
+
+
+def test_package_is_reproducible_and_holds_the_core_and_the_browser_glue_only() -> None:
+    package = widget_package()
+    names = zipfile.ZipFile(BytesIO(package.data)).namelist()
+    assert "calculators/scenario.py" in names
+    assert "calculators/browser/protocol.py" in names
+    assert not [name for name in names if name.startswith("calculators/charts/")]
+    assert package.path == f"ridgepoint/widgets/calculators-{package.sha256[:16]}.zip"
+
+
+def test_pyodide_is_pinned_exactly() -> None:
+    version = locked_version("pyodide")
+    assert version.replace(".", "").isdigit()
+    assert pyodide_site_path() == f"pyodide/{version}/"
