@@ -10,6 +10,7 @@ A lesson is a Markdown file ``docs/<track>/<lesson-id>.md`` (not ``index.md``); 
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -439,32 +440,34 @@ def check_lessons(
                 )
             elif prerequisite not in by_id:
                 known = ", ".join(sorted(by_id)) or "none yet"
+                close = difflib.get_close_matches(prerequisite, list(by_id), n=1)
                 problems.append(
                     Problem(
                         lesson.path,
                         "prerequisites",
                         f"no lesson has the id {prerequisite!r} (lesson ids are file stems: {known})",
-                        "prerequisites: [memory-wall]",
+                        f"prerequisites: [{close[0] if close else 'memory-wall'}]",
                         line=line,
                     )
                 )
-    seen: dict[tuple[str, int], Lesson] = {}
+    slots: dict[tuple[str, int], list[Lesson]] = {}
     for lesson in sorted(lessons, key=lambda x: x.path):
-        slot = (lesson.track, lesson.order)
-        if slot in seen:
-            other = seen[slot]
-            taken = sorted(x.order for x in lessons if x.track == lesson.track)
+        slots.setdefault((lesson.track, lesson.order), []).append(lesson)
+    for (track, order), sharing in slots.items():
+        if len(sharing) < 2:
+            continue
+        free = max(x.order for x in lessons if x.track == track) + 1
+        for lesson in sharing:
+            others = ", ".join(x.path for x in sharing if x is not lesson)
             problems.append(
                 Problem(
                     lesson.path,
                     "order",
-                    f"{lesson.order} is already used by {other.path} in track {lesson.track!r}",
-                    f"order: {max(taken) + 1} (orders must be unique within a track)",
+                    f"{order} is also the order of {others} in track {track!r} (unique in a track)",
+                    f"order: {free} (or renumber the track's lessons)",
                     line=lines.get(lesson.path, {}).get("order"),
                 )
             )
-        else:
-            seen[slot] = lesson
     return problems
 
 
