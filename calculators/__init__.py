@@ -16,7 +16,7 @@ from calculators.hardware import GPU, GPUS, custom_gpu, get_gpu
 from calculators.models import MODELS, Model, custom_dense_model, get_model
 from calculators.passes import PassResult, Setup, decode_step, make_setup, prefill
 from calculators.precision import PRECISIONS, get_precision
-from calculators.roofline import RooflineTime, attainable_flops_per_s, ridge_point, roofline_time
+from calculators.roofline import RooflineTime, attainable_flops_per_s, bound_at, ridge_point, roofline_time
 from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming, max_batch, memory_footprint, request_timing
 from calculators.units import UNITS, format_value
@@ -36,6 +36,7 @@ __all__ = [
     "Scenario",
     "Setup",
     "attainable_flops_per_s",
+    "bound_at",
     "custom_dense_model",
     "custom_gpu",
     "decode_step",

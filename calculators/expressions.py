@@ -53,6 +53,18 @@ class ExpressionError(ValueError):
     """An expression that is not allowed, or that the calculators rejected; the message says which part."""
 
 
+def _small_exponent(node: ast.expr) -> bool:
+    """A power's exponent must be a plain number up to 100, so that no expression can hang the build."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
+        node = node.operand
+    return (
+        isinstance(node, ast.Constant)
+        and isinstance(node.value, int | float)
+        and not isinstance(node.value, bool)
+        and abs(node.value) <= 100
+    )
+
+
 def check_expression(source: str, names: Mapping[str, Any] | None = None) -> ast.Expression:
     """Parse ``source`` and reject anything beyond the calculator mini-language."""
     scope = {**NAMESPACE, **(names or {})}
@@ -70,6 +82,11 @@ def check_expression(source: str, names: Mapping[str, Any] | None = None) -> ast
             raise ExpressionError(f"unknown name {node.id!r} in {source!r}; known names: {known}")
         if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
             raise ExpressionError(f"private attribute {node.attr!r} is not allowed in {source!r}")
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Constant):
+            # "{0.__class__}".format(x) would reach private attributes through a format string
+            raise ExpressionError(f"attributes of a constant are not allowed in {source!r}")
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and not _small_exponent(node.right):
+            raise ExpressionError(f"powers need a constant exponent of at most 100 in {source!r}; write 1e9")
         if isinstance(node, ast.Constant) and not isinstance(node.value, int | float | str | bool):
             raise ExpressionError(f"constant {node.value!r} is not allowed in {source!r}")
     return tree

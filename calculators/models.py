@@ -335,6 +335,7 @@ MODELS: Mapping[str, Model] = MappingProxyType(
                 published_active_params=12.9e9,
                 source="https://huggingface.co/mistralai/Mixtral-8x7B-v0.1/blob/main/config.json; "
                 "Mistral AI, 'Mixtral of experts' (46.7B total, 12.9B active)",
+                notes=("The shapes give 46,702,792,704 total and 12,879,925,248 active (2 of 8 experts).",),
             ),
             Model(
                 key="qwen2.5-7b",
@@ -389,6 +390,8 @@ MODELS: Mapping[str, Model] = MappingProxyType(
                     "The Hugging Face page says 685B: that adds the 14B multi-token-prediction "
                     "module, left out here.",
                     "DeepSeek serves FP8 weights natively.",
+                    "The report's '37B activated' is rounded: the shapes give 37.55B (embedding and lm_head "
+                    "included, 8 routed + 1 shared expert).",
                 ),
             ),
         )

@@ -68,3 +68,6 @@ def on_post_build(config: Any) -> None:
     from course.frontend_assets import install_into_site
 
     install_into_site(config.site_dir)  # Pyodide, the calculators archive and Vega for the widgets
+    from course.chart_assets import copy_into
+
+    copy_into(config.site_dir)  # the pinned Vega runtime and the chart specs the pages reference
