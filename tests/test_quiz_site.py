@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import re
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import build_site
 
 from calculators.units import UNITS
 from course.quiz_model import NumericQuestion, find_quiz_fences, parse_quiz
@@ -100,3 +102,19 @@ def test_quiz_assets_are_in_the_site_and_linked(built_site: Path) -> None:
     assert re.search(r"\.rp-quiz__key\s*\{\s*display:\s*none", screen)
     assert re.search(r"\.rp-quiz__key\s*\{\s*display:\s*block", printed)
     assert ".rp-quiz__answer" in printed
+
+
+def test_a_broken_quiz_fails_the_build_naming_file_line_and_question(tmp_path: Path) -> None:
+    fixture = Path(__file__).parent / "fixtures"
+    site = tmp_path / "quiz_site"
+    shutil.copytree(fixture / "quiz_site", site)
+    shutil.copy(fixture / "broken_quizzes" / "single-two-correct.md", site / "docs" / "broken.md")
+    config = site / "mkdocs.yml"
+    root = Path(__file__).resolve().parent.parent
+    config.write_text(config.read_text(encoding="utf-8").replace("../../..", str(root)), encoding="utf-8")
+    result = build_site(tmp_path / "out", config)
+    assert result.returncode != 0
+    assert (
+        "broken.md:8: question 'bound' field 'options': a single-choice question needs exactly one option"
+        in result.stdout + result.stderr
+    )
