@@ -1,0 +1,520 @@
+"""What each chart shows, as plain rows computed by the calculators: no plotting library here.
+
+Every number on a chart comes from a calculator call (a :class:`~calculators.Scenario`, ``ridge_point``,
+``attainable_flops_per_s``); this module only chooses which calls to make and scales results to display units.
+It uses the standard library only, so the browser glue can compute the very same rows under Pyodide and push
+them into a live Vega view (``view.data(name, rows)``): each chart's ``datasets`` are named for that purpose.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+
+from calculators.charts.params import (
+    ChartError,
+    Param,
+    read_all_or_gpus,
+    read_batch,
+    read_batches,
+    read_gpu,
+    read_gpus,
+    read_level,
+    read_model,
+    read_optional_tokens,
+    read_output_tokens,
+    read_params,
+    read_precision,
+    read_precisions,
+    read_tokens,
+)
+from calculators.hardware import GPUS
+from calculators.models import MODELS
+from calculators.precision import PRECISIONS
+from calculators.roofline import attainable_flops_per_s, ridge_point
+from calculators.scenario import Scenario
+from calculators.units import UNITS, format_value
+
+Row = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChartData:
+    """A chart's content: named datasets for the plot, a table for the text alternative, a default caption."""
+
+    chart: str
+    params: Mapping[str, Any]
+    datasets: Mapping[str, list[Row]]
+    table_columns: tuple[str, ...]
+    table_rows: tuple[tuple[str, ...], ...]
+    caption: str
+    notes: tuple[str, ...] = field(default=())
+
+
+def _in(unit: str, value: float) -> float:
+    """A base-unit value in display ``unit`` (TFLOP/s, ms), for axes; tables format with the unit."""
+    return value / UNITS[unit].scale
+
+
+def short_gpu_name(key: str) -> str:
+    """The preset's name without the vendor, so legends stay short ("H100 SXM5 80GB")."""
+    name = GPUS[key].name
+    for vendor in ("NVIDIA GeForce ", "NVIDIA ", "AMD Instinct ", "AMD "):
+        if name.startswith(vendor):
+            return name[len(vendor) :]
+    return name
+
+
+def _tokens(n: float) -> str:
+    text = format_value(n, "tokens", decimals=0)
+    return "1 token" if text == "1 tokens" else text
+
+
+def _decade_below(value: float) -> float:
+    return 10.0 ** math.floor(math.log10(value / 2))
+
+
+def _decade_above(value: float) -> float:
+    return 10.0 ** math.ceil(math.log10(value * 2))
+
+
+def _check_precision(chart: str, gpus: tuple[str, ...], precision: str, parameter: str = "precision") -> None:
+    lacking = [key for key in gpus if precision not in GPUS[key].dense_flops_per_s]
+    if lacking:
+        raise ChartError(
+            chart,
+            parameter,
+            f"{', '.join(lacking)} {'has' if len(lacking) == 1 else 'have'} no {precision} tensor-core peak",
+            f"use `precision: bf16`, or remove {', '.join(lacking)} from the GPUs",
+        )
+
+
+def _scenario(chart: str, model: str, gpu: str, precision: str, level: str) -> Scenario:
+    try:
+        return Scenario(model, gpu, precision=precision, level=level)
+    except ValueError as error:
+        raise ChartError(chart, "precision", str(error), "use `precision: bf16`") from None
+
+
+def _computed(chart: str, parameter: str, fix: str, compute: Callable[[], Any]) -> Any:
+    """Run a calculator call, turning its ValueError (e.g. "does not fit in memory") into a chart error."""
+    try:
+        return compute()
+    except ValueError as error:
+        raise ChartError(chart, parameter, str(error), fix) from None
+
+
+# ----------------------------------------------------------------------------------------------- roofline
+
+ROOFLINE_PARAMS = (
+    Param(
+        "gpus", ("h100-sxm",), read_gpus, "gpus: [h100-sxm, h200]", "GPU presets whose rooflines are drawn"
+    ),
+    Param("precision", "bf16", read_precision, "precision: bf16", "number format: sets peak FLOP/s"),
+    Param("model", "dense-8b", read_model, "model: dense-8b", "model whose passes are placed"),
+    Param("level", "simple", read_level, "level: simple", "simple (the lesson's) or refined counting"),
+    Param("prompt", 2000, read_optional_tokens, "prompt: 2000", "prefill of this many tokens (null: none)"),
+    Param("batches", (1,), read_batches, "batches: [1, 64]", "decode steps at these batch sizes ([]: none)"),
+)
+
+
+def roofline(**given: Any) -> ChartData:
+    """Rooflines of ``gpus`` (attainable FLOP/s against intensity), ridge points marked, passes placed.
+
+    The prefill and decode points are passes of ``model`` on the first GPU listed, at their own intensity
+    (about P FLOP/byte for a P-token prefill, about B for a decode step at batch B) and achieved FLOP/s.
+    """
+    p = read_params("roofline", ROOFLINE_PARAMS, given)
+    gpus, precision = p["gpus"], p["precision"]
+    _check_precision("roofline", gpus, precision)
+    scenario = _scenario("roofline", p["model"], gpus[0], precision, p["level"])
+    fix_fit = "use a shorter prompt, a smaller batch or a smaller model"
+
+    operations: list[Row] = []
+    passes = []
+    if p["prompt"] is not None:
+        passes.append(
+            ("prefill", _computed("roofline", "prompt", fix_fit, lambda: scenario.prefill(p["prompt"])))
+        )
+    for batch in p["batches"]:
+        passes.append(("decode", _computed("roofline", "batches", fix_fit, partial(scenario.decode, batch))))
+    for phase, result in passes:
+        if phase == "prefill":
+            label = f"prefill, {_tokens(result.tokens_processed)}"
+        else:
+            label = f"decode, batch {result.tokens_processed}"
+        operations.append(
+            {
+                "label": label,
+                "phase": phase,
+                "gpu": short_gpu_name(gpus[0]),
+                "intensity": result.intensity_flop_per_byte,
+                "tflops": _in("TFLOP/s", result.flops / result.time_s),
+                "time_ms": _in("ms", result.time_s),
+                "bound": f"{result.bound}-bound",
+            }
+        )
+
+    ridges = {key: ridge_point(key, precision) for key in gpus}
+    intensities = [*ridges.values(), *(row["intensity"] for row in operations)]
+    low, high = _decade_below(min(intensities)), _decade_above(max(intensities))
+    lines: list[Row] = []
+    ridge_rows: list[Row] = []
+    for key in gpus:
+        name = short_gpu_name(key)
+        series = f"{name}, ridge {ridges[key]:,.0f}"
+        for intensity in (low, ridges[key], high):
+            tflops = _in("TFLOP/s", attainable_flops_per_s(intensity, key, precision))
+            lines.append({"gpu": name, "series": series, "intensity": intensity, "tflops": tflops})
+        peak = _in("TFLOP/s", GPUS[key].peak_flops_per_s(precision))
+        ridge_rows.append(
+            {
+                "gpu": name,
+                "series": series,
+                "intensity": ridges[key],
+                "tflops": peak,
+                "label": f"ridge {ridges[key]:,.0f}",
+            }
+        )
+
+    table = [
+        (
+            f"{row['gpu']} ridge point",
+            format_value(row["intensity"], "FLOP/byte"),
+            format_value(row["tflops"] * UNITS["TFLOP/s"].scale, "TFLOP/s"),
+            "(peak)",
+        )
+        for row in ridge_rows
+    ]
+    table += [
+        (
+            f"{row['label']} ({row['gpu']})",
+            format_value(row["intensity"], "FLOP/byte"),
+            format_value(row["tflops"] * UNITS["TFLOP/s"].scale, "TFLOP/s"),
+            row["bound"],
+        )
+        for row in operations
+    ]
+    names = ", ".join(short_gpu_name(key) for key in gpus)
+    placed = " and ".join(row["label"] for row in operations)
+    caption = f"Roofline of the {names} in {precision.upper()}" + (
+        f", with {MODELS[p['model']].name}: {placed}." if placed else "."
+    )
+    return ChartData(
+        "roofline",
+        p,
+        {"rooflines": lines, "ridges": ridge_rows, "operations": operations},
+        ("What", "Arithmetic intensity", "FLOP/s reached", "Bound"),
+        tuple(table),
+        caption,
+    )
+
+
+# -------------------------------------------------------------------------------------- prefill vs decode
+
+PREFILL_VS_DECODE_PARAMS = (
+    Param("model", "dense-8b", read_model, "model: dense-8b", "model served"),
+    Param("gpu", "h100-sxm", read_gpu, "gpu: h100-sxm", "GPU preset"),
+    Param("precision", "bf16", read_precision, "precision: bf16", "number format"),
+    Param("level", "simple", read_level, "level: simple", "simple (the lesson's) or refined counting"),
+    Param("prompt", 2000, read_tokens, "prompt: 2000", "prompt length marked on the curve"),
+    Param("max_prompt", 100_000, read_tokens, "max_prompt: 100000", "longest prompt on the x axis"),
+)
+
+CURVE_POINTS_PER_DECADE = 6  # the curve is two straight pieces in log-log; its kink is sampled exactly
+TABLE_PROMPTS = (1, 10, 100, 1_000, 10_000, 100_000, 1_000_000)
+
+
+def _log_spaced_tokens(high: int, *exact: int) -> list[int]:
+    steps = max(1, round(math.log10(high) * CURVE_POINTS_PER_DECADE))
+    spaced = {max(1, round(10 ** (math.log10(high) * i / steps))) for i in range(steps + 1)}
+    return sorted(spaced | {t for t in exact if 1 <= t <= high})
+
+
+def prefill_vs_decode(**given: Any) -> ChartData:
+    """Time of a P-token prefill measured in decode steps, for P from 1 to ``max_prompt`` (log axes).
+
+    Below the break-even (the ridge point: about 295 tokens on an H100 in BF16) prefill is memory-bound and
+    costs one decode step whatever P is; above it, cost grows with P.
+    ``prompt`` (2,000: "seven steps") is marked.
+    """
+    p = read_params("prefill-vs-decode", PREFILL_VS_DECODE_PARAMS, given)
+    chart = "prefill-vs-decode"
+    if p["prompt"] > p["max_prompt"]:
+        raise ChartError(
+            chart,
+            "prompt",
+            f"{p['prompt']:,} is beyond max_prompt {p['max_prompt']:,}",
+            f"use `max_prompt: {10 ** math.ceil(math.log10(p['prompt'] + 1)):d}`",
+        )
+    _check_precision(chart, (p["gpu"],), p["precision"])
+    scenario = _scenario(chart, p["model"], p["gpu"], p["precision"], p["level"])
+    fix = "use a smaller max_prompt or a GPU with more memory"
+
+    def point(tokens: int) -> Row:
+        timing = _computed(chart, "max_prompt", fix, lambda: scenario.request(tokens))
+        return {
+            "prompt_tokens": tokens,
+            "decode_steps": timing.prefill_cost_in_decode_steps,
+            "prefill_ms": _in("ms", timing.prefill.time_s),
+            "decode_step_ms": _in("ms", timing.first_decode.time_s),
+            "bound": f"{timing.prefill.bound}-bound",
+        }
+
+    break_even = scenario.prompt_tokens_per_decode_step()
+    kink = (math.floor(break_even), math.ceil(break_even), p["prompt"])
+    curve = [point(tokens) for tokens in _log_spaced_tokens(p["max_prompt"], *kink)]
+    at_break_even = point(max(1, round(break_even)))
+    chosen = point(p["prompt"])
+    marks = [
+        {
+            **at_break_even,
+            "prompt_tokens": break_even,
+            "label": f"break-even ≈ {format_value(break_even, 'tokens', decimals=0)}",
+        },
+        {**chosen, "label": f"{_tokens(p['prompt'])} ≈ {chosen['decode_steps']:.1f} decode steps"},
+    ]
+    table_prompts = sorted(
+        {*(t for t in TABLE_PROMPTS if t <= p["max_prompt"]), round(break_even), p["prompt"]}
+    )
+    table = []
+    for tokens in table_prompts:
+        row = point(tokens)
+        table.append(
+            (
+                _tokens(tokens),
+                format_value(row["prefill_ms"] * 1e-3, "ms"),
+                format_value(row["decode_step_ms"] * 1e-3, "ms"),
+                format_value(row["decode_steps"], "steps"),
+                row["bound"],
+            )
+        )
+    caption = (
+        f"Prefill time of a prompt, counted in decode steps, for {MODELS[p['model']].name} on the "
+        f"{short_gpu_name(p['gpu'])} in {p['precision'].upper()}: one step up to about "
+        f"{_tokens(break_even)}, then growing with the prompt; {_tokens(p['prompt'])} cost "
+        f"{format_value(chosen['decode_steps'], 'steps')}."
+    )
+    return ChartData(
+        chart,
+        p,
+        {"curve": curve, "marks": marks},
+        ("Prompt", "Prefill time", "Decode step time", "Prefill in decode steps", "Prefill is"),
+        tuple(table),
+        caption,
+    )
+
+
+# ------------------------------------------------------------------------------------------- ridge points
+
+RIDGE_POINTS_PARAMS = (
+    Param("gpus", tuple(GPUS), read_all_or_gpus, "gpus: all", "GPU presets (all of them by default)"),
+    Param("precisions", ("bf16",), read_precisions, "precisions: [bf16, fp8]", "number formats compared"),
+)
+
+
+def ridge_points(**given: Any) -> ChartData:
+    """Each GPU preset's ridge point (peak FLOP/s over memory bandwidth), one bar per GPU and precision.
+
+    A GPU without tensor cores for a precision (the A100 has no FP8) gets no bar for it
+    and a note in the table.
+    """
+    p = read_params("ridge-points", RIDGE_POINTS_PARAMS, given)
+    rows: list[Row] = []
+    table: list[tuple[str, ...]] = []
+    order = sorted(
+        p["gpus"],
+        key=lambda key: (
+            -ridge_point(key, p["precisions"][0])
+            if p["precisions"][0] in GPUS[key].dense_flops_per_s
+            else 0.0
+        ),
+    )
+    for key in order:
+        gpu = GPUS[key]
+        for precision in p["precisions"]:
+            label = PRECISIONS[precision].name.upper()
+            if precision not in gpu.dense_flops_per_s:
+                table.append((short_gpu_name(key), label, "none", "none", f"no {label} tensor cores"))
+                continue
+            value = ridge_point(key, precision)
+            rows.append(
+                {
+                    "gpu": short_gpu_name(key),
+                    "precision": label,
+                    "ridge": value,
+                    "peak_tflops": _in("TFLOP/s", gpu.peak_flops_per_s(precision)),
+                    "bandwidth_tb_s": _in("TB/s", gpu.memory_bandwidth_bytes_per_s),
+                }
+            )
+            table.append(
+                (
+                    short_gpu_name(key),
+                    label,
+                    format_value(gpu.peak_flops_per_s(precision), "TFLOP/s"),
+                    format_value(gpu.memory_bandwidth_bytes_per_s, "TB/s"),
+                    format_value(value, "FLOP/byte"),
+                )
+            )
+    formats = " and ".join(precision.upper() for precision in p["precisions"])
+    caption = (
+        f"Ridge point of each GPU in {formats}: the arithmetic intensity above which work is compute-bound."
+    )
+    return ChartData(
+        "ridge-points",
+        p,
+        {"ridges": rows},
+        ("GPU", "Precision", "Peak (dense)", "Memory bandwidth", "Ridge point"),
+        tuple(table),
+        caption,
+    )
+
+
+# ---------------------------------------------------------------------------------------- request timeline
+
+REQUEST_TIMELINE_PARAMS = (
+    Param("model", "dense-8b", read_model, "model: dense-8b", "model served"),
+    Param("gpu", "h100-sxm", read_gpu, "gpu: h100-sxm", "GPU preset"),
+    Param("precision", "bf16", read_precision, "precision: bf16", "number format"),
+    Param("level", "simple", read_level, "level: simple", "simple (the lesson's) or refined counting"),
+    Param("prompt", 2000, read_tokens, "prompt: 2000", "prompt tokens read by prefill"),
+    Param("output", 16, read_output_tokens, "output: 16", "tokens generated (the first comes from prefill)"),
+    Param("batch", 1, read_batch, "batch: 1", "identical requests served together"),
+)
+
+
+def request_timeline(**given: Any) -> ChartData:
+    """One request on the time axis: the prefill (it yields the first token), then a decode step per token."""
+    p = read_params("request-timeline", REQUEST_TIMELINE_PARAMS, given)
+    chart = "request-timeline"
+    _check_precision(chart, (p["gpu"],), p["precision"])
+    scenario = _scenario(chart, p["model"], p["gpu"], p["precision"], p["level"])
+    fix = "use a shorter prompt, fewer output tokens or a smaller batch"
+    timing = _computed(chart, "prompt", fix, lambda: scenario.request(p["prompt"], p["output"], p["batch"]))
+    prefill_ms = _in("ms", timing.prefill.time_s)
+    segments: list[Row] = [
+        {
+            "phase": "prefill",
+            "label": f"prefill of {_tokens(p['prompt'])}",
+            "start_ms": 0.0,
+            "end_ms": prefill_ms,
+            "duration_ms": prefill_ms,
+            "token": 1,
+            "bound": f"{timing.prefill.bound}-bound",
+        },
+    ]
+    start = prefill_ms
+    for step in range(1, timing.decode_steps + 1):
+        # Step i produces token i + 1 while attending the prompt and the i tokens before it.
+        result = scenario.decode(p["batch"], p["prompt"] + step)
+        duration = _in("ms", result.time_s)
+        segments.append(
+            {
+                "phase": "decode",
+                "label": f"decode step {step}",
+                "start_ms": start,
+                "end_ms": start + duration,
+                "duration_ms": duration,
+                "token": step + 1,
+                "bound": f"{result.bound}-bound",
+            }
+        )
+        start += duration
+    events = [{"time_ms": _in("ms", timing.time_to_first_token_s), "label": "first token", "kind": "first"}]
+    if timing.decode_steps:
+        events.append(
+            {"time_ms": _in("ms", timing.total_time_s), "label": f"token {p['output']}", "kind": "last"}
+        )
+    table = [
+        (
+            "Prefill",
+            _tokens(p["prompt"]),
+            format_value(0.0, "ms"),
+            format_value(timing.prefill.time_s, "ms"),
+            format_value(timing.prefill.time_s, "ms"),
+        ),
+    ]
+    if timing.decode_steps:
+        table.append(
+            (
+                f"Decode: {timing.decode_steps} steps of "
+                f"{format_value(timing.time_per_output_token_s, 'ms')} on average",
+                f"{timing.decode_steps} tokens",
+                format_value(timing.prefill.time_s, "ms"),
+                format_value(timing.total_time_s, "ms"),
+                format_value(timing.decode_time_s, "ms"),
+            )
+        )
+    caption = (
+        f"One request for {MODELS[p['model']].name} on the {short_gpu_name(p['gpu'])}: the prefill of "
+        f"{_tokens(p['prompt'])} takes {format_value(timing.prefill.time_s, 'ms')} and yields the first "
+        f"token, then each decode step adds one token in about "
+        f"{format_value(timing.first_decode.time_s, 'ms')}."
+    )
+    return ChartData(
+        chart,
+        p,
+        {"segments": segments, "events": events},
+        ("Phase", "Tokens", "Starts", "Ends", "Takes"),
+        tuple(table),
+        caption,
+    )
+
+
+# ----------------------------------------------------------------------------------------------- catalogue
+
+
+@dataclass(frozen=True)
+class ChartKind:
+    """A chart a lesson can name: its parameters and the function computing its data."""
+
+    name: str
+    params: tuple[Param, ...]
+    data: Callable[..., ChartData]
+    summary: str
+
+
+CHARTS: Mapping[str, ChartKind] = {
+    kind.name: kind
+    for kind in (
+        ChartKind(
+            "roofline", ROOFLINE_PARAMS, roofline, "GPUs' rooflines with prefill and decode placed on them"
+        ),
+        ChartKind(
+            "prefill-vs-decode",
+            PREFILL_VS_DECODE_PARAMS,
+            prefill_vs_decode,
+            "time of a P-token prefill measured in decode steps, as P grows",
+        ),
+        ChartKind("ridge-points", RIDGE_POINTS_PARAMS, ridge_points, "ridge point of every GPU preset"),
+        ChartKind(
+            "request-timeline",
+            REQUEST_TIMELINE_PARAMS,
+            request_timeline,
+            "one request: prefill then decode steps, on the time axis",
+        ),
+    )
+}
+
+
+def chart_kind(name: Any) -> ChartKind:
+    """The chart called ``name``; an unknown name raises :class:`ChartError` listing the known ones."""
+    if not isinstance(name, str) or name not in CHARTS:
+        known = ", ".join(CHARTS)
+        close = [c for c in CHARTS if isinstance(name, str) and (name in c or c in name)]
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        raise ChartError(
+            str(name),
+            "name",
+            f"unknown chart {name!r}{hint}; known charts: {known}",
+            "write `name: roofline` (or another known chart)",
+        )
+    return CHARTS[name]
+
+
+def chart_data(name: str, **params: Any) -> ChartData:
+    """Compute the chart ``name`` with ``params`` (validated; see each chart's ``params``)."""
+    return chart_kind(name).data(**params)

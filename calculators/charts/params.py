@@ -1,0 +1,183 @@
+"""Chart parameters: what a lesson may write in a chart block, checked with messages that say how to fix it.
+
+A lesson author sees these messages in the build output (and a widget author in the console), so each one
+names the chart, the parameter, what was given, what is allowed, and an example that would work.
+Standard library only: the browser glue validates the same parameters under Pyodide.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from calculators.hardware import GPUS
+from calculators.models import MODELS
+from calculators.passes import LEVELS
+from calculators.precision import PRECISIONS
+
+MAX_TOKENS = 1_048_576  # a chart axis beyond a million tokens says nothing a lesson needs
+MAX_BATCH = 4096
+MAX_OUTPUT_TOKENS = 512  # one bar per decode step: more would be an unreadable smear
+
+
+class ChartError(ValueError):
+    """A chart asks for something that cannot be drawn; ``parameter`` is ``"name"`` for an unknown chart."""
+
+    def __init__(self, chart: str, parameter: str, problem: str, fix: str) -> None:
+        self.chart = chart
+        self.parameter = parameter
+        self.problem = problem
+        self.fix = fix
+        super().__init__(f"chart {chart!r}: parameter {parameter!r}: {problem}. Fix: {fix}")
+
+
+def _suggest(value: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(value.lower(), list(known), n=2, cutoff=0.5)
+    return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a chart: its default, how to read a lesson's value, and an example for messages."""
+
+    name: str
+    default: Any
+    read: Callable[[str, Any], Any]  # (parameter name, raw value) -> clean value; raises ValueError
+    example: str  # a YAML line that works, shown as the fix
+    doc: str
+
+
+class _Invalid(ValueError):
+    """A value was rejected; the message says what is allowed (the parameter name is added by the caller)."""
+
+
+def read_gpu(_: str, value: Any) -> str:
+    if not isinstance(value, str) or value not in GPUS:
+        shown = repr(value)
+        hint = _suggest(value, GPUS) if isinstance(value, str) else ""
+        raise _Invalid(f"unknown GPU preset {shown}{hint}; allowed: {', '.join(GPUS)}")
+    return value
+
+
+def read_gpus(name: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not value:
+        raise _Invalid(f"expected a non-empty list of GPU presets, got {value!r}; allowed: {', '.join(GPUS)}")
+    keys = tuple(read_gpu(name, item) for item in value)
+    if len(set(keys)) != len(keys):
+        raise _Invalid(f"a GPU is listed twice in {list(keys)!r}")
+    return keys
+
+
+def read_all_or_gpus(name: str, value: Any) -> tuple[str, ...]:
+    if value == "all":
+        return tuple(GPUS)
+    return read_gpus(name, value)
+
+
+def read_model(_: str, value: Any) -> str:
+    if not isinstance(value, str) or value not in MODELS:
+        hint = _suggest(value, MODELS) if isinstance(value, str) else ""
+        raise _Invalid(f"unknown model preset {value!r}{hint}; allowed: {', '.join(MODELS)}")
+    return value
+
+
+def read_precision(_: str, value: Any) -> str:
+    if not isinstance(value, str) or value not in PRECISIONS:
+        raise _Invalid(f"unknown precision {value!r}; allowed: {', '.join(PRECISIONS)}")
+    return value
+
+
+def read_precisions(name: str, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not value:
+        raise _Invalid(
+            f"expected a non-empty list of precisions, got {value!r}; allowed: {', '.join(PRECISIONS)}"
+        )
+    keys = tuple(read_precision(name, item) for item in value)
+    if len(set(keys)) != len(keys):
+        raise _Invalid(f"a precision is listed twice in {list(keys)!r}")
+    return keys
+
+
+def read_level(_: str, value: Any) -> str:
+    if value not in LEVELS:
+        raise _Invalid(f"unknown level {value!r}; allowed: {', '.join(LEVELS)}")
+    return str(value)
+
+
+def _whole(value: Any, low: int, high: int, what: str) -> int:
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise _Invalid(f"expected {what}, a whole number from {low:,} to {high:,}, got {value!r}")
+    return value
+
+
+def read_tokens(_: str, value: Any) -> int:
+    return _whole(value, 1, MAX_TOKENS, "a token count")
+
+
+def read_optional_tokens(name: str, value: Any) -> int | None:
+    """``null`` (or ``false``) leaves the point off the chart."""
+    if value is None or value is False:
+        return None
+    return read_tokens(name, value)
+
+
+def read_output_tokens(_: str, value: Any) -> int:
+    return _whole(value, 1, MAX_OUTPUT_TOKENS, "a number of output tokens")
+
+
+def read_batches(_: str, value: Any) -> tuple[int, ...]:
+    """Decode batch sizes to place; an empty list places none."""
+    if value is None:
+        return ()
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = [value]
+    if not isinstance(value, list | tuple):
+        raise _Invalid(f"expected a list of batch sizes such as [1, 64], got {value!r}")
+    batches = tuple(_whole(item, 1, MAX_BATCH, "a batch size") for item in value)
+    if len(set(batches)) != len(batches):
+        raise _Invalid(f"a batch size is listed twice in {list(batches)!r}")
+    return batches
+
+
+def read_batch(_: str, value: Any) -> int:
+    return _whole(value, 1, MAX_BATCH, "a batch size")
+
+
+def read_bool(_: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _Invalid(f"expected true or false, got {value!r}")
+    return value
+
+
+def read_params(chart: str, declared: Iterable[Param], given: Mapping[str, Any]) -> dict[str, Any]:
+    """Check ``given`` against ``declared`` and return every parameter, defaults filled in.
+
+    Raises :class:`ChartError` for the first unknown or invalid parameter, naming it and an example fix.
+    """
+    by_name = {param.name: param for param in declared}
+    for key in given:
+        if key not in by_name:
+            known = ", ".join(by_name) or "none"
+            hint = _suggest(str(key), by_name)
+            raise ChartError(
+                chart,
+                str(key),
+                f"unknown parameter{hint}; chart {chart!r} takes: {known}",
+                f"remove {key!r} or use one of: {known}",
+            )
+    values: dict[str, Any] = {}
+    for name, param in by_name.items():
+        raw = given.get(name, param.default)
+        try:
+            values[name] = param.read(name, raw) if name in given else raw
+        except ValueError as error:
+            raise ChartError(chart, name, str(error), f"for example `{param.example}`") from None
+    return values

@@ -1,0 +1,287 @@
+"""Altair chart builders: each turns a :class:`~calculators.charts.data.ChartData` into a Vega-Lite spec.
+
+Numbers come from :mod:`calculators.charts.data`; this module decides marks, scales, colours and tooltips.
+Datasets keep their names in the spec (``{"data": {"name": "operations"}}`` plus top-level ``datasets``), so a
+live widget can replace one in the browser with ``view.data("operations", rows)``.
+
+Styling works in light and dark pages and in print without a second render: the background is transparent and
+every axis, legend and label uses ``currentColor``, which the page's text colour fills in; the series colours
+are mid-luminance hues readable on both white and Material's dark slate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import altair as alt
+
+from calculators.charts.data import ChartData, Row, chart_data
+
+# Mid-luminance hues: at least 3:1 contrast against white and against Material's slate background.
+PALETTE = ("#3b7dd8", "#e8710a", "#2e9e5b", "#c2409a", "#1a9aa6", "#d64541", "#8a5cd6", "#a8742a", "#6b8e23")
+PHASE_COLOURS = {"prefill": "#e8710a", "decode": "#3b7dd8"}
+WIDTH, HEIGHT = 600, 340
+NUMBER = ",.6~g"  # 0.1, 30, 1,000: SI prefixes (30m) would mislead, and plain ~g writes 1e+2
+
+
+def _data(name: str) -> Any:
+    return alt.Data(name=name)  # type: ignore[no-untyped-call]
+
+
+def themed(chart: Any) -> Any:
+    """Apply the course's chart style (transparent, ``currentColor`` text and rules) to any Altair chart."""
+    ink = "currentColor"
+    return chart.configure(
+        background="transparent",
+        aria=False,  # the figure's caption and table are the text alternative; mark labels bloat the SVG
+        font="sans-serif",
+        axis={
+            "labelColor": ink,
+            "titleColor": ink,
+            "domainColor": ink,
+            "tickColor": ink,
+            "gridColor": ink,
+            "gridOpacity": 0.14,
+            "domainOpacity": 0.5,
+            "tickOpacity": 0.5,
+            "labelFontSize": 12,
+            "titleFontSize": 12,
+            "titleFontWeight": "normal",
+            "labelOverlap": True,
+        },
+        legend={
+            "labelColor": ink,
+            "titleColor": ink,
+            "labelFontSize": 12,
+            "titleFontSize": 12,
+            "titleFontWeight": "normal",
+            "orient": "bottom",
+            "direction": "horizontal",
+        },
+        title={"color": ink},
+        view={"stroke": None},
+        range={"category": list(PALETTE)},
+    ).configure_text(color=ink)
+
+
+def _with_datasets(chart: Any, datasets: Mapping[str, list[Row]]) -> Any:
+    return chart.properties(datasets={name: rows for name, rows in datasets.items()})
+
+
+def decades(values: Iterable[float]) -> list[float]:
+    """Powers of ten spanning ``values``: the only ticks a log axis needs (fewer bytes, less noise)."""
+    numbers = [v for v in values if v > 0]
+    low, high = math.floor(math.log10(min(numbers))), math.ceil(math.log10(max(numbers)))
+    return [10.0**k for k in range(low, high + 1)]
+
+
+def _log_axis(field: str, title: str, values: Iterable[float], headroom: float = 1.0) -> dict[str, Any]:
+    """A log axis from the decade below the data to the data's top times ``headroom``."""
+    values = list(values)
+    ticks = decades(values)
+    top = max(values) * headroom
+    ticks = [t for t in ticks if t <= top] if headroom > 1 else ticks
+    domain = [ticks[0], top if headroom > 1 else ticks[-1]]
+    return {
+        "field": field,
+        "type": "quantitative",
+        "title": title,
+        "scale": alt.Scale(type="log", domain=domain, nice=False),
+        "axis": alt.Axis(format=NUMBER, values=ticks),
+    }
+
+
+def roofline_chart(data: ChartData) -> Any:
+    """Log-log rooflines, each ridge point marked (dot, dotted drop line), the lesson's passes placed."""
+    lines_rows = data.datasets["rooflines"]
+    x = alt.X(
+        **_log_axis("intensity", "Arithmetic intensity (FLOP per byte)", [r["intensity"] for r in lines_rows])
+    )
+    y = alt.Y(**_log_axis("tflops", "Attainable TFLOP/s", [r["tflops"] for r in lines_rows], headroom=1.6))
+    series = alt.Color("series:N", title=None, sort=None, legend=alt.Legend(columns=2))
+    line_tip = [
+        alt.Tooltip("gpu:N", title="GPU"),
+        alt.Tooltip("intensity:Q", title="FLOP/byte", format=",.3~g"),
+        alt.Tooltip("tflops:Q", title="TFLOP/s", format=",.3~g"),
+    ]
+    lines = alt.Chart(_data("rooflines")).mark_line(strokeWidth=2.5).encode(x, y, series, tooltip=line_tip)
+    ridge_tip = [
+        alt.Tooltip("gpu:N", title="GPU"),
+        alt.Tooltip("intensity:Q", title="ridge point (FLOP/byte)", format=",.0f"),
+        alt.Tooltip("tflops:Q", title="peak TFLOP/s", format=",.1f"),
+    ]
+    drops = (
+        alt.Chart(_data("ridges"))
+        .mark_rule(strokeDash=[2, 3], strokeWidth=1.25)
+        .encode(x, y, alt.Y2(datum=decades(r["tflops"] for r in lines_rows)[0]), series)
+    )
+    ridges = (
+        alt.Chart(_data("ridges"))
+        .mark_point(filled=True, size=70, opacity=1)
+        .encode(x, y, series, tooltip=ridge_tip)
+    )
+    layers = [lines, drops, ridges]
+    if len(data.datasets["ridges"]) == 1:  # with several GPUs the legend names each ridge instead
+        layers.append(
+            alt.Chart(_data("ridges"))
+            .mark_text(align="right", dx=-7, dy=-9, fontSize=11)
+            .encode(x, y, text="label:N")
+        )
+    op_tip = [
+        alt.Tooltip("label:N", title="pass"),
+        alt.Tooltip("gpu:N", title="GPU"),
+        alt.Tooltip("intensity:Q", title="FLOP/byte", format=",.3~g"),
+        alt.Tooltip("tflops:Q", title="TFLOP/s reached", format=",.3~g"),
+        alt.Tooltip("time_ms:Q", title="time (ms)", format=",.3~g"),
+        alt.Tooltip("bound:N", title=""),
+    ]
+    shape = alt.Shape(
+        "phase:N", title="Pass", scale=alt.Scale(domain=["prefill", "decode"], range=["diamond", "square"])
+    )
+    layers.append(
+        alt.Chart(_data("operations"))
+        .mark_point(filled=True, size=110, color="currentColor", opacity=1)
+        .encode(x, y, shape, tooltip=op_tip)
+    )
+    layers.append(
+        alt.Chart(_data("operations"))
+        .mark_text(align="left", dx=9, dy=12, fontSize=11)
+        .encode(x, y, text="label:N")
+    )
+    chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
+    return _with_datasets(chart, data.datasets)
+
+
+def prefill_vs_decode_chart(data: ChartData) -> Any:
+    """Prefill cost in decode steps against prompt length, log-log; break-even and chosen prompt marked."""
+    curve_rows = data.datasets["curve"]
+    x = alt.X(
+        **_log_axis("prompt_tokens", "Prompt length (tokens)", [r["prompt_tokens"] for r in curve_rows])
+    )
+    steps = [r["decode_steps"] for r in curve_rows]
+    y = alt.Y(**_log_axis("decode_steps", "Prefill time, in decode steps", steps, headroom=1.6))
+    tip = [
+        alt.Tooltip("prompt_tokens:Q", title="prompt tokens", format=",.0f"),
+        alt.Tooltip("decode_steps:Q", title="prefill in decode steps", format=",.3~g"),
+        alt.Tooltip("prefill_ms:Q", title="prefill (ms)", format=",.3~g"),
+        alt.Tooltip("decode_step_ms:Q", title="one decode step (ms)", format=",.3~g"),
+        alt.Tooltip("bound:N", title="prefill is"),
+    ]
+    curve = alt.Chart(_data("curve")).mark_line(strokeWidth=2.5, color=PALETTE[0]).encode(x, y, tooltip=tip)
+    hover = alt.Chart(_data("curve")).mark_point(size=40, opacity=0).encode(x, y, tooltip=tip)
+    marks = (
+        alt.Chart(_data("marks")).mark_point(filled=True, size=80, color=PALETTE[1]).encode(x, y, tooltip=tip)
+    )
+    labels = (
+        alt.Chart(_data("marks"))
+        .mark_text(align="right", dx=-8, dy=-10, fontSize=11)
+        .encode(x, y, text="label:N")
+    )
+    chart = alt.layer(curve, hover, marks, labels).properties(width=WIDTH, height=HEIGHT)
+    return _with_datasets(chart, data.datasets)
+
+
+def ridge_points_chart(data: ChartData) -> Any:
+    """Horizontal bars, GPUs sorted by ridge point, one bar per precision, value written at each bar's end."""
+    precisions = list(data.params["precisions"])
+    order = list(dict.fromkeys(row["gpu"] for row in data.datasets["ridges"]))
+    y = alt.Y("gpu:N", title=None, sort=order)
+    tip = [
+        alt.Tooltip("gpu:N", title="GPU"),
+        alt.Tooltip("precision:N", title="precision"),
+        alt.Tooltip("ridge:Q", title="ridge point (FLOP/byte)", format=",.0f"),
+        alt.Tooltip("peak_tflops:Q", title="peak TFLOP/s", format=",.1f"),
+        alt.Tooltip("bandwidth_tb_s:Q", title="memory TB/s", format=",.3~g"),
+    ]
+    colour = alt.Color(
+        "precision:N",
+        title="Precision",
+        sort=[p.upper() for p in precisions],
+        scale=alt.Scale(domain=[p.upper() for p in precisions], range=list(PALETTE[:2])),
+        legend=None if len(precisions) == 1 else alt.Legend(),
+    )
+    offset = alt.YOffset("precision:N", sort=[p.upper() for p in precisions])
+    x = alt.X("ridge:Q", title="Ridge point (FLOP per byte)", axis=alt.Axis(format=NUMBER))
+    bars = alt.Chart(_data("ridges")).mark_bar(cornerRadiusEnd=2).encode(x, y, offset, colour, tooltip=tip)
+    values = (
+        alt.Chart(_data("ridges"))
+        .mark_text(align="left", dx=4, fontSize=11)
+        .encode(x, y, offset, text=alt.Text("ridge:Q", format=",.0f"))
+    )
+    step = 14 if len(precisions) == 1 else 11
+    chart = alt.layer(bars, values).properties(width=WIDTH - 120, height=alt.Step(step))
+    return _with_datasets(chart, data.datasets)
+
+
+def request_timeline_chart(data: ChartData) -> Any:
+    """Bars on a time axis: the prefill, then a bar per decode step; rules at first and last token."""
+    x = alt.X("start_ms:Q", title="Time since the request arrived (ms)", axis=alt.Axis(format=NUMBER))
+    y = alt.Y("phase:N", title=None, sort=["prefill", "decode"])
+    colour = alt.Color(
+        "phase:N",
+        legend=None,
+        scale=alt.Scale(domain=list(PHASE_COLOURS), range=list(PHASE_COLOURS.values())),
+    )
+    tip = [
+        alt.Tooltip("label:N", title="what"),
+        alt.Tooltip("token:Q", title="token produced"),
+        alt.Tooltip("start_ms:Q", title="starts (ms)", format=",.2f"),
+        alt.Tooltip("duration_ms:Q", title="takes (ms)", format=",.2f"),
+        alt.Tooltip("bound:N", title=""),
+    ]
+    segments = (
+        alt.Chart(_data("segments"))
+        .mark_bar(stroke="white", strokeWidth=0.75, height=26)
+        .encode(x, x2="end_ms:Q", y=y, color=colour, tooltip=tip)
+    )
+    rule_x = alt.X("time_ms:Q")
+    rules = alt.Chart(_data("events")).mark_rule(strokeDash=[4, 3], color="currentColor").encode(rule_x)
+    after = (
+        alt.Chart(_data("events"))
+        .transform_filter("datum.kind == 'first'")
+        .mark_text(align="left", baseline="top", dx=4, y=2, fontSize=11)
+        .encode(rule_x, text="label:N")
+    )
+    before = (
+        alt.Chart(_data("events"))
+        .transform_filter("datum.kind != 'first'")
+        .mark_text(align="right", baseline="bottom", dx=-4, y=118, fontSize=11)
+        .encode(rule_x, text="label:N")
+    )
+    chart = alt.layer(segments, rules, after, before).properties(width=WIDTH, height=120)
+    return _with_datasets(chart, data.datasets)
+
+
+BUILDERS: Mapping[str, Callable[[ChartData], Any]] = {
+    "roofline": roofline_chart,
+    "prefill-vs-decode": prefill_vs_decode_chart,
+    "ridge-points": ridge_points_chart,
+    "request-timeline": request_timeline_chart,
+}
+
+
+@dataclass(frozen=True)
+class BuiltChart:
+    """A chart ready to render: the Altair chart, its Vega-Lite spec, the data behind it."""
+
+    data: ChartData
+    chart: Any  # altair.TopLevelMixin
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The Vega-Lite spec, validated against the schema by Altair."""
+        spec: dict[str, Any] = self.chart.to_dict()
+        return spec
+
+    @property
+    def caption(self) -> str:
+        return self.data.caption
+
+
+def build_chart(name: str, **params: Any) -> BuiltChart:
+    """Build the chart ``name`` (see :data:`calculators.charts.data.CHARTS`) with validated ``params``."""
+    data = chart_data(name, **params)
+    return BuiltChart(data, themed(BUILDERS[name](data)))

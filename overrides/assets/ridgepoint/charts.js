@@ -1,0 +1,124 @@
+// Ridgepoint charts: turn a build-time chart figure into a live Vega view when the reader reaches for it.
+//
+// Every figure.rp-chart already shows its static SVG, caption and data table (also without JavaScript).
+// On the first hover, focus or tap, this script loads the self-hosted Vega runtime (once per page, checked
+// by Subresource Integrity), fetches the chart's spec (or reads it inline), renders it with the SVG renderer
+// and swaps it in place of the static image. Nothing is loaded before that. It re-initialises on Material's
+// document$ (instant navigation) and exposes window.ridgepoint.charts for widgets that push new rows.
+(() => {
+  "use strict";
+  const here = document.currentScript ? document.currentScript.src : location.href;
+  const BASE = new URL(".", here); // this file is assets/ridgepoint/charts.js; runtime and specs sit beside it
+  const TRIGGERS = ["pointerenter", "focusin", "touchstart"];
+  const embeds = new Map(); // figure -> Promise of vega-embed's result ({view, finalize})
+  let runtime = null; // Promise of vegaEmbed
+
+  function loadRuntime(figure) {
+    if (typeof window.vegaEmbed === "function") return Promise.resolve(window.vegaEmbed);
+    if (!runtime) {
+      runtime = new Promise((resolve, reject) => {
+        const script = document.createElement("script");
+        script.src = new URL(figure.dataset.rpRuntime, BASE).href;
+        if (figure.dataset.rpIntegrity) script.integrity = figure.dataset.rpIntegrity;
+        script.async = true;
+        script.onload = () =>
+          typeof window.vegaEmbed === "function"
+            ? resolve(window.vegaEmbed)
+            : reject(new Error("the chart runtime loaded but did not define vegaEmbed"));
+        script.onerror = () => {
+          runtime = null; // a later reach may retry (e.g. back online)
+          reject(new Error("the chart runtime could not be loaded"));
+        };
+        document.head.appendChild(script);
+      });
+    }
+    return runtime;
+  }
+
+  async function specOf(figure) {
+    const inline = figure.querySelector("script.rp-chart__spec");
+    if (inline) return JSON.parse(inline.textContent);
+    const response = await fetch(new URL(`charts/${figure.dataset.rpSpec}.json`, BASE));
+    if (!response.ok) throw new Error(`chart spec ${figure.dataset.rpSpec}: HTTP ${response.status}`);
+    return response.json();
+  }
+
+  function darkScheme() {
+    return document.body.getAttribute("data-md-color-scheme") === "slate";
+  }
+
+  async function embed(figure) {
+    figure.classList.add("rp-chart--loading");
+    const holder = figure.querySelector(".rp-chart__view");
+    const [vegaEmbed, spec] = await Promise.all([loadRuntime(figure), specOf(figure)]);
+    const live = document.createElement("div");
+    live.className = "rp-chart__live";
+    live.hidden = true;
+    holder.appendChild(live);
+    const result = await vegaEmbed(live, spec, {
+      mode: "vega-lite",
+      renderer: "svg", // the page's CSS styles live and static charts alike (currentColor, fonts)
+      actions: false,
+      tooltip: { theme: darkScheme() ? "dark" : "light" },
+    });
+    for (const child of [...holder.children]) if (child !== live) child.remove();
+    live.hidden = false;
+    figure.classList.remove("rp-chart--loading");
+    figure.classList.add("rp-chart--live");
+    return result;
+  }
+
+  // Make the figure live (once); resolves to vega-embed's result, whose .view a widget may update.
+  function activate(figure) {
+    if (!embeds.has(figure)) {
+      const pending = embed(figure).catch((error) => {
+        figure.classList.remove("rp-chart--loading");
+        figure.classList.add("rp-chart--static");
+        embeds.delete(figure); // the static chart stays; the next reach tries again
+        console.warn(`Ridgepoint: chart stays static (${error.message})`);
+        throw error;
+      });
+      embeds.set(figure, pending);
+    }
+    return embeds.get(figure);
+  }
+
+  function onReach(event) {
+    activate(event.currentTarget).catch(() => {});
+  }
+
+  function prune() {
+    for (const [figure, pending] of embeds) {
+      if (figure.isConnected) continue;
+      embeds.delete(figure);
+      pending.then((result) => result.finalize()).catch(() => {});
+    }
+  }
+
+  function init() {
+    prune();
+    for (const figure of document.querySelectorAll("figure.rp-chart:not([data-rp-ready])")) {
+      figure.dataset.rpReady = "";
+      for (const type of TRIGGERS) figure.addEventListener(type, onReach, { passive: true });
+    }
+  }
+
+  window.ridgepoint = window.ridgepoint || {};
+  window.ridgepoint.charts = {
+    activate,
+    // Replace a named dataset of a chart's spec (calculators.charts.data rows) and redraw.
+    async update(figure, dataset, rows) {
+      const { view } = await activate(figure);
+      await view.data(dataset, rows).runAsync();
+      return view;
+    },
+  };
+
+  if (typeof window.document$ !== "undefined" && typeof window.document$.subscribe === "function") {
+    window.document$.subscribe(init);
+  } else if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", init);
+  } else {
+    init();
+  }
+})();
