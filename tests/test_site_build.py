@@ -1,0 +1,156 @@
+"""The built course (``built_site``, built with --strict): numbers, takeaways, go-deeper, nav, offline."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from calculators import UNITS, evaluate_number, format_value
+from course.external_loads import find_external_loads, html_loads
+from course.lessons import load_course
+from course.markdown.numbers import Tolerance, stated_value
+from course.navigation import build_nav, reading_order
+
+pytestmark = pytest.mark.site
+ROOT = Path(__file__).resolve().parent.parent
+COURSE = load_course(ROOT / "docs")
+
+
+class _Spans(HTMLParser):
+    """Collects the computed numbers of a page: attributes and shown text of each ``span.rp-number``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.numbers: list[tuple[dict[str, str], str]] = []
+        self._open: dict[str, str] | None = None
+        self._text = ""
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        values = {k: v or "" for k, v in attrs}
+        if tag == "span" and "rp-number" in values.get("class", "").split():
+            self._open, self._text = values, ""
+
+    def handle_data(self, data: str) -> None:
+        if self._open is not None:
+            self._text += data
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "span" and self._open is not None:
+            self.numbers.append((self._open, self._text))
+            self._open = None
+
+
+def _page(site: Path, source: str) -> str:
+    target = (
+        "index.html"
+        if source == "index.md"
+        else source.removesuffix(".md").removesuffix("index")
+        + ("" if source.endswith("index.md") else "/")
+        + "index.html"
+    )
+    return (site / target).read_text(encoding="utf-8")
+
+
+def _all_pages(site: Path) -> list[Path]:
+    return [p for p in site.rglob("*.html") if "assets" not in p.parts]
+
+
+def test_every_quoted_number_equals_the_calculators(built_site: Path) -> None:
+    checked = 0
+    for path in _all_pages(built_site):
+        spans = _Spans()
+        spans.feed(path.read_text(encoding="utf-8"))
+        for attrs, shown in spans.numbers:
+            where = f"{path.relative_to(built_site)}: {shown!r}"
+            assert "rp-number--error" not in attrs["class"], where
+            value = evaluate_number(attrs["data-expr"])
+            assert float(attrs["data-value"]) == pytest.approx(value, rel=1e-12), where
+            unit = attrs["data-unit"]
+            if "data-tolerance" in attrs:  # a claim written as the lesson rounds it
+                text = attrs["data-tolerance"]
+                tolerance = Tolerance(float(text.rstrip("%")), relative=text.endswith("%"))
+                stated = stated_value(shown)
+                assert stated is not None, where
+                assert tolerance.allows(stated, value / UNITS[unit].scale), where
+            else:
+                fmt = attrs["data-format"]
+                decimals = int(fmt[1]) if fmt.endswith("f") else None
+                digits = int(fmt[0]) if fmt.endswith("sig") else None
+                assert shown == format_value(value, unit, digits=digits, decimals=decimals), where
+            checked += 1
+    if any(COURSE.lessons):
+        assert checked > 0, "the lessons quote no computed number at all"
+
+
+@pytest.mark.parametrize("lesson", COURSE.lessons, ids=lambda lesson: lesson.id)
+def test_lessons_have_takeaways_and_go_deeper(built_site: Path, lesson) -> None:  # type: ignore[no-untyped-def]
+    page = _page(built_site, lesson.path)
+    box = re.search(r'<div class="admonition takeaways">(.*?)</div>', page, re.DOTALL)
+    assert box, f"{lesson.path} has no Key takeaways box"
+    assert "Key takeaways" in box.group(1)
+    assert box.group(1).count("<li>") == len(lesson.takeaways)
+    assert re.search(r'<details class="deeper"', page), f"{lesson.path} has no Go deeper section"
+    assert "rp-math--error" not in page
+
+
+def test_nav_and_previous_next_follow_front_matter(built_site: Path) -> None:
+    pages = [p.relative_to(ROOT / "docs").as_posix() for p in (ROOT / "docs").rglob("*.md")]
+    order = [p for p in reading_order(build_nav(COURSE, pages)) if not p.startswith(("http", "/"))]
+    lesson_order = [p for p in order if COURSE.lesson_by_path(p)]
+    expected = [lesson.path for track in COURSE.tracks for lesson in COURSE.lessons_in(track.key)]
+    assert lesson_order == expected
+    for track in COURSE.tracks:
+        index = _page(built_site, f"{track.key}/index.md")
+        positions = [index.find(f'href="{lesson.id}/"') for lesson in COURSE.lessons_in(track.key)]
+        assert all(p > 0 for p in positions), f"{track.key} index misses a lesson"
+        assert positions == sorted(positions)
+    for current in lesson_order:
+        html = _page(built_site, current)
+        footer = re.search(r'<a href="([^"]+)" class="md-footer__link md-footer__link--prev"', html)
+        assert footer, current
+        # Previous of a lesson is the page before it in the nav: its track index or the lesson before it
+        # (or that lesson's worked notebook, which the notebooks layer places right after its lesson).
+        target = posixpath.normpath(posixpath.join(_url(current), footer.group(1))) + "/"
+        expected = _url(order[order.index(current) - 1])
+        assert target == expected or "/notebooks/" in target, (current, target, expected)
+
+
+def _url(source: str) -> str:
+    """The directory URL MkDocs gives a page (``inference/index.md`` -> ``inference/``)."""
+    stem = source.removesuffix(".md")
+    return "./" if stem == "index" else stem.removesuffix("/index") + "/"
+
+
+def test_nothing_is_loaded_from_another_host(built_site: Path) -> None:
+    assert [str(load) for load in find_external_loads(built_site)] == []
+
+
+def test_material_bundle_external_urls_stay_dormant(built_site: Path) -> None:
+    """Material's script knows a few outside URLs; each is only used when a feature we do not use is on."""
+    bundle = next((built_site / "assets" / "javascripts").glob("bundle.*.min.js")).read_text(encoding="utf-8")
+    urls = set(re.findall(r"https://[a-z0-9.-]+", bundle))
+    assert urls <= {"https://api.github.com", "https://unpkg.com", "https://clipboardjs.com"}, urls
+    for path in _all_pages(built_site):
+        html = path.read_text(encoding="utf-8")
+        assert 'data-md-component="source"' not in html, f"{path}: the repo widget would call api.github.com"
+        assert 'class="mermaid"' not in html, f"{path}: Mermaid would be fetched from unpkg.com"
+        assert "fonts.googleapis" not in html
+        assert "fonts.gstatic" not in html
+
+
+def test_scanner_would_catch_a_cdn_load() -> None:
+    page = (
+        '<link rel="stylesheet" href="https://cdn.example/x.css"><link rel="canonical" href="https://x.org/">'
+        '<script src="//cdn.example/v.js"></script><a href="https://example.org">a link</a>'
+    )
+    assert [url for _, url in html_loads(page)] == ["https://cdn.example/x.css", "//cdn.example/v.js"]
+
+
+def test_site_has_search_index_and_edit_links(built_site: Path) -> None:
+    assert (built_site / "search" / "search_index.json").stat().st_size > 1000
+    for lesson in COURSE.lessons:
+        assert f"/edit/main/docs/{lesson.path}" in _page(built_site, lesson.path)
