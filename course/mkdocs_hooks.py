@@ -33,13 +33,22 @@ def on_config(config: Any) -> Any:
         course=course, problems=list(course.problems), validators=block_validators(config.markdown_extensions)
     )
     config.mdx_configs.setdefault("course.markdown.lesson_list", {})["docs_dir"] = config.docs_dir
+    from course.notebooks import configure_execution_cache, load_notebooks
+
+    notebooks, notebook_problems = load_notebooks(config.docs_dir, course)
+    _BUILD.update(notebooks=notebooks, notebook_dirs={}, docs_dir=config.docs_dir)  # dirs: see on_files
+    _BUILD["problems"].extend(notebook_problems)
+    configure_execution_cache(config.plugins, project, config.docs_dir)
     return config
 
 
 def on_files(files: Any, config: Any) -> Any:
     from course.navigation import build_nav
+    from course.notebooks import nav_companions, notebook_page_folders
 
-    config.nav = build_nav(_BUILD["course"], [f.src_uri for f in files.documentation_pages()])
+    companions = nav_companions(_BUILD["notebooks"], _BUILD["course"])
+    config.nav = build_nav(_BUILD["course"], [f.src_uri for f in files.documentation_pages()], companions)
+    _BUILD["notebook_dirs"] = notebook_page_folders(_BUILD["notebooks"], files)
     return files
 
 
@@ -54,6 +63,17 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     return markdown
 
 
+def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
+    from mkdocs.utils import get_relative_url
+
+    from course.notebooks import notebook_page_content
+
+    def lesson_link(path: str) -> str:
+        return get_relative_url(files.get_file_from_path(path).url, page.url)
+
+    return notebook_page_content(html, page.file.src_uri, _BUILD["notebooks"], _BUILD["course"], lesson_link)
+
+
 def on_env(env: Any, config: Any, files: Any) -> Any:
     from mkdocs.exceptions import PluginError
 
@@ -64,6 +84,15 @@ def on_env(env: Any, config: Any, files: Any) -> Any:
     return env
 
 
+def on_build_error(error: Exception) -> None:
+    import logging
+
+    from course.notebooks import describe_cell_failure
+
+    if _BUILD.get("docs_dir") and (message := describe_cell_failure(error, _BUILD["docs_dir"])):
+        logging.getLogger("mkdocs.hooks.notebooks").error(message)
+
+
 def on_post_build(config: Any) -> None:
     from course.frontend_assets import install_into_site
 
@@ -71,3 +100,6 @@ def on_post_build(config: Any) -> None:
     from course.chart_assets import copy_into
 
     copy_into(config.site_dir)  # the pinned Vega runtime and the chart specs the pages reference
+    from course.notebooks import write_downloads
+
+    write_downloads(_BUILD["notebooks"], config.docs_dir, _BUILD["notebook_dirs"])  # the notebooks as .ipynb

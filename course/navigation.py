@@ -7,7 +7,7 @@ pages grouped by folder. Adding a lesson file with good front matter is enough t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -16,8 +16,14 @@ from course.lessons import Course
 NavItem = str | dict[str, Any]
 
 
-def build_nav(course: Course, pages: Iterable[str]) -> list[NavItem]:
-    """MkDocs ``nav`` for ``pages`` (Markdown paths relative to docs/, forward slashes)."""
+def build_nav(
+    course: Course, pages: Iterable[str], companions: Mapping[str, list[NavItem]] | None = None
+) -> list[NavItem]:
+    """MkDocs ``nav`` for ``pages`` (Markdown paths relative to docs/, forward slashes).
+
+    ``companions`` maps a lesson's path to pages placed right after it (its worked notebooks, from
+    :func:`course.notebooks.nav_companions`), so previous/next walks from a lesson to its notebooks.
+    """
     all_pages = sorted(set(pages))
     placed: set[str] = set()
     nav: list[NavItem] = []
@@ -34,6 +40,10 @@ def build_nav(course: Course, pages: Iterable[str]) -> list[NavItem]:
             if lesson.path in all_pages:
                 section.append({lesson.title: lesson.path})
                 placed.add(lesson.path)
+                for companion in (companions or {}).get(lesson.path, []):
+                    if set(reading_order([companion])) <= set(all_pages):
+                        section.append(companion)
+                        placed.update(reading_order([companion]))
         if section:
             nav.append({track.title: section})
     nav.extend(_other_pages([p for p in all_pages if p not in placed]))
