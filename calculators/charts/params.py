@@ -25,7 +25,8 @@ MAX_OUTPUT_TOKENS = 512  # one bar per decode step: more would be an unreadable 
 class ChartError(ValueError):
     """A chart asks for something that cannot be drawn; ``parameter`` is ``"name"`` for an unknown chart."""
 
-    def __init__(self, chart: str, parameter: str, problem: str, fix: str) -> None:
+    def __init__(self, chart: str, parameter: str, problem: str, fix: str, line: int | None = None) -> None:
+        self.line = line  # 1-based line within the chart block, where the reader (YAML) knows it
         self.chart = chart
         self.parameter = parameter
         self.problem = problem

@@ -54,12 +54,14 @@ def parse_block(source: str) -> ChartBlock:
         body = yaml.safe_load(source)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
-        where = f" at line {mark.line + 1} of the block" if mark is not None else ""
+        line = mark.line + 1 if mark is not None else None
+        where = f" at line {line} of the block" if line is not None else ""
         raise ChartError(
             "?",
             "(block)",
             f"not valid YAML{where}: {getattr(error, 'problem', error)}",
             "write one `key: value` per line, lists as [a, b]",
+            line,
         ) from None
     if not isinstance(body, dict):
         raise ChartError(
@@ -140,9 +142,8 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
             field = f"chart '{error.chart}'" + (
                 "" if error.parameter == "(block)" else f" parameter '{error.parameter}'"
             )
-            problems.append(
-                Problem(path, field, error.problem, error.fix, line + _line_of(body, error.parameter))
-            )
+            offset = error.line if error.line is not None else _line_of(body, error.parameter)
+            problems.append(Problem(path, field, error.problem, error.fix, line + offset))
     return problems
 
 

@@ -1,0 +1,287 @@
+"""Charts: data from the calculators, a spec matching the reviewed snapshot that compiles,
+its SVG renders and is cached, and bad parameters fail with the parameter, the allowed values and a fix.
+
+Snapshots live in tests/snapshots/charts/<case>.json and are compared as data. After an intended change,
+refresh them with ``RIDGEPOINT_UPDATE_SNAPSHOTS=1 pytest tests/test_charts.py`` and review the diff.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import pytest
+import vl_convert
+
+from calculators import Scenario, ridge_point
+from calculators.charts import CHARTS, ChartError, build_chart, chart_data
+from calculators.charts.render import render_course_chart, render_spec, tidy_svg
+from course import chart_assets
+from course.chart_markup import altair_chart_html, figure_html
+from course.markdown.charts import find_problems, parse_block, render_block
+
+SNAPSHOTS = Path(__file__).parent / "snapshots" / "charts"
+CASES: dict[str, tuple[str, dict[str, Any]]] = {
+    "roofline": ("roofline", {}),
+    "roofline-several": ("roofline", {"gpus": ["a100-sxm-80gb", "h100-sxm", "b200"], "batches": [1, 64]}),
+    "prefill-vs-decode": ("prefill-vs-decode", {}),
+    "ridge-points": ("ridge-points", {}),
+    "ridge-points-fp8": ("ridge-points", {"precisions": ["bf16", "fp8"]}),
+    "request-timeline": ("request-timeline", {}),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_spec_matches_snapshot_and_compiles(case: str) -> None:
+    name, params = CASES[case]
+    spec = json.loads(json.dumps(build_chart(name, **params).spec))  # tuples -> lists, as stored
+    path = SNAPSHOTS / f"{case}.json"
+    if os.environ.get("RIDGEPOINT_UPDATE_SNAPSHOTS") or not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(spec, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+        if not os.environ.get("RIDGEPOINT_UPDATE_SNAPSHOTS"):
+            pytest.fail(f"wrote missing snapshot {path.name}; review and commit it")
+    assert spec == json.loads(path.read_text(encoding="utf-8")), (
+        f"{case}: spec differs from {path}; if intended, rerun with RIDGEPOINT_UPDATE_SNAPSHOTS=1 and review"
+    )
+    vega = vl_convert.vegalite_to_vega(spec)  # the Vega-Lite compiler accepts it
+    data_names = {entry["name"] for entry in vega["data"]}
+    assert set(spec["datasets"]) <= data_names, "named datasets must survive, widgets update them by name"
+
+
+def test_every_chart_has_a_snapshot_case() -> None:
+    assert {name for name, _ in CASES.values()} == set(CHARTS)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_svg_renders_transparent_and_themeable(case: str, tmp_path: Path) -> None:
+    name, params = CASES[case]
+    data, rendered = render_course_chart(name, params, tmp_path)
+    assert rendered.svg.startswith("<svg")
+    assert 'fill="white"' not in rendered.svg.split(">", 2)[1], "background must be transparent"
+    assert "currentColor" in rendered.svg, "text and axes follow the page's colour (light, dark, print)"
+    assert "$schema" not in rendered.spec_json
+    assert data.table_rows
+    assert all(len(row) == len(data.table_columns) for row in data.table_rows)
+    assert data.caption
+
+
+def test_numbers_come_from_the_calculators() -> None:
+    lesson = Scenario()
+    roof = chart_data("roofline", batches=[1, 64])
+    ops = {row["label"]: row for row in roof.datasets["operations"]}
+    assert ops["prefill, 2,000 tokens"]["intensity"] == lesson.prefill(2000).intensity_flop_per_byte
+    assert ops["decode, batch 64"]["intensity"] == lesson.decode(64).intensity_flop_per_byte
+    assert roof.datasets["ridges"][0]["intensity"] == ridge_point("h100-sxm")
+
+    curve = chart_data("prefill-vs-decode")
+    marks = {round(row["prompt_tokens"]): row for row in curve.datasets["marks"]}
+    assert marks[2000]["decode_steps"] == lesson.request(2000).prefill_cost_in_decode_steps
+    assert marks[295]["prompt_tokens"] == lesson.prompt_tokens_per_decode_step()
+    assert round(lesson.prompt_tokens_per_decode_step()) in {
+        row["prompt_tokens"] for row in curve.datasets["curve"]
+    }
+
+    timeline = chart_data("request-timeline", output=8)
+    timing = lesson.request(2000, 8)
+    segments = timeline.datasets["segments"]
+    assert len(segments) == 1 + timing.decode_steps
+    assert segments[-1]["end_ms"] == pytest.approx(timing.total_time_s * 1e3, rel=1e-12)
+
+    ridges = chart_data("ridge-points", precisions=["bf16", "fp8"])
+    by_key = {(row["gpu"], row["precision"]): row["ridge"] for row in ridges.datasets["ridges"]}
+    assert by_key[("H100 SXM5 80GB", "FP8")] == ridge_point("h100-sxm", "fp8")
+    assert ("A100 SXM4 80GB", "FP8") not in by_key
+    assert any("no FP8" in cell for row in ridges.table_rows for cell in row)
+
+
+def test_second_render_does_not_call_vl_convert(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[Any] = []
+    real = vl_convert.vegalite_to_svg
+
+    def counting(spec: Any, *args: Any, **kwargs: Any) -> str:
+        calls.append(spec)
+        return real(spec, *args, **kwargs)
+
+    monkeypatch.setattr(vl_convert, "vegalite_to_svg", counting)
+    first = render_course_chart("roofline", {}, tmp_path)[1]
+    again = render_course_chart("roofline", {}, tmp_path)[1]
+    assert len(calls) == 1
+    assert again == first
+    render_course_chart("roofline", {"gpus": ["h200"]}, tmp_path)  # other inputs: a new render
+    assert len(calls) == 2
+    spec = build_chart("ridge-points").spec
+    render_spec(spec, tmp_path)
+    render_spec(spec, tmp_path)
+    assert len(calls) == 3, "any Altair spec is cached by its content hash too"
+
+
+@pytest.mark.parametrize(
+    ("name", "params", "parameter", "expected"),
+    [
+        ("rooflin", {}, "name", "known charts: roofline, prefill-vs-decode, ridge-points, request-timeline"),
+        ("roofline", {"gpu": "h100-sxm"}, "gpu", "did you mean 'gpus'?"),
+        ("roofline", {"gpus": ["h100"]}, "gpus", "allowed: h100-sxm, h100-pcie"),
+        (
+            "roofline",
+            {"gpus": ["a100-sxm-80gb"], "precision": "fp8"},
+            "precision",
+            "a100-sxm-80gb has no fp8",
+        ),
+        ("roofline", {"batches": [0]}, "batches", "a whole number from 1 to 4,096"),
+        ("roofline", {"model": "llama-3.1-405b"}, "prompt", "does not fit"),
+        ("prefill-vs-decode", {"prompt": 5000, "max_prompt": 1000}, "prompt", "beyond max_prompt"),
+        ("request-timeline", {"output": 10_000}, "output", "from 1 to 512"),
+        ("ridge-points", {"precisions": ["int4"]}, "precisions", "allowed: bf16, fp8"),
+    ],
+)
+def test_bad_parameters_name_parameter_allowed_values_and_fix(
+    name: str, params: dict[str, Any], parameter: str, expected: str
+) -> None:
+    with pytest.raises(ChartError) as caught:
+        chart_data(name, **params)
+    assert caught.value.parameter == parameter
+    assert expected in str(caught.value)
+    assert "Fix:" in str(caught.value)
+    assert isinstance(caught.value, ValueError)
+
+
+LESSON = """# A lesson
+
+```chart
+name: roofline
+caption: Fine.
+```
+
+````markdown
+```chart
+name: not-checked-inside-an-example
+```
+````
+
+```chart
+name: prefill-vs-decode
+caption: Bad.
+max_prompt: -3
+```
+
+```chart
+name: ridge-points
+```
+
+```chart
+name: [unclosed
+```
+"""
+
+
+def test_find_problems_reports_file_line_field_and_fix() -> None:
+    problems = find_problems(LESSON, "inference/x.md")
+    assert [(p.line, p.field) for p in problems] == [
+        (17, "chart 'prefill-vs-decode' parameter 'max_prompt'"),  # the parameter's own line
+        (20, "chart 'ridge-points' parameter 'caption'"),  # not written: the fence's line
+        (25, "chart '?'"),  # where the YAML reader stopped
+    ]
+    assert all(p.file == "inference/x.md" and p.fix for p in problems)
+    assert "from 1 to 1,048,576" in problems[0].message
+
+
+def test_block_renders_figure_or_visible_error(tmp_path: Path) -> None:
+    html = render_block("name: ridge-points\ncaption: Ridge <points> & more.\n", tmp_path)
+    assert html.startswith('<figure class="rp-chart" data-rp-chart="ridge-points"')
+    assert "<svg" in html
+    assert "<figcaption" in html
+    assert "Ridge &lt;points&gt; &amp; more." in html
+    assert re.search(r"<details class=\"rp-chart__data\"><summary>[^<]+</summary><table>", html)
+    pin = chart_assets.runtime_pin()
+    assert f'data-rp-runtime="{pin.site_path}"' in html
+    assert f'data-rp-integrity="{pin.integrity}"' in html
+    error = render_block("name: ridge-points\ncaption: x\ngpus: [nope]\n", tmp_path)
+    assert "rp-chart-error" in error
+    assert "parameter &#x27;gpus&#x27;" in error
+    assert "<svg" not in error
+
+
+def test_parse_block_normalises_caption() -> None:
+    block = parse_block("name: roofline\ncaption: >\n  Two\n  lines.\ngpus: [h200]\n")
+    assert (block.name, block.caption, block.params) == ("roofline", "Two lines.", {"gpus": ["h200"]})
+
+
+def test_fence_works_in_plain_python_markdown(tmp_path: Path) -> None:
+    import markdown
+
+    md = markdown.Markdown(extensions=["course.markdown.charts"], extension_configs={
+        "course.markdown.charts": {"cache_dir": str(tmp_path)}})  # fmt: skip
+    html = md.convert("Text.\n\n```chart\nname: request-timeline\ncaption: One request.\n```\n")
+    assert '<figure class="rp-chart" data-rp-chart="request-timeline"' in html
+    assert list(tmp_path.glob("*.svg")), "rendered into the configured cache folder"
+
+
+def test_tidy_svg_prefixes_ids_and_keeps_text() -> None:
+    svg = '<svg xmlns="http://www.w3.org/2000/svg"><clipPath id="clip1"><rect width="1.23456"/></clipPath>'
+    svg += '<g clip-path="url(#clip1)" opacity="1"><text x="3.14159">0.86412</text></g></svg>'
+    tidy = tidy_svg(svg, "rpab")
+    assert 'id="rpab-clip1"' in tidy
+    assert "url(#rpab-clip1)" in tidy
+    assert 'width="1.23"' in tidy
+    assert 'x="3.14"' in tidy
+    assert ">0.86412<" in tidy
+    assert 'opacity="1"' not in tidy
+
+
+def test_any_altair_chart_becomes_chart_markup(tmp_path: Path) -> None:
+    rows = [{"gpu": "A", "ridge": 153.0}, {"gpu": "B", "ridge": 295.3}]
+    chart = (
+        alt.Chart(alt.Data(values=rows)).mark_bar().encode(x="ridge:Q", y="gpu:N").properties(title="Ridges")
+    )
+    html = altair_chart_html(chart, cache_dir=tmp_path)
+    assert '<figcaption class="rp-chart__caption">Ridges</figcaption>' in html
+    assert "<th>gpu</th><th>ridge</th>" in html
+    assert "<td>295.3</td>" in html
+    inline = re.search(r'<script type="application/json" class="rp-chart__spec">(.*?)</script>', html, re.S)
+    assert inline
+    assert json.loads(inline.group(1).replace("<\\/", "</"))["mark"]["type"] == "bar"
+
+
+def test_inline_spec_cannot_close_its_script(tmp_path: Path) -> None:
+    chart = alt.Chart(alt.Data(values=[{"a": "</script><b>"}])).mark_point().encode(x="a:N")
+    html = altair_chart_html(chart, caption="x", cache_dir=tmp_path)
+    spec_part = html.split('class="rp-chart__spec">', 1)[1]
+    assert spec_part.index("</script>") == len(spec_part) - len("</script></figure>")
+
+
+def test_runtime_is_verified_against_the_pin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    content = chart_assets.runtime_bytes(tmp_path)
+    pin = chart_assets.runtime_pin()
+    assert hashlib.sha256(content).hexdigest() == pin.sha256
+    assert len(content) == pin.size
+    cached = tmp_path / chart_assets.RUNTIME_FOLDER / pin.file
+    cached.write_bytes(b"tampered")
+    assert chart_assets.runtime_bytes(tmp_path) == content, "a tampered cache entry is replaced"
+    cached.unlink()
+    monkeypatch.setattr(chart_assets, "runtime_pin", lambda: chart_assets.RuntimePin(
+        pin.file, "0" * 64, pin.size, "0.0", {}))  # fmt: skip
+    with pytest.raises(chart_assets.RuntimeMismatch, match=r"Fix: .*--pin"):
+        chart_assets.runtime_bytes(tmp_path)
+
+
+def test_copy_into_ships_runtime_and_referenced_specs_only(tmp_path: Path) -> None:
+    cache, site = tmp_path / "cache", tmp_path / "site"
+    used = render_course_chart("ridge-points", {}, cache)[1]
+    unused = render_course_chart("request-timeline", {}, cache)[1]
+    page = site / "lesson" / "index.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(figure_html(used, caption="c", columns=["a"], rows=[["1"]]), encoding="utf-8")
+    written = chart_assets.copy_into(site, cache)
+    folder = site / chart_assets.SITE_FOLDER
+    assert (folder / chart_assets.runtime_pin().site_path) in written
+    assert json.loads((folder / "charts" / f"{used.key}.json").read_text()) == json.loads(used.spec_json)
+    assert not (folder / "charts" / f"{unused.key}.json").exists()
+    (cache / f"{used.key}.vl.json").unlink()
+    with pytest.raises(FileNotFoundError, match=used.key):
+        chart_assets.copy_into(site, cache)
