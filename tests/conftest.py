@@ -66,6 +66,7 @@ def site_url(built_site: Path) -> Iterator[str]:
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/"
     server.shutdown()
+    server.server_close()
 
 
 def _chromium_available() -> bool:
