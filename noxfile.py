@@ -79,6 +79,17 @@ def serve(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def pdf(session: nox.Session) -> None:
+    """Write the whole course to one PDF, offline, and print its size and the time it took.
+
+    ``nox -s pdf -- --paper letter --output course.pdf``; default: A4 into build/ridgepoint-a4.pdf.
+    Needs Debian's Chromium (``apt-get install chromium``).
+    """
+    install(session, "pdf")
+    session.run("python", "-m", "course.pdf", *session.posargs, env=ENV)
+
+
+@nox.session(default=False)
 def cli(session: nox.Session) -> None:
     """Run the calculators' command line: ``nox -s cli -- phases --prompt 4000``."""
     install(session, extras="")
