@@ -90,6 +90,17 @@ def pdf(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def benchmark(session: nox.Session) -> None:
+    """Print build times and lesson page weight against the same pages on plain Material (ratios; no asserts).
+
+    Needs Debian's Chromium for the page weight (``apt-get install chromium``).
+    """
+    install(session, "test")
+    npm_assets(session)
+    session.run("python", "-m", "course.benchmark", *session.posargs, env=ENV)
+
+
+@nox.session(default=False)
 def cli(session: nox.Session) -> None:
     """Run the calculators' command line: ``nox -s cli -- phases --prompt 4000``."""
     install(session, extras="")
