@@ -26,8 +26,19 @@ function cachedFetch(cacheName, prefix, onProgress) {
     const cache = await caches.open(cacheName);
     const hit = await cache.match(url);
     if (hit) return hit;
-    const response = await networkFetch(input, init);
-    if (!response.ok) return response;
+    const file = url.slice(prefix.length);
+    let response;
+    try {
+      response = await networkFetch(input, init);
+    } catch (error) {
+      // Pyodide waits forever on a failed wasm download, so the failure is reported from here.
+      post({ type: "failed", reason: `${file} could not be downloaded` });
+      throw error;
+    }
+    if (!response.ok) {
+      post({ type: "failed", reason: `${file} could not be downloaded (HTTP ${response.status})` });
+      return response;
+    }
     await cache.put(url, response.clone());
     return withProgress(response, url, onProgress);
   };

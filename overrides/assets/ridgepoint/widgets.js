@@ -11,6 +11,7 @@
   const ASSETS = new URL("../", here); // this file is assets/ridgepoint/widgets.js
   const WORKER_URL = new URL("ridgepoint/widget-worker.js", ASSETS);
   const RUN_TIMEOUT_MS = 15000;
+  const START_TIMEOUT_MS = 120000;
   const SLIDER_STEPS = 1000;
 
   // ---- the shared runtime: one worker for every widget on the page (and across instant navigation) ----
@@ -63,6 +64,9 @@
       failRuntime(event.message || "the worker script could not be loaded");
     };
     worker.postMessage({ type: "start", ...runtime.config });
+    setTimeout(() => {
+      if (runtime.status === "loading" && runtime.worker === worker) failRuntime("it took too long to start");
+    }, START_TIMEOUT_MS);
   }
 
   function failRuntime(reason) {

@@ -1,0 +1,187 @@
+"""The widgets end to end in real Chromium: they start, respond, match CPython, share state by URL, run code,
+and fall back to the build-time figure when Pyodide cannot start.
+
+One page (one Pyodide boot) serves most tests, in order; the URL and fallback tests open their own.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from calculators.browser import compute
+from conftest import ROOT, PageWatch, _QuietHandler, build_site
+
+pytestmark = pytest.mark.browser
+
+FIXTURE = ROOT / "tests" / "fixtures" / "widget_site" / "mkdocs.yml"
+PD = "#widget-prefill-decode"
+RE = "#widget-roofline-explorer"
+LIVE_TIMEOUT_MS = 60_000
+
+
+@pytest.fixture(scope="module")
+def widget_site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    destination = tmp_path_factory.mktemp("widget-site")
+    result = build_site(destination, FIXTURE)
+    if result.returncode != 0:
+        pytest.fail(f"building the widget fixture site failed:\n{result.stdout}\n{result.stderr}")
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(destination))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/"
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture(scope="module")
+def live_page(browser: Any, widget_site_url: str) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    watch = PageWatch(page)
+    page.goto(widget_site_url)
+    page.wait_for_selector(f'{PD}[data-rp-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    yield page
+    context.close()
+    watch.check()
+
+
+def shown(page: Any, widget: str) -> dict[str, str]:
+    return page.eval_on_selector_all(
+        f"{widget} [data-shown]", "els => Object.fromEntries(els.map(e => [e.dataset.shown, e.textContent]))"
+    )
+
+
+def wait_rendered(page: Any, widget: str, action: Any) -> None:
+    """Do ``action`` and wait until the widget has rendered an answer to it."""
+    page.evaluate(
+        f"""() => {{ window.__rendered = false;
+        document.querySelector('{widget}').addEventListener('ridgepoint:rendered',
+          () => {{ window.__rendered = true; }}, {{ once: true }}); }}"""
+    )
+    action()
+    page.wait_for_function("window.__rendered === true", timeout=10_000)
+
+
+def test_worker_is_not_started_until_a_widget_is_near(browser: Any, widget_site_url: str) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    requests: list[str] = []
+    page.on("request", lambda request: requests.append(request.url))
+    page.goto(widget_site_url + "other/")
+    page.wait_for_timeout(500)
+    context.close()
+    assert not [url for url in requests if "pyodide" in url or "widget-worker" in url]
+
+
+def test_prefill_decode_responds_and_matches_cpython(live_page: Any) -> None:
+    before_chart = live_page.inner_html(f'{PD} [data-chart="timeline"] .rp-widget__chart')
+    wait_rendered(live_page, PD, lambda: live_page.fill(f"{PD}-prompt", "8000"))
+    expected = compute("prefill-decode", {"prompt": "8000"})["shown"]
+    got = shown(live_page, PD)
+    assert got == {key: expected[key] for key in got}
+    assert got["prefill_time_s"] != "32.3 ms"
+    assert live_page.inner_html(f'{PD} [data-chart="timeline"] .rp-widget__chart') != before_chart
+    assert "prefill-decode.prompt=8000" in live_page.url
+    assert "costs 27.1 steps" in live_page.inner_text(f"{PD} .rp-widget__summary")  # the aria-live summary
+
+
+def test_kv_switch_and_keyboard_slider(live_page: Any) -> None:
+    wait_rendered(live_page, PD, lambda: live_page.check(f"{PD}-kv"))
+    live_page.focus(f"{PD}-prompt-slider")
+    wait_rendered(live_page, PD, lambda: live_page.keyboard.press("PageUp"))
+    prompt = live_page.input_value(f"{PD}-prompt")
+    assert int(prompt) > 8000
+    expected = compute("prefill-decode", {"prompt": prompt, "kv": True})["shown"]
+    assert shown(live_page, PD)["decode_step_time_s"] == expected["decode_step_time_s"]
+
+
+def test_bad_input_shows_the_calculators_message_inline(live_page: Any) -> None:
+    live_page.fill(f"{PD}-batch", "-2")
+    live_page.wait_for_function(f"document.querySelector('{PD}-error').textContent.includes('batch')")
+    assert "batch must be a whole number >= 1, got -2" in live_page.inner_text(f"{PD}-error")
+    live_page.select_option(f"{PD}-model", "llama-3.1-405b")
+    live_page.fill(f"{PD}-batch", "1")
+    live_page.wait_for_function(f"document.querySelector('{PD}-error').textContent.includes('does not fit')")
+    wait_rendered(live_page, PD, lambda: live_page.select_option(f"{PD}-model", "dense-8b"))
+    assert live_page.inner_text(f"{PD}-error") == ""
+
+
+def test_code_cell_runs_and_shows_tracebacks(live_page: Any) -> None:
+    live_page.click(f"{PD} .rp-widget__python summary")
+    code = live_page.input_value(f"{PD}-code")
+    assert "scenario.request(" in code
+    live_page.click(f"{PD} .rp-widget__run")
+    output = f"{PD} .rp-widget__run-output"
+    live_page.wait_for_function(f"document.querySelector('{output}').dataset.outcome")
+    assert "prefill:" in live_page.inner_text(output)
+    live_page.fill(f"{PD}-code", "Scenario('dense-8b', 'h100-sxm').decode(batch=0)")
+    live_page.click(f"{PD} .rp-widget__run")
+    live_page.wait_for_function(f"document.querySelector('{output}').dataset.outcome === 'error'")
+    text = live_page.inner_text(output)
+    assert text.startswith("Traceback") and text.rstrip().endswith("batch must be a whole number >= 1, got 0")
+    wait_rendered(live_page, PD, lambda: live_page.fill(f"{PD}-output", "100"))  # the widget still works
+
+
+def test_roofline_explorer_matches_cpython(live_page: Any) -> None:
+    live_page.locator(RE).scroll_into_view_if_needed()
+    live_page.wait_for_selector(f'{RE}[data-rp-state="live"]')
+    wait_rendered(live_page, RE, lambda: live_page.fill(f"{RE}-intensity", "400"))
+    wait_rendered(live_page, RE, lambda: live_page.check(f'{RE} input[value="l4"]'))
+    rows = live_page.eval_on_selector_all(
+        f"{RE} tbody tr", "trs => trs.map(tr => [...tr.children].map(c => c.textContent))"
+    )
+    gpus = [row[0] for row in rows]
+    result = compute("roofline-explorer", {"gpus": ",".join(["h100-sxm", "b200", "a100-sxm-80gb", "l4"]),
+                                           "intensity": "400"})  # fmt: skip
+    expected = {row["name"]: [row["shown"][k] for k in ("peak", "ridge_point", "attainable", "bound")]
+                for row in result["gpus"]}  # fmt: skip
+    assert sorted(gpus) == sorted(expected)
+    for row in rows:
+        assert row[1:] == expected[row[0]]
+    assert "roofline-explorer.intensity=400" in live_page.url
+
+
+def test_state_in_the_url_is_restored(browser: Any, widget_site_url: str) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    watch = PageWatch(page)
+    page.goto(widget_site_url + "?prefill-decode.prompt=16000&prefill-decode.gpu=h200&prefill-decode.kv=1")
+    page.wait_for_selector(f'{PD}[data-rp-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    page.wait_for_function(f"document.querySelector('{PD} [data-shown=prefill_time_s]').textContent !== '32.3 ms'")
+    assert page.input_value(f"{PD}-prompt") == "16000"
+    assert page.input_value(f"{PD}-gpu") == "h200"
+    assert page.is_checked(f"{PD}-kv")
+    expected = compute("prefill-decode", {"prompt": 16000, "gpu": "h200", "kv": True})["shown"]
+    assert shown(page, PD)["prefill_time_s"] == expected["prefill_time_s"]
+    # Instant navigation away and back: the widget is bound again and live at once (same worker).
+    page.click("text=Another page")
+    page.wait_for_url("**/other/")
+    page.click("text=Back to the widgets")
+    page.wait_for_selector(f'{PD}[data-rp-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    context.close()
+    watch.check()
+
+
+def test_static_figure_stays_when_pyodide_cannot_load(page: Any, widget_site_url: str) -> None:
+    page.route("**/*.wasm", lambda route: route.abort())
+    page.goto(widget_site_url)
+    page.wait_for_selector(f'{PD}[data-rp-state="failed"]', timeout=LIVE_TIMEOUT_MS)
+    assert "could not start" in page.inner_text(f"{PD} .rp-widget__status")
+    assert shown(page, PD)["decode_step_time_s"] == "4.78 ms"
+    assert page.locator(f'{PD} [data-chart="timeline"] svg').count() == 1
+    assert page.is_disabled(f"{PD}-prompt")
+    page.watch.console_errors.clear()  # the blocked wasm request is logged by Chromium on purpose
+
+
+def test_every_fixture_page_loads_cleanly(page: Any, widget_site_url: str, tmp_path: Path) -> None:
+    for path in ("", "other/"):
+        page.goto(widget_site_url + path)
+        page.wait_for_load_state("load")
