@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import os
 import re
 import shutil
 from collections.abc import Iterable, Mapping
@@ -189,9 +190,6 @@ _EXTERNAL_SCRIPTS = (
     ),
     re.compile(r"<script[^>]*\ssrc=\"[^\"]*require[^\"]*\"[^>]*>\s*</script>"),
 )
-_LOADING_ATTRIBUTE = re.compile(
-    r"""<(?:script|link|img|iframe|source|audio|video)\b[^>]*\s(?:src|href)=["']([^"']*)"""
-)
 
 
 def finish_notebook_page(content: str, notebook: Notebook, lesson_title: str, lesson_url: str) -> str:
@@ -200,9 +198,12 @@ def finish_notebook_page(content: str, notebook: Notebook, lesson_title: str, le
     Raises ``ValueError`` if anything in the page would still load from another host, so that a new
     nbconvert template cannot quietly bring a CDN back.
     """
+    from course.external_loads import html_loads, js_loads
+
     for pattern in _EXTERNAL_SCRIPTS:
         content = pattern.sub("", content)
-    external = [url for url in _LOADING_ATTRIBUTE.findall(content) if _is_external(url)]
+    # html_loads reads tags and styles; js_loads also catches import()/fetch() of a URL in an inline script
+    external = [url for _, url in html_loads(content)] + js_loads(content)
     if external:
         raise ValueError(
             f"{notebook.path}: the rendered notebook would load {', '.join(sorted(set(external)))} from "
@@ -210,10 +211,6 @@ def finish_notebook_page(content: str, notebook: Notebook, lesson_title: str, le
             "output or strip it in course/notebooks.py"
         )
     return notebook_links_html(notebook, lesson_title, lesson_url) + content
-
-
-def _is_external(url: str) -> bool:
-    return url.strip() == "" or bool(re.match(r"^(?:[a-z][a-z0-9+.-]*:)?//", url, re.IGNORECASE))
 
 
 def notebook_links_html(notebook: Notebook, lesson_title: str, lesson_url: str) -> str:
@@ -253,7 +250,9 @@ def write_downloads(
 
 # ------------------------------------------------------------------------------------- what the hook calls
 JUPYTER_PLUGIN = "mkdocs-jupyter"
+# Under the working directory, like the charts' cache (a fresh one makes a cold build), unless overridden.
 CACHE_ROOT = ".cache/mkdocs-jupyter"
+CACHE_ENV = "RIDGEPOINT_NOTEBOOK_CACHE"
 
 
 def configure_execution_cache(
@@ -274,7 +273,8 @@ def configure_execution_cache(
         site_key = "-".join(docs.relative_to(root).parts)
     except ValueError:  # docs outside the project (a temporary test site): name the cache by the path's hash
         site_key = "outside-" + hashlib.sha256(str(docs).encode()).hexdigest()[:12]
-    folder = execution_cache_dir(root / CACHE_ROOT / site_key, outputs_fingerprint(root))
+    cache_root = Path(os.environ.get(CACHE_ENV) or Path.cwd() / CACHE_ROOT)
+    folder = execution_cache_dir(cache_root / site_key, outputs_fingerprint(root))
     plugin.config["cache_dir"] = str(folder)
     return folder
 
@@ -300,7 +300,7 @@ def notebook_page_folders(notebooks: Iterable[Notebook], files: Any) -> dict[str
     folders: dict[str, str] = {}
     for notebook in notebooks:
         file = files.get_file_from_path(notebook.path)
-        if file is not None:
+        if file is not None and not file.inclusion.is_excluded():  # exclude_docs keeps files, marked
             folders[notebook.path] = str(Path(file.abs_dest_path).parent)
     return folders
 

@@ -1,0 +1,270 @@
+"""The worked notebooks: their headers, navigation, execution, built pages, downloads and failure messages.
+
+Unit tests of course.notebooks and the notebook helpers run everywhere; tests marked ``site`` execute the
+notebooks in a kernel, read the built course (``built_site``) and build a fixture site with a failing cell.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import nbformat
+import pytest
+from conftest import build_site
+
+from calculators import Scenario, format_value
+from calculators.charts.notebook_tables import format_cell, table_markdown
+from course.external_loads import html_loads, js_loads
+from course.lessons import load_course
+from course.navigation import build_nav, reading_order
+from course.notebook_renderer import with_course_style
+from course.notebooks import (
+    Notebook,
+    describe_cell_failure,
+    execution_cache_dir,
+    finish_notebook_page,
+    load_notebooks,
+    nav_companions,
+    outputs_fingerprint,
+    parse_notebook,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+COURSE = load_course(DOCS)
+NOTEBOOKS, NOTEBOOK_PROBLEMS = load_notebooks(DOCS, COURSE)
+FIXTURE_SITE = ROOT / "tests" / "fixtures" / "notebook_site"
+HEADER = "# ---\n# jupyter:\n#   ridgepoint:\n#     lesson: {lesson}\n# ---\n\n"
+
+
+def _page_html(site: Path, notebook: Notebook) -> str:
+    return (site / notebook.path.removesuffix(".py") / "index.html").read_text(encoding="utf-8")
+
+
+# ---------------------------------------------------------------------------------------------- headers
+def test_every_lesson_has_a_notebook_and_every_notebook_is_valid() -> None:
+    assert NOTEBOOK_PROBLEMS == []
+    assert {lesson.id for lesson in COURSE.lessons} <= {n.lesson for n in NOTEBOOKS}
+
+
+def test_header_without_lesson_is_a_problem_with_a_fix() -> None:
+    notebook, problems = parse_notebook("inference/notebooks/x.py", "# %% [markdown]\n# # Title\n", COURSE)
+    assert notebook is None
+    assert [(p.file, p.field) for p in problems] == [("inference/notebooks/x.py", "ridgepoint.lesson")]
+    assert "lesson: prefill-vs-decode" in problems[0].fix
+
+
+def test_unknown_lesson_names_the_known_ones() -> None:
+    text = HEADER.format(lesson="prefill-vs-decoed") + "# %% [markdown]\n# # Title\n"
+    _, problems = parse_notebook("inference/notebooks/x.py", text, COURSE)
+    assert len(problems) == 1
+    assert "'prefill-vs-decoed'" in problems[0].message
+    assert "prefill-vs-decode" in problems[0].message
+
+
+def test_notebook_without_a_title_is_a_problem() -> None:
+    text = HEADER.format(lesson="memory-wall") + "# %%\nx = 1\n"
+    _, problems = parse_notebook("foundations/notebooks/x.py", text, COURSE)
+    assert [p.field for p in problems] == ["title"]
+
+
+def test_valid_header_gives_title_lesson_and_download_name() -> None:
+    text = HEADER.format(lesson="memory-wall") + "# %% [markdown]\n# # Ridge points by hand\n\n# %%\nx = 1\n"
+    notebook, problems = parse_notebook("foundations/notebooks/ridge.py", text, COURSE)
+    assert problems == []
+    assert notebook == Notebook("foundations/notebooks/ridge.py", "Ridge points by hand", "memory-wall")
+    assert notebook.download_name == "ridge.ipynb"
+
+
+# ------------------------------------------------------------------------------------------- navigation
+def test_notebooks_follow_their_lesson_in_the_navigation() -> None:
+    pages = [lesson.path for lesson in COURSE.lessons] + [n.path for n in NOTEBOOKS]
+    order = reading_order(build_nav(COURSE, pages, nav_companions(NOTEBOOKS, COURSE)))
+    for notebook in NOTEBOOKS:
+        lesson = COURSE.lesson_by_id(notebook.lesson)
+        assert lesson is not None
+        assert order.index(notebook.path) == order.index(lesson.path) + 1
+
+
+def test_companion_missing_from_the_site_is_left_out() -> None:
+    pages = [lesson.path for lesson in COURSE.lessons]  # notebooks excluded from the build
+    order = reading_order(build_nav(COURSE, pages, nav_companions(NOTEBOOKS, COURSE)))
+    assert not any(page.endswith(".py") for page in order)
+
+
+# ------------------------------------------------------------------------------------------------- cache
+def test_fingerprint_changes_when_a_calculator_changes(tmp_path: Path) -> None:
+    (tmp_path / "calculators").mkdir()
+    module = tmp_path / "calculators" / "hardware.py"
+    module.write_text("BANDWIDTH = 3.35e12\n", encoding="utf-8")
+    before = outputs_fingerprint(tmp_path)
+    assert outputs_fingerprint(tmp_path) == before
+    module.write_text("BANDWIDTH = 3.9e12\n", encoding="utf-8")
+    assert outputs_fingerprint(tmp_path) != before
+
+
+def test_cache_folders_of_other_fingerprints_are_removed(tmp_path: Path) -> None:
+    (tmp_path / "old").mkdir()
+    (tmp_path / "old" / "page.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "current").mkdir()
+    assert execution_cache_dir(tmp_path, "current") == tmp_path / "current"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["current"]
+
+
+# ------------------------------------------------------------------------------------------ page finish
+def test_mkdocs_jupyter_output_loses_its_cdn_scripts_and_gains_the_links() -> None:
+    from mkdocs_jupyter.convert import nb2html
+
+    raw = nb2html(str(FIXTURE_SITE / "docs/fixture/notebooks/broken-cell.py"), execute=False)
+    assert "cdnjs.cloudflare.com" in raw  # what nbconvert's template brings (MathJax, Mermaid)
+    notebook = Notebook("fixture/notebooks/broken-cell.py", "A notebook", "fixture-lesson")
+    page = finish_notebook_page(raw, notebook, "A fixture lesson", "../../fixture-lesson/")
+    assert html_loads(page) == []
+    assert js_loads(page) == []
+    assert "cdnjs" not in page
+    assert "mathjax" not in page.lower()
+    assert '<a href="../../fixture-lesson/">A fixture lesson</a>' in page
+    assert '<a href="broken-cell.ipynb" download>' in page
+
+
+def test_an_external_load_left_in_a_notebook_page_is_an_error() -> None:
+    notebook = Notebook("fixture/notebooks/x.py", "X", "fixture-lesson")
+    with pytest.raises(ValueError, match=r"fixture/notebooks/x\.py.*https://cdn\.example\.org/vega\.js"):
+        finish_notebook_page('<script src="https://cdn.example.org/vega.js"></script>', notebook, "L", "../")
+
+
+# --------------------------------------------------------------------------------------- failure message
+def test_cell_failure_names_notebook_code_cell_line_and_exception() -> None:
+    from nbclient.exceptions import CellExecutionError
+
+    source = (
+        "per_step = 5.0\nbroken = per_step / (steps - 7)  # ZeroDivisionError: this cell must fail the build"
+    )
+    traceback = [
+        "\x1b[31mZeroDivisionError\x1b[39m  Traceback (most recent call last)",
+        "\x1b[32m----> \x1b[39m\x1b[32m2\x1b[39m broken = per_step / (steps - 7)",
+    ]
+    error = CellExecutionError.from_cell_and_msg(
+        nbformat.v4.new_code_cell(source),
+        {"ename": "ZeroDivisionError", "evalue": "float division by zero", "traceback": traceback},
+    )
+    message = describe_cell_failure(error, FIXTURE_SITE / "docs")
+    assert message is not None
+    assert message.startswith("Notebook fixture/notebooks/broken-cell.py failed in code cell 2")
+    assert "line 2: ZeroDivisionError: float division by zero" in message
+    assert describe_cell_failure(ValueError("not a cell"), FIXTURE_SITE / "docs") is None
+
+
+# ---------------------------------------------------------------------------------------- notebook helpers
+def test_table_markdown_rounds_like_the_lessons_and_aligns_numbers() -> None:
+    table = table_markdown([{"GPU": "H100", "ms": Scenario().decode().time_s * 1e3, "GPUs": 2, "fp8": None}])
+    assert table.splitlines() == [
+        "| GPU | ms | GPUs | fp8 |",
+        "| --- | ---: | ---: | ---: |",
+        "| H100 | 4.78 | 2 | n/a |",
+    ]
+    assert format_cell(1978.9) == "1,980"
+    assert format_cell("a|b") == "a\\|b"
+
+
+def test_table_rows_must_share_columns() -> None:
+    with pytest.raises(ValueError, match="row 2 has columns"):
+        table_markdown([{"a": 1}, {"b": 2}])
+
+
+def test_course_style_goes_under_a_charts_own_config() -> None:
+    styled = with_course_style({"mark": "bar", "config": {"axis": {"labelFontSize": 20}}})
+    assert styled["config"]["background"] == "transparent"
+    assert styled["config"]["axis"]["labelFontSize"] == 20
+    assert styled["config"]["axis"]["labelColor"] == "currentColor"
+
+
+# ----------------------------------------------------------------------------------------- execution
+def _execute(path: Path) -> nbformat.NotebookNode:
+    import jupytext
+    from nbclient import NotebookClient
+
+    notebook = jupytext.read(path, fmt="py:percent")
+    NotebookClient(
+        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
+    ).execute()
+    return notebook
+
+
+def _outputs(notebook: nbformat.NotebookNode, mime: str) -> str:
+    parts: list[str] = []
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                parts.append(output["text"])
+            elif mime in output.get("data", {}):
+                parts.append(output["data"][mime])
+    return "\n".join(parts)
+
+
+@pytest.mark.site
+def test_prefill_vs_decode_notebook_derives_the_lessons_figures() -> None:
+    executed = _execute(DOCS / "inference/notebooks/prefill-vs-decode-derivation.py")
+    text = _outputs(executed, "text/plain")
+    lesson = Scenario()
+    assert f"decode step  = max of the two = {format_value(lesson.decode().time_s, 'ms')}" in text
+    assert f"tokens per step  = 4.78 ms / 16.2 µs = {lesson.prompt_tokens_per_decode_step():.1f}" in text
+    assert f"= {lesson.request(2000).prefill_cost_in_decode_steps:.2f}  (the lesson: about 7)" in text
+    assert f"= {lesson.ridge_point_flop_per_byte:.1f} FLOP/byte" in text
+    html = _outputs(executed, "text/html")
+    assert html.count('<figure class="rp-chart"') == 2
+    assert html.count("<svg") >= 2
+
+
+@pytest.mark.site
+def test_memory_wall_notebook_places_operations_on_the_roofline() -> None:
+    executed = _execute(DOCS / "foundations/notebooks/memory-wall-ridge-points.py")
+    markdown = _outputs(executed, "text/markdown")
+    assert "| decode, batch 1 | 1.00 |" in markdown
+    assert "| memory |" in markdown
+    assert "| compute |" in markdown
+    html = _outputs(executed, "text/html")
+    assert html.count('<figure class="rp-chart"') == 2
+    assert html_loads(html) == []
+    assert js_loads(html) == []
+
+
+# ----------------------------------------------------------------------------------------- built site
+@pytest.mark.site
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.path)
+def test_built_notebook_page_has_outputs_charts_links_and_no_external_loads(
+    built_site: Path, notebook: Notebook
+) -> None:
+    page = _page_html(built_site, notebook)
+    assert "jp-OutputArea-output" in page
+    assert "Out[" in page
+    charts = re.findall(r'<figure class="rp-chart".*?</figure>', page, re.DOTALL)
+    assert len(charts) >= 2
+    assert all("<svg" in chart for chart in charts)
+    assert all('class="rp-chart__spec"' in chart for chart in charts)  # interactive without a spec file
+    assert html_loads(page) == []
+    assert js_loads(page) == []
+    assert "cdnjs" not in page
+    assert "require.js" not in page
+    lesson = COURSE.lesson_by_id(notebook.lesson)
+    assert lesson is not None
+    lesson_url = "../../" + Path(lesson.path).stem + "/"
+    assert f'<a href="{lesson_url}">{lesson.title}</a>' in page
+    download = built_site / notebook.path.removesuffix(".py") / notebook.download_name
+    assert f'href="{notebook.download_name}" download' in page
+    nbformat.validate(nbformat.read(download, as_version=4))
+    assert json.loads(download.read_text(encoding="utf-8"))["metadata"]["ridgepoint"]["lesson"] == lesson.id
+
+
+@pytest.mark.site
+def test_a_failing_cell_fails_the_build_naming_notebook_and_cell(tmp_path: Path) -> None:
+    result = build_site(tmp_path / "site", FIXTURE_SITE / "mkdocs.yml")
+    assert result.returncode != 0
+    output = result.stdout + result.stderr
+    assert "Error reading page 'fixture/notebooks/broken-cell.py'" in output
+    assert (
+        "Notebook fixture/notebooks/broken-cell.py failed in code cell 2 (starting `per_step = 5.0`), "
+        "line 2: ZeroDivisionError: float division by zero" in output
+    )
