@@ -1,0 +1,82 @@
+"""The built site's charts: each figure has its SVG, caption and data table; its spec file is shipped
+and valid; the Vega runtime in the site is the pinned one. A browser test then reaches for a chart and
+checks that only then Vega loads, from this site, and that the live view shows tooltips.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import vl_convert
+
+from course import chart_assets
+
+LESSON = "inference/prefill-vs-decode/"
+FIGURE = re.compile(
+    r'<figure class="rp-chart" data-rp-chart="([a-z-]+)" data-rp-spec="([0-9a-f]{24})".*?</figure>', re.S
+)
+
+
+def _figures(site: Path, page: str) -> list[re.Match[str]]:
+    return list(FIGURE.finditer((site / page / "index.html").read_text(encoding="utf-8")))
+
+
+@pytest.mark.site
+@pytest.mark.parametrize(
+    ("page", "charts"),
+    [(LESSON, ["roofline", "prefill-vs-decode"]), ("foundations/memory-wall/", ["roofline", "ridge-points"])],
+)
+def test_lesson_charts_have_svg_caption_table_and_spec(
+    built_site: Path, page: str, charts: list[str]
+) -> None:
+    figures = _figures(built_site, page)
+    assert [figure.group(1) for figure in figures] == charts
+    for figure in figures:
+        html = figure.group(0)
+        assert re.search(r'<div class="rp-chart__view" role="img" aria-label="[^"]+" tabindex="0"><svg', html)
+        assert re.search(r'<figcaption class="rp-chart__caption">[^<]{20,}</figcaption>', html)
+        assert re.search(r'<details class="rp-chart__data"><summary>.+?<table>.*?<td>', html, re.S)
+        spec_file = built_site / chart_assets.SITE_FOLDER / "charts" / f"{figure.group(2)}.json"
+        spec = json.loads(spec_file.read_text(encoding="utf-8"))
+        assert vl_convert.vegalite_to_vega(spec)["data"], f"{spec_file} is a valid Vega-Lite spec"
+
+
+@pytest.mark.site
+def test_site_ships_the_pinned_runtime(built_site: Path) -> None:
+    pin = chart_assets.runtime_pin()
+    runtime = built_site / chart_assets.SITE_FOLDER / pin.site_path
+    assert hashlib.sha256(runtime.read_bytes()).hexdigest() == pin.sha256
+
+
+@pytest.mark.browser
+def test_reaching_for_a_chart_loads_vega_and_shows_tooltips(page: Any, site_url: str) -> None:
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(site_url + LESSON)
+    page.wait_for_load_state("networkidle")
+    assert not [url for url in requested if "vega-runtime" in url or "/charts/" in url], (
+        "nothing before reaching"
+    )
+    figure = page.locator("figure.rp-chart").first
+    figure.scroll_into_view_if_needed()
+    figure.hover()
+    page.wait_for_selector("figure.rp-chart.rp-chart--live .rp-chart__live svg", timeout=15000)
+    assert [url for url in requested if "vega-runtime" in url], "the runtime loads on hover"
+    assert figure.locator(".rp-chart__view > svg").count() == 0, "the static SVG was replaced"
+    # Hover a placed pass (prefill/decode symbol): vega-tooltip shows its numbers.
+    symbols = figure.locator(".rp-chart__live .mark-symbol path")
+    for index in range(symbols.count()):
+        symbols.nth(index).hover(force=True)
+        if page.locator("#vg-tooltip-element.visible").count():
+            break
+    assert "FLOP/byte" in page.locator("#vg-tooltip-element").inner_text()
+    # A second chart goes live by keyboard focus, reusing the loaded runtime.
+    second = page.locator("figure.rp-chart").nth(1).locator(".rp-chart__view")
+    second.focus()
+    page.locator("figure.rp-chart").nth(1).locator(".rp-chart__live svg").wait_for(timeout=15000)
+    assert sum("vega-runtime" in url for url in requested) == 1
