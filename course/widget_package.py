@@ -2,7 +2,8 @@
 
 The zip is made from the source tree at build time, byte for byte reproducible (sorted entries, fixed
 timestamps), so its SHA-256 names it: the pages carry the name and the digest, a browser that cached an older
-archive asks for a new URL, and the worker checks the digest of what it received before running it. Altair-based
+archive asks for a new URL, and the worker checks the digest of what it received before running it.
+Altair-based
 ``calculators.charts`` is left out: Pyodide has no Altair, and the worker only needs chart data rows.
 """
 
@@ -69,7 +70,8 @@ def widget_package(package_dir: Path = PACKAGE_DIR) -> WidgetPackage:
 
 
 def write_package(site_dir: Path, package_dir: Path = PACKAGE_DIR) -> Path:
-    """Write the archive into ``site_dir/assets/`` under its hashed name, removing archives of older builds."""
+    """Write the archive into ``site_dir/assets/`` under its hashed name, removing archives of
+    older builds."""
     package = widget_package(package_dir)
     target = site_dir / "assets" / package.path
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,14 @@ def test_prefill_decode_defaults_are_the_lesson_scenario() -> None:
 
 
 def test_kv_switch_selects_the_refined_level() -> None:
-    state = {"model": "llama-3.1-8b", "gpu": "h200", "prompt": "8000", "output": "64", "batch": "4", "kv": "1"}
+    state = {
+        "model": "llama-3.1-8b",
+        "gpu": "h200",
+        "prompt": "8000",
+        "output": "64",
+        "batch": "4",
+        "kv": "1",
+    }
     values = ask({"widget": "prefill-decode", "state": state})["result"]["values"]
     expected = Scenario("llama-3.1-8b", "h200", level="refined").request(8000, 64, batch=4)
     assert values["time_to_first_token_s"] == expected.time_to_first_token_s
@@ -89,7 +96,7 @@ def test_code_cell_shows_the_last_value_and_tracebacks_of_the_readers_code() -> 
     assert run("x = 2\nx * 21")["output"] == "42\n"
     failed = run('Scenario("dense-8b").request(0)')
     assert not failed["ok"]
-    assert failed["error"].startswith("Traceback (most recent call last):\n  File \"<the Python behind this>\"")
+    assert failed["error"].startswith('Traceback (most recent call last):\n  File "<the Python behind this>"')
     assert failed["error"].rstrip().endswith("prompt_tokens must be a whole number >= 1, got 0")
     assert "SyntaxError" in run("def (")["error"]
 

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import ROOT, PageWatch, _QuietHandler, build_site
 
 from calculators.browser import compute
-from conftest import ROOT, PageWatch, _QuietHandler, build_site
 
 pytestmark = pytest.mark.browser
 
@@ -126,7 +126,8 @@ def test_code_cell_runs_and_shows_tracebacks(live_page: Any) -> None:
     live_page.click(f"{PD} .rp-widget__run")
     live_page.wait_for_function(f"document.querySelector('{output}').dataset.outcome === 'error'")
     text = live_page.inner_text(output)
-    assert text.startswith("Traceback") and text.rstrip().endswith("batch must be a whole number >= 1, got 0")
+    assert text.startswith("Traceback")
+    assert text.rstrip().endswith("batch must be a whole number >= 1, got 0")
     wait_rendered(live_page, PD, lambda: live_page.fill(f"{PD}-output", "100"))  # the widget still works
 
 
@@ -155,7 +156,9 @@ def test_state_in_the_url_is_restored(browser: Any, widget_site_url: str) -> Non
     watch = PageWatch(page)
     page.goto(widget_site_url + "?prefill-decode.prompt=16000&prefill-decode.gpu=h200&prefill-decode.kv=1")
     page.wait_for_selector(f'{PD}[data-rp-state="live"]', timeout=LIVE_TIMEOUT_MS)
-    page.wait_for_function(f"document.querySelector('{PD} [data-shown=prefill_time_s]').textContent !== '32.3 ms'")
+    page.wait_for_function(
+        f"document.querySelector('{PD} [data-shown=prefill_time_s]').textContent !== '32.3 ms'"
+    )
     assert page.input_value(f"{PD}-prompt") == "16000"
     assert page.input_value(f"{PD}-gpu") == "h200"
     assert page.is_checked(f"{PD}-kv")

@@ -1,8 +1,9 @@
-"""Run the reader's edited "Python behind this" cell, as an interactive prompt would, and capture what it says.
+"""Run the reader's edited "Python behind this" cell, as an interactive prompt would, and capture
+what it says.
 
 The code runs in a fresh namespace with the calculators' public names already imported. Printed output is
-captured; if the last statement is an expression its value is shown (like a notebook cell); an exception gives the
-traceback of the reader's code only, so the message the calculators raise is the last line the reader sees.
+captured; if the last statement is an expression its value is shown (like a notebook cell); an exception gives
+the traceback of the reader's code only, so the calculators' message is the last line the reader sees.
 A failure here never reaches the widgets: they keep their own state.
 """
 

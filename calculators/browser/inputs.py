@@ -1,6 +1,7 @@
 """Raw control values (strings from forms and URLs) into the values the calculators take.
 
-Deliberately lenient: a value that reads as a number becomes one, anything else is passed on unchanged, so that
+Deliberately lenient: a value that reads as a number becomes one, anything else is passed on
+unchanged, so that
 "abc", "" or "-3" reach the calculators and are rejected there with their own message naming the field.
 """
 

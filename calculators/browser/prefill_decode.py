@@ -24,9 +24,11 @@ DEFAULTS: dict[str, Any] = {
     "batch": 1,
     "kv": False,
 }
+UNIT = "FLOP/byte"
 PROMPT_RANGE = (1, 131072)  # the prompt slider: log scale, 1 to 128k tokens
 ASSUMPTIONS = (
-    "BF16 weights on one GPU at its spec-sheet peaks (dense FLOP/s, full memory bandwidth); a pass does 2 FLOPs "
+    "BF16 weights on one GPU at its spec-sheet peaks (dense FLOP/s, full memory bandwidth); a "
+    "pass does 2 FLOPs "
     "per parameter per token and reads every weight once. KV-cache traffic and attention FLOPs are ignored "
     "unless the switch is on; activations, kernel launches and queueing always are."
 )
@@ -59,7 +61,8 @@ def python_source(state: dict[str, Any]) -> str:
         f"request = scenario.request({state['prompt']!r}, output_tokens={state['output']!r}, "
         f"batch={state['batch']!r})\n"
         'print(f"prefill: {request.prefill.time_s * 1e3:.2f} ms ({request.prefill.bound}-bound)")\n'
-        'print(f"decode step: {request.first_decode.time_s * 1e3:.2f} ms ({request.first_decode.bound}-bound)")\n'
+        'print(f"decode step: {request.first_decode.time_s * 1e3:.2f} ms '
+        '({request.first_decode.bound}-bound)")\n'
         'print(f"prefill = {request.prefill_cost_in_decode_steps:.1f} decode steps")\n'
         'print(f"total: {request.total_time_s:.3f} s")\n'
     )
@@ -99,8 +102,8 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
         "prefill_in_decode_steps": format_value(request.prefill_cost_in_decode_steps, "steps"),
         "time_to_first_token_s": format_value(request.time_to_first_token_s, "ms"),
         "total_time_s": format_value(request.total_time_s, "s"),
-        "prefill_bound": f"{prefill.bound}-bound at {format_value(prefill.intensity_flop_per_byte, 'FLOP/byte')}",
-        "decode_bound": f"{decode.bound}-bound at {format_value(decode.intensity_flop_per_byte, 'FLOP/byte')}",
+        "prefill_bound": f"{prefill.bound}-bound at {format_value(prefill.intensity_flop_per_byte, UNIT)}",
+        "decode_bound": f"{decode.bound}-bound at {format_value(decode.intensity_flop_per_byte, UNIT)}",
         "ridge_point": format_value(scenario.ridge_point_flop_per_byte, "FLOP/byte"),
     }
     timeline = [
@@ -120,7 +123,8 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
     ]  # fmt: skip
     summary = (
         f"{scenario.model.name} on {scenario.gpu.name}: prefill {shown['prefill_time_s']}, "
-        f"one decode step {shown['decode_step_time_s']}, so the prompt costs {shown['prefill_in_decode_steps']}; "
+        f"one decode step {shown['decode_step_time_s']}, so the prompt costs "
+        f"{shown['prefill_in_decode_steps']}; "
         f"first token after {shown['time_to_first_token_s']}, whole request {shown['total_time_s']}."
     )
     return {

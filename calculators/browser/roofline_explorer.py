@@ -65,7 +65,8 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
         attainable = attainable_flops_per_s(intensity, gpu, precision)
         bound = "compute" if intensity >= ridge else "memory"
         rows.append({
-            "gpu": gpu.key, "name": gpu.name, "ridge_point": ridge, "peak_flops_per_s": gpu.peak_flops_per_s(precision),
+            "gpu": gpu.key, "name": gpu.name, "ridge_point": ridge,
+            "peak_flops_per_s": gpu.peak_flops_per_s(precision),
             "bandwidth_bytes_per_s": gpu.memory_bandwidth_bytes_per_s, "attainable_flops_per_s": attainable,
             "bound": bound,
             "shown": {
@@ -82,7 +83,8 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
         points.append({"gpu": gpu.name, "label": f"{gpu.name}: {bound}-bound", "intensity": intensity,
                        "flops_per_s": attainable, "ridge_point": ridge})  # fmt: skip
     summary = f"At {format_value(intensity, 'FLOP/byte')} in {precision.upper()}: " + "; ".join(
-        f"{row['name']} {row['shown']['attainable']}, {row['shown']['bound']} (ridge {row['shown']['ridge_point']})"
+        f"{row['name']} {row['shown']['attainable']}, {row['shown']['bound']} (ridge "
+        f"{row['shown']['ridge_point']})"
         for row in rows
     )
     return {

@@ -1,12 +1,13 @@
 """The widgets' charts: Vega-Lite specs (made with Altair) whose data the browser replaces as inputs move.
 
 Each chart reads only named datasets (``timeline``, ``roofline``, ``points``) whose rows come from
-``calculators.browser`` (the same rows at build time and in the worker). At build the spec is rendered to a static
-SVG with vl-convert, and the spec itself is embedded beside it, so the live widget can swap rows into a Vega view
+``calculators.browser`` (the same rows at build time and in the worker). At build the spec is rendered to a
+static SVG with vl-convert, and the spec itself is embedded beside it, so the live widget can swap rows
+into a Vega view
 (``view.data(name, rows)``) instead of recomputing anything in JavaScript.
 
-This module exists because the course's chart builders (``calculators.charts``) were not there yet when the widgets
-were written; when they offer named-data builders for these charts, the widgets should use them instead.
+This module exists because the course's chart builders (``calculators.charts``) were not there yet when the
+widgets were written; once they offer named-data builders for these charts, the widgets should use those.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ WIDTH, HEIGHT = 340, 220
 THEME = {
     "background": "transparent",
     "view": {"stroke": None},
-    "axis": {"labelColor": "#8a8a8a", "titleColor": "#8a8a8a", "gridColor": "#8a8a8a33", "domainColor": "#8a8a8a",
-             "tickColor": "#8a8a8a", "labelFontSize": 11, "titleFontSize": 11},
+    "axis": {"labelColor": "#8a8a8a", "titleColor": "#8a8a8a", "gridColor": "#8a8a8a33",
+             "domainColor": "#8a8a8a", "tickColor": "#8a8a8a", "labelFontSize": 11, "titleFontSize": 11},
     "legend": {"labelColor": "#8a8a8a", "titleColor": "#8a8a8a", "orient": "bottom", "columns": 2},
     "title": {"color": "#8a8a8a"},
 }  # fmt: skip
@@ -122,5 +123,6 @@ def roofline_explorer_figures(result: dict[str, Any]) -> str:
         roofline_spec(
             charts["roofline"], charts["points"], colour="gpu", title="Rooflines and the operation"
         ),
-        "Each GPU's roofline; the points mark the operation's intensity and the FLOP/s each GPU can reach there.",
+        "Each GPU's roofline; the points mark the operation's intensity and the FLOP/s each GPU "
+        "can reach there.",
     )

@@ -1,9 +1,9 @@
 """The ```widget block: a live calculator in a lesson, rendered complete at build time.
 
 A lesson writes a fenced block with YAML: ``name`` picks the widget (``prefill-decode`` or
-``roofline-explorer``) and the other keys are its default inputs. At build time the block becomes the widget in
-its default state, computed by the very function the browser runs (``calculators.browser``): labelled controls,
-the numbers, the charts as static SVG, the stated assumptions and "the Python behind this". Readers without
+``roofline-explorer``) and the other keys are its default inputs. At build time the block becomes the widget
+in its default state, computed by the very function the browser runs (``calculators.browser``): labelled
+controls, numbers, charts as static SVG, the stated assumptions and "the Python behind this". Readers without
 JavaScript, browsers that cannot start Pyodide, and the PDF therefore see a whole figure; the page script
 (overrides/assets/ridgepoint/widgets.js) makes it live in a Web Worker when the reader comes near it.
 """
@@ -58,7 +58,8 @@ def _slider(widget_id: str, name: str, label: str, low: float, high: float) -> s
     """A log-scale range input bound to the text input ``name``; widgets.js maps its 0..1000 positions."""
     field_id = f"{widget_id}-{name}-slider"
     return (
-        f'<div class="rp-widget__field rp-widget__field--slider"><label for="{field_id}">{escape(label)}</label>'
+        '<div class="rp-widget__field rp-widget__field--slider"><label '
+        f'for="{field_id}">{escape(label)}</label>'
         f'<input type="range" min="0" max="1000" step="1" '
         f"{_attrs(id=field_id, data_log_for=name, data_low=low, data_high=high)}></div>"
     )
@@ -78,7 +79,8 @@ def _select(widget_id: str, name: str, label: str, options: list[tuple[str, str]
 
 def _results(rows: list[tuple[str, str, str]]) -> str:
     items = "".join(
-        f'<div class="rp-widget__result"><dt>{escape(label)}</dt><dd data-shown="{escape(key)}">{escape(text)}</dd></div>'
+        f'<div class="rp-widget__result"><dt>{escape(label)}</dt><dd '
+        f'data-shown="{escape(key)}">{escape(text)}</dd></div>'
         for key, label, text in rows
     )
     return f'<dl class="rp-widget__results">{items}</dl>'
@@ -125,7 +127,8 @@ def _roofline_explorer_body(widget_id: str, result: dict[str, Any]) -> str:
     )
     controls = "".join(
         [
-            f'<fieldset class="rp-widget__field rp-widget__field--gpus"><legend>GPUs</legend>{boxes}</fieldset>',
+            '<fieldset class="rp-widget__field '
+            f'rp-widget__field--gpus"><legend>GPUs</legend>{boxes}</fieldset>',
             _select(widget_id, "precision", "Precision", options["precision"], state["precision"]),
             _slider(widget_id, "intensity", "Arithmetic intensity (log scale)", low, high),
             _text_input(
@@ -145,7 +148,8 @@ def _roofline_explorer_body(widget_id: str, result: dict[str, Any]) -> str:
         f"<td>{escape(row['shown']['bound'])}</td></tr>"
         for row in result["gpus"]
     )
-    results = f'<table class="rp-widget__table" data-table="gpus"><thead>{head}</thead><tbody>{body}</tbody></table>'
+    results = f'<table class="rp-widget__table" data-table="gpus"><thead>{head}</thead>'
+    results += f"<tbody>{body}</tbody></table>"
     return controls, results, roofline_explorer_figures(result), roofline_explorer.ASSUMPTIONS
 
 
@@ -179,7 +183,8 @@ def parse_block(body: str) -> tuple[str, dict[str, Any]]:
     unknown = sorted(set(data) - ALLOWED_KEYS[name])
     if unknown:
         raise WidgetError(
-            f"widget {name!r}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(sorted(ALLOWED_KEYS[name]))}",
+            f"widget {name!r}: unknown field(s) {', '.join(unknown)}; "
+            f"allowed: {', '.join(sorted(ALLOWED_KEYS[name]))}",
             f"widget {name!r} field {unknown[0]!r}",
             "remove or rename them",
         )
@@ -213,21 +218,25 @@ def render_widget(name: str, defaults: dict[str, Any], widget_id: str | None = N
         f'<section class="rp-widget" {data}>'
         f'<header class="rp-widget__head"><h3 class="rp-widget__title" id="{widget_id}-title">'
         f"{escape(TITLES[name])}</h3>"
-        f'<p class="rp-widget__status" role="status">Showing the default scenario, computed when the site was built. '
+        '<p class="rp-widget__status" role="status">Showing the default scenario, computed when '
+        "the site was built. "
         f"It becomes live when you scroll to it or touch a control.</p></header>"
-        f'<form class="rp-widget__controls" aria-label="{escape(TITLES[name])} inputs" novalidate>{controls}</form>'
+        f'<form class="rp-widget__controls" aria-label="{escape(TITLES[name])} inputs" '
+        f"novalidate>{controls}</form>"
         f'<p class="rp-widget__error" id="{widget_id}-error" role="alert"></p>'
         f'<div class="rp-widget__output">{results}'
         f'<p class="rp-widget__summary" aria-live="polite">{escape(result["summary"])}</p>'
         f'<div class="rp-widget__figures">{figures}</div></div>'
         f'<p class="rp-widget__assumptions"><strong>Assumptions.</strong> {escape(assumptions)}</p>'
         f'<details class="rp-widget__python"><summary>The Python behind this</summary>'
-        f'<label class="rp-widget__code-label" for="{widget_id}-code">Edit the calculator call and run it in your '
+        f'<label class="rp-widget__code-label" for="{widget_id}-code">Edit the calculator call and '
+        "run it in your "
         f"browser</label>"
         f'<textarea class="rp-widget__code" id="{widget_id}-code" rows="9" spellcheck="false">'
         f"{escape(result['python'])}</textarea>"
         f'<button type="button" class="md-button rp-widget__run">Run</button>'
-        f'<pre class="rp-widget__run-output" aria-live="polite" data-empty="Output or traceback appears here."></pre>'
+        '<pre class="rp-widget__run-output" aria-live="polite" data-empty="Output or traceback '
+        'appears here."></pre>'
         f"</details></section>"
     )
 
@@ -251,7 +260,8 @@ def find_blocks(lines: list[str]) -> list[tuple[int, int, str]]:
 
 
 def find_problems(markdown: str, path: str) -> list[Problem]:
-    """Every widget block of a page that would not render: bad YAML, unknown widget or field, rejected defaults."""
+    """Every widget block of a page that would not render: bad YAML, unknown widget or field,
+    rejected defaults."""
     problems = []
     for start, end, body in find_blocks(markdown.splitlines()):
         if end < 0:

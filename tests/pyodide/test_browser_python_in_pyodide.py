@@ -21,10 +21,16 @@ pytestmark = pytest.mark.pyodide
 
 REQUESTS = [
     {"widget": "prefill-decode", "state": {}},
-    {"widget": "prefill-decode", "state": {"model": "mixtral-8x7b", "gpu": "h200", "prompt": "32768", "kv": True}},
+    {
+        "widget": "prefill-decode",
+        "state": {"model": "mixtral-8x7b", "gpu": "h200", "prompt": "32768", "kv": True},
+    },
     {"widget": "prefill-decode", "state": {"model": "deepseek-v3", "gpu": "b200", "kv": "1"}},
     {"widget": "prefill-decode", "state": {"prompt": "abc"}},
-    {"widget": "roofline-explorer", "state": {"gpus": "h100-sxm,mi300x,l4", "precision": "fp8", "intensity": "0.5"}},
+    {
+        "widget": "roofline-explorer",
+        "state": {"gpus": "h100-sxm,mi300x,l4", "precision": "fp8", "intensity": "0.5"},
+    },
     {"widget": "roofline-explorer", "state": {"gpus": "a100-sxm-80gb", "precision": "fp8"}},
     {"run": "from calculators import Scenario\nScenario().decode().time_s"},
     {"run": "Scenario('dense-8b', 'h100-sxm').prefill(-1)"},

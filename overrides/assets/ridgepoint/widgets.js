@@ -64,6 +64,7 @@
       failRuntime(event.message || "the worker script could not be loaded");
     };
     worker.postMessage({ type: "start", ...runtime.config });
+    loadVega(new URL(root.dataset.vega, ASSETS).href).catch(() => {}); // in parallel with Python's start
     setTimeout(() => {
       if (runtime.status === "loading" && runtime.worker === worker) failRuntime("it took too long to start");
     }, START_TIMEOUT_MS);
