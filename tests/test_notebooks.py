@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -268,3 +269,31 @@ def test_a_failing_cell_fails_the_build_naming_notebook_and_cell(tmp_path: Path)
         "Notebook fixture/notebooks/broken-cell.py failed in code cell 2 (starting `per_step = 5.0`), "
         "line 2: ZeroDivisionError: float division by zero" in output
     )
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.path)
+def test_notebook_chart_goes_live_from_its_inline_spec(page: Any, site_url: str, notebook: Notebook) -> None:
+    requested: list[str] = []
+    page.on("request", lambda request: requested.append(request.url))
+    page.goto(site_url + notebook.path.removesuffix(".py") + "/")
+    page.wait_for_load_state("networkidle")
+    assert not [url for url in requested if "vega-runtime" in url], (
+        "Vega loads only when a chart is reached for"
+    )
+    figure = page.locator(".jp-OutputArea-output figure.rp-chart").last
+    figure.scroll_into_view_if_needed()
+    figure.hover()
+    page.wait_for_selector(".jp-OutputArea-output figure.rp-chart--live .rp-chart__live svg", timeout=15000)
+    assert [url for url in requested if "vega-runtime" in url], "the self-hosted runtime loads on hover"
+    assert not [url for url in requested if "/charts/" in url], "the spec comes from the page, not a file"
+
+
+@pytest.mark.site
+@pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.path)
+def test_lesson_page_links_its_notebook(built_site: Path, notebook: Notebook) -> None:
+    lesson = COURSE.lesson_by_id(notebook.lesson)
+    assert lesson is not None
+    page = (built_site / lesson.path.removesuffix(".md") / "index.html").read_text(encoding="utf-8")
+    target = "../" + notebook.path.split("/", 1)[1].removesuffix(".py") + "/"
+    assert f'<a href="{target}">worked notebook</a>' in page
