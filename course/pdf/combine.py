@@ -295,7 +295,7 @@ def _rewrite_link(
         return value  # another host, mailto:, data: ...
     path, _, fragment = resolved[len(_SITE) :].partition("#")
     path = path.partition("?")[0]
-    key = targets.get(path)
+    key = targets.get(path, targets.get(path.removesuffix("index.html")))
     if key is not None:
         return f"#{key}--{fragment}" if fragment else f"#{key}"
     if is_anchor and info.site_url:

@@ -204,7 +204,11 @@ def assemble(cover: bytes, body: bytes, info: dict[str, str]) -> bytes:
         if depth > OUTLINE_DEPTH:
             continue
         parents[depth] = writer.add_outline_item(
-            title, page_number + 1, parent=parents.get(depth - 1), fit=Fit.xyz(left, top), is_open=depth < 2
+            title=title,
+            page_number=page_number + 1,
+            parent=parents.get(depth - 1),
+            fit=Fit.xyz(left, top),
+            is_open=depth < 2,
         )
     writer.add_metadata(
         {

@@ -1,0 +1,350 @@
+"""The course PDF: made once per run (site built with mkdocs-pdf.yml, printed by Chromium), read with pypdf.
+
+What a reader of the PDF relies on: every lesson, takeaway and quiz answer is in it; charts are vector
+drawings, never an error message; the outline and the links lead to the lessons; the pages are neither blank
+nor absurdly many. The expectations come from the lessons' front matter and from the built site, so a new
+lesson is covered without editing this file. The combining step also has fast tests without a browser.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from bs4 import BeautifulSoup
+from conftest import ROOT, build_site
+from pypdf import PdfReader
+from pypdf.generic import ContentStream
+
+from course.lessons import load_course
+from course.pdf.combine import (
+    PRINT_DESCRIPTION,
+    Chapter,
+    NavPage,
+    NavSection,
+    SiteInfo,
+    adapt_page,
+    plan_chapters,
+)
+from course.pdf.render import ERROR_MARKERS, PdfError, print_course
+
+pytestmark = pytest.mark.pdf
+
+DOCS = ROOT / "docs"
+A4_POINTS = (595, 842)
+DRAWING_OPERATORS = {b"m", b"l", b"c", b"v", b"y", b"re", b"h"}
+
+
+@dataclass
+class CoursePdf:
+    """The PDF made for this run, what pypdf reads in it, and the built site it was made from."""
+
+    path: Path
+    reader: PdfReader
+    site: Path
+    description: dict[str, Any]
+    page_texts: list[str]  # normalised text of each page (index 0 is the cover)
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.page_texts)
+
+
+def normalise(text: str) -> str:
+    """Text as compared: NFKC (ligatures apart), hyphen variants as '-', whitespace collapsed.
+
+    A line that ends in a word's hyphen ("2,000-" then "token") is joined back, as the reader reads it.
+    """
+    text = unicodedata.normalize("NFKC", text).replace("\u2010", "-").replace("\u2011", "-")
+    return " ".join(re.sub(r"(?<=\w)-\s*\n\s*", "-", text).split())
+
+
+@pytest.fixture(scope="session")
+def pdf_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The site built with mkdocs-pdf.yml (--strict), holding the combined print page and its cover."""
+    destination = tmp_path_factory.mktemp("pdf-site")
+    result = build_site(destination, ROOT / "mkdocs-pdf.yml")
+    if result.returncode != 0:
+        pytest.fail(f"mkdocs build -f mkdocs-pdf.yml --strict failed:\n{result.stdout}\n{result.stderr}")
+    return destination
+
+
+@pytest.fixture(scope="session")
+def course_pdf(pdf_site: Path, browser: Any, tmp_path_factory: pytest.TempPathFactory) -> CoursePdf:
+    """The course printed once per run (A4), with the test suite's Chromium."""
+    path = tmp_path_factory.mktemp("pdf") / "course.pdf"
+    try:
+        print_course(pdf_site, path, paper="a4", browser=browser)
+    except PdfError as error:
+        pytest.fail(str(error))
+    reader = PdfReader(path)
+    description = json.loads((pdf_site / PRINT_DESCRIPTION).read_text(encoding="utf-8"))
+    texts = [normalise(page.extract_text() or "") for page in reader.pages]
+    return CoursePdf(path, reader, pdf_site, description, texts)
+
+
+def built_lesson_pages(course: CoursePdf) -> dict[str, BeautifulSoup]:
+    """Each lesson's built page (from the PDF's site), by lesson path."""
+    lessons = load_course(str(DOCS)).lessons
+    assert lessons, "no lessons found in docs/"
+    return {
+        lesson.path: BeautifulSoup(
+            (course.site / lesson.path.removesuffix(".md") / "index.html").read_text(encoding="utf-8"),
+            "html.parser",
+        )
+        for lesson in lessons
+    }
+
+
+def outline_titles(reader: PdfReader, items: list[Any] | None = None) -> list[tuple[str, int]]:
+    """(title, page index) of every outline item, depth first."""
+    out: list[tuple[str, int]] = []
+    for item in reader.outline if items is None else items:
+        if isinstance(item, list):
+            out += outline_titles(reader, item)
+        else:
+            out.append((normalise(str(item.title)), reader.get_destination_page_number(item)))
+    return out
+
+
+def drawing_operations(reader: PdfReader, page: Any) -> tuple[int, int]:
+    """(path-drawing operators, raster images) on a page, counting inside its form XObjects too."""
+    paths = images = 0
+    pending = [(page.get_contents(), page.get("/Resources"))]
+    seen: set[int] = set()
+    while pending:
+        contents, resources = pending.pop()
+        if contents is None:
+            continue
+        for _operands, operator in ContentStream(contents, reader).operations:
+            paths += operator in DRAWING_OPERATORS
+        xobjects = (resources or {}).get("/XObject") or {}
+        for reference in xobjects.values():
+            xobject = reference.get_object()
+            if id(xobject) in seen:
+                continue
+            seen.add(id(xobject))
+            if xobject.get("/Subtype") == "/Image":
+                images += 1
+            elif xobject.get("/Subtype") == "/Form":
+                pending.append((xobject, xobject.get("/Resources")))
+    return paths, images
+
+
+# ---- the configuration ----
+
+
+def test_pdf_config_inherits_the_site_and_keeps_its_hooks() -> None:
+    from mkdocs.utils.yaml import yaml_load
+
+    with (ROOT / "mkdocs.yml").open("rb") as site_file, (ROOT / "mkdocs-pdf.yml").open("rb") as pdf_file:
+        site, pdf = yaml_load(site_file), yaml_load(pdf_file)
+    assert "INHERIT" in (ROOT / "mkdocs-pdf.yml").read_text(encoding="utf-8")
+    # A list in mkdocs-pdf.yml replaces the inherited one: hooks must repeat every hook of the site, in order.
+    assert pdf["hooks"][: len(site.get("hooks", []))] == site.get("hooks", [])
+    assert "course/pdf/mkdocs_hooks.py" in pdf["hooks"]
+    for key in ("plugins", "extra_css", "extra_javascript", "markdown_extensions", "theme", "site_url"):
+        assert pdf.get(key) == site.get(key), f"mkdocs-pdf.yml must not change {key}"
+
+
+# ---- combining, without a browser ----
+
+
+def _page(title: str, url: str, *, index: bool = False) -> NavPage:
+    return NavPage(title, url, url + "index.html", index)
+
+
+def test_chapters_follow_the_navigation_with_tracks_above_lessons() -> None:
+    nav = [
+        _page("Home", ""),
+        NavSection(
+            "Inference", (_page("Inference", "inference/", index=True), _page("Decode", "inference/decode/"))
+        ),
+        NavSection("Extra", (_page("Notes", "extra/notes/"),)),
+    ]
+    chapters = plan_chapters(nav)
+    assert [(c.key, c.level, c.title) for c in chapters] == [
+        ("page-home", 1, "Home"),
+        ("page-inference", 1, "Inference"),
+        ("page-inference-decode", 2, "Decode"),
+        ("part-extra", 1, "Extra"),
+        ("page-extra-notes", 2, "Notes"),
+    ]
+    assert chapters[3].page is None
+
+
+def _adapt(html: str, targets: dict[str, str] | None = None) -> BeautifulSoup:
+    article = BeautifulSoup(f"<article>{html}</article>", "html.parser")
+    chapter = Chapter("page-inference-decode", "Decode", 2, _page("Decode", "inference/decode/"))
+    info = SiteInfo("Course", site_url="https://example.org/course/")
+    adapt_page(article.article, chapter, targets or {"inference/prefill/": "page-inference-prefill"}, info)
+    return article
+
+
+def test_ids_get_the_page_prefix_and_every_reference_follows() -> None:
+    article = _adapt(
+        '<h2 id="why">Why</h2><a href="#why">again</a><label for="x">x</label><input id="x">'
+        '<svg><clipPath id="clip1"></clipPath><g clip-path="url(#clip1)"></g><use href="#clip1"/></svg>'
+    )
+    assert article.find("h3")["id"] == "page-inference-decode--why"  # h2 moves down one level in a lesson
+    assert "rp-h2" in article.find("h3")["class"]
+    assert article.find("a")["href"] == "#page-inference-decode--why"
+    assert article.find("label")["for"] == "page-inference-decode--x"
+    assert article.find("g")["clip-path"] == "url(#page-inference-decode--clip1)"
+    assert article.find("use")["href"] == "#page-inference-decode--clip1"
+
+
+@pytest.mark.parametrize(
+    ("href", "expected"),
+    [
+        ("../prefill/", "#page-inference-prefill"),
+        ("../prefill/#batching", "#page-inference-prefill--batching"),
+        ("../prefill/index.html", "#page-inference-prefill"),
+        ("../../downloads/notes.zip", "https://example.org/course/downloads/notes.zip"),
+        ("https://arxiv.org/abs/1", "https://arxiv.org/abs/1"),
+        ("mailto:a@example.org", "mailto:a@example.org"),
+    ],
+)
+def test_links_between_pages_stay_inside_the_document(href: str, expected: str) -> None:
+    assert _adapt(f'<a href="{href}">x</a>').find("a")["href"] == expected
+
+
+def test_go_deeper_opens_and_components_keep_their_own_print_look() -> None:
+    article = _adapt(
+        '<details class="deeper"><summary>Go deeper</summary><p>more</p></details>'
+        '<section class="rp-widget" id="widget-w"><details class="rp-widget__python"><summary>Code</summary>'
+        "</details></section>"
+    )
+    deeper, widget_panel = article.find_all("details")
+    assert deeper.has_attr("open")
+    assert not widget_panel.has_attr("open")
+    caption = article.select_one(".rp-print-live a")
+    assert caption["href"] == "https://example.org/course/inference/decode/#widget-w"
+
+
+# ---- the PDF itself ----
+
+
+def test_cover_metadata_and_page_size(course_pdf: CoursePdf) -> None:
+    info = course_pdf.description["info"]
+    cover = course_pdf.page_texts[0]
+    for fact in (info["name"], info["version"], info["build_date"], info["repo_url"]):
+        assert fact
+        assert fact in cover
+    metadata = course_pdf.reader.metadata
+    assert metadata is not None
+    assert info["name"] in str(metadata.title)
+    assert course_pdf.reader.page_labels[:2] == ["Cover", "1"]
+    for page in course_pdf.reader.pages:
+        size = (float(page.mediabox.width), float(page.mediabox.height))
+        assert size == pytest.approx(A4_POINTS, abs=1.5)
+
+
+def test_every_lesson_title_and_takeaway_is_printed(course_pdf: CoursePdf) -> None:
+    for lesson in load_course(str(DOCS)).lessons:
+        assert normalise(lesson.title) in course_pdf.text, lesson.path
+    for path, page in built_lesson_pages(course_pdf).items():
+        lesson = load_course(str(DOCS)).lesson_by_path(path)
+        assert lesson is not None
+        items = page.select(".admonition.takeaways li")
+        assert len(items) == len(lesson.takeaways), f"{path}: takeaways box"
+        for item in items:
+            assert normalise(item.get_text(" ")) in course_pdf.text, f"{path}: takeaway missing from the PDF"
+
+
+def test_every_quiz_answer_is_printed(course_pdf: CoursePdf) -> None:
+    answers = 0
+    for path, page in built_lesson_pages(course_pdf).items():
+        for answer in page.select(".rp-quiz__key-list > li"):
+            solution = answer.select_one(".rp-quiz__solution")
+            assert solution is not None, f"{path}: an answer without its solution line"
+            expected = [solution, *answer.select('[data-correct="true"]')]
+            for part in expected:
+                text = normalise(part.get_text(" "))
+                assert text in course_pdf.text, f"{path}: quiz answer {text!r} missing from the PDF"
+            answers += 1
+    assert answers > 0, "no quiz answer key found in the built lessons"
+
+
+def test_charts_are_vector_drawings_without_error_text(course_pdf: CoursePdf) -> None:
+    captions = [
+        normalise(caption.get_text(" "))
+        for page in built_lesson_pages(course_pdf).values()
+        for caption in page.select("figure.rp-chart figcaption, figure.rp-chart .rp-chart__caption")
+    ]
+    assert captions, "no chart found in the built lessons"
+    for caption in captions:
+        start = caption[:60]
+        pages = [i for i, text in enumerate(course_pdf.page_texts) if start in text]
+        assert pages, f"chart {start!r} is not in the PDF"
+        paths, images = drawing_operations(course_pdf.reader, course_pdf.reader.pages[pages[0]])
+        assert paths >= 20, f"chart {start!r}: only {paths} path operators on its page"
+        assert images == 0, f"chart {start!r}: its page holds a raster image"
+        assert not ERROR_MARKERS.search(course_pdf.page_texts[pages[0]])
+
+
+def test_no_renderer_error_text_anywhere(course_pdf: CoursePdf) -> None:
+    found = [m.group(0) for m in ERROR_MARKERS.finditer(course_pdf.text)]
+    assert not found
+
+
+def test_outline_lists_every_track_and_lesson_at_its_page(course_pdf: CoursePdf) -> None:
+    outline = outline_titles(course_pdf.reader)
+    titles = {title for title, _ in outline}
+    for lesson in load_course(str(DOCS)).lessons:
+        title = normalise(lesson.title)
+        assert title in titles, f"outline lacks {lesson.path}"
+        page = next(page for name, page in outline if name == title)
+        assert title in course_pdf.page_texts[page], f"outline entry of {lesson.path} leads to the wrong page"
+    for track in load_course(str(DOCS)).tracks:
+        assert normalise(track.title) in titles
+
+
+def test_links_lead_inside_the_pdf_or_online(course_pdf: CoursePdf) -> None:
+    reader = course_pdf.reader
+    destinations = set(reader.named_destinations)
+    internal = 0
+    for page in reader.pages:
+        for annotation in page.get("/Annots") or []:
+            link = annotation.get_object()
+            if "/Dest" in link:
+                assert link["/Dest"] in destinations or not isinstance(link["/Dest"], str)
+                internal += 1
+            uri = str(link.get("/A", {}).get("/URI", ""))
+            assert not uri.startswith(("file:", "http://127.0.0.1", "http://localhost")), uri
+    assert internal > 0
+    # Lessons link to each other: at least one link lands on another lesson's first page.
+    lesson_keys = {c["key"] for c in course_pdf.description["chapters"] if c["level"] > 1}
+    assert any("/" + key in destinations for key in lesson_keys)
+
+
+def test_widgets_carry_the_address_of_their_live_version(course_pdf: CoursePdf) -> None:
+    site_url = course_pdf.description["info"]["site_url"]
+    for path, page in built_lesson_pages(course_pdf).items():
+        for widget in page.select("[data-widget]"):
+            address = f"{site_url}{path.removesuffix('.md')}/#{widget['id']}"
+            assert address in course_pdf.text.replace(" ", ""), f"{path}: no live address for {widget['id']}"
+
+
+def test_pages_are_neither_blank_nor_too_many(course_pdf: CoursePdf) -> None:
+    info = course_pdf.description["info"]
+    chapters = course_pdf.description["chapters"]
+    pages = len(course_pdf.reader.pages)
+    assert len(chapters) + 2 <= pages <= 12 * len(chapters) + 2
+    furniture = re.compile(
+        "|".join(re.escape(normalise(s)) for s in (info["description"], f"{info['name']} {info['version']}"))
+        + r"|\b\d+ / \d+\b|"
+        + re.escape(info["name"])
+    )
+    for number, text in enumerate(course_pdf.page_texts):
+        assert furniture.sub("", text).strip(), f"page {number + 1} is blank apart from header and footer"
+
+
+def test_unknown_paper_is_refused(pdf_site: Path, tmp_path: Path) -> None:
+    with pytest.raises(PdfError, match="letter"):
+        print_course(pdf_site, tmp_path / "x.pdf", paper="a5")
