@@ -37,6 +37,7 @@ ERROR_MARKERS = re.compile(
     r"|Javascript Error|Failed to load|This (?:quiz|chart|widget) has problems"
 )
 _MM_TO_PX = 96 / 25.4
+OutlineEntry = tuple[int, str, int, Any, Any]  # depth, title, page index, left, top
 
 
 class PdfError(Exception):
@@ -81,14 +82,14 @@ def print_course(
             offsite: list[str] = []
             context.on("request", lambda request: _note_offsite(request.url, offsite))
             page = context.new_page()
-            body, problems = _print_body(page, site_dir, paper, info, tagged=tagged)
+            body, headings, problems = _print_body(page, site_dir, paper, info, tagged=tagged)
             cover = _print_cover(page, site_dir, paper)
         finally:
             context.close()
     problems += [f"the browser asked for a file off this machine: {url}" for url in offsite]
     if problems and strict:
         raise PdfError("the PDF would be wrong:\n" + "\n".join(f"  - {p}" for p in problems))
-    pdf = assemble(cover, body, info)
+    pdf = assemble(cover, body, info, headings)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.write_bytes(pdf)
     pages = len(PdfReader(io.BytesIO(pdf)).pages)
@@ -148,7 +149,7 @@ def _escape(text: str) -> str:
 
 def _print_body(
     page: Any, site_dir: Path, paper: str, info: dict[str, str], *, tagged: bool
-) -> tuple[bytes, list[str]]:
+) -> tuple[bytes, list[str], list[str]]:
     page.goto((site_dir / PRINT_PAGE).as_uri(), wait_until="load")
     page.evaluate("document.fonts.ready.then(() => true)")
     page.emulate_media(media="print")
@@ -165,7 +166,7 @@ def _print_body(
             break
         numbers = found
         page.evaluate(_FILL_CONTENTS, numbers)
-    return body, problems
+    return body, list(page.evaluate(_HEADINGS)), problems
 
 
 def _around(text: str, match: re.Match[str]) -> str:
@@ -191,12 +192,12 @@ def _print_cover(page: Any, site_dir: Path, paper: str) -> bytes:
     return cover
 
 
-def assemble(cover: bytes, body: bytes, info: dict[str, str]) -> bytes:
+def assemble(cover: bytes, body: bytes, info: dict[str, str], headings: list[str] | None = None) -> bytes:
     """The course PDF: the cover, then the body; outline cut to ``OUTLINE_DEPTH``, metadata, page labels."""
     body_reader = PdfReader(io.BytesIO(body))
     writer = PdfWriter(clone_from=body_reader)
     writer.insert_page(PdfReader(io.BytesIO(cover)).pages[0], 0)
-    entries = list(_outline_entries(body_reader, body_reader.outline, 1))
+    entries = _with_heading_text(list(_outline_entries(body_reader, body_reader.outline, 1)), headings or [])
     if "/Outlines" in writer.root_object:
         del writer.root_object["/Outlines"]
     parents: dict[int, Any] = {}
@@ -228,9 +229,25 @@ def assemble(cover: bytes, body: bytes, info: dict[str, str]) -> bytes:
     return out.getvalue()
 
 
-def _outline_entries(
-    reader: PdfReader, items: list[Any], depth: int
-) -> Iterator[tuple[int, str, int, Any, Any]]:
+def _with_heading_text(entries: list[OutlineEntry], headings: list[str]) -> list[OutlineEntry]:
+    """Outline entries titled with their heading's text as written.
+
+    Chromium titles an entry with the heading's laid-out lines run together, so a heading that wraps loses the
+    space at the break ("run on" becomes "runon"). Entries and headings are in the same order; an entry takes
+    the next heading whose text matches it once spaces are ignored.
+    """
+    out, position = [], 0
+    for depth, title, page_number, left, top in entries:
+        squashed = "".join(title.split())
+        for index in range(position, len(headings)):
+            if "".join(headings[index].split()) == squashed:
+                title, position = headings[index], index + 1
+                break
+        out.append((depth, title, page_number, left, top))
+    return out
+
+
+def _outline_entries(reader: PdfReader, items: list[Any], depth: int) -> Iterator[OutlineEntry]:
     """(depth, title, page index, left, top) of every outline item, in order, from a nested pypdf outline."""
     for item in items:
         if isinstance(item, list):
@@ -279,6 +296,13 @@ _LAYOUT_CHECK = """
   }
   return problems;
 }
+"""
+
+# The text of every heading that is laid out, in document order, as the outline lists them.
+_HEADINGS = """
+() => [...document.querySelectorAll('h1, h2, h3, h4, h5, h6')]
+  .filter((heading) => heading.getClientRects().length > 0)
+  .map((heading) => heading.innerText.replace(/\\s+/g, ' ').trim())
 """
 
 _FILL_CONTENTS = """
