@@ -31,7 +31,7 @@ from course.pdf.combine import (
     adapt_page,
     plan_chapters,
 )
-from course.pdf.render import ERROR_MARKERS, PdfError, print_course
+from course.pdf.render import ERROR_MARKERS, FAILURE_TEXT, PdfError, print_course
 
 pytestmark = pytest.mark.pdf
 
@@ -61,7 +61,8 @@ def normalise(text: str) -> str:
     A line that ends in a word's hyphen ("2,000-" then "token") is joined back, as the reader reads it.
     """
     text = unicodedata.normalize("NFKC", text).replace("\u2010", "-").replace("\u2011", "-")
-    return " ".join(re.sub(r"(?<=\w)-\s*\n\s*", "-", text).split())
+    text = " ".join(re.sub(r"(?<=\w)-\s*\n\s*", "-", text).split())
+    return re.sub(r" (?=[.,;:!?)])", "", text)  # get_text(" ") puts a space between a link and its full stop
 
 
 @pytest.fixture(scope="session")
@@ -271,6 +272,20 @@ def test_every_quiz_answer_is_printed(course_pdf: CoursePdf) -> None:
     assert answers > 0, "no quiz answer key found in the built lessons"
 
 
+def test_go_deeper_sections_are_printed_open(course_pdf: CoursePdf) -> None:
+    checked = 0
+    for path, page in built_lesson_pages(course_pdf).items():
+        for deeper in page.select("details.deeper"):
+            paragraphs = [
+                p for p in deeper.find_all("p") if not p.find(["math", "svg"]) and len(p.get_text()) > 40
+            ]
+            assert paragraphs, f"{path}: a Go deeper section without plain text to look for"
+            text = normalise(paragraphs[-1].get_text(" "))
+            assert text in course_pdf.text, f"{path}: Go deeper text {text[:60]!r} missing from the PDF"
+            checked += 1
+    assert checked > 0, "no Go deeper section found in the built lessons"
+
+
 def test_charts_are_vector_drawings_without_error_text(course_pdf: CoursePdf) -> None:
     captions = [
         normalise(caption.get_text(" "))
@@ -289,7 +304,8 @@ def test_charts_are_vector_drawings_without_error_text(course_pdf: CoursePdf) ->
 
 
 def test_no_renderer_error_text_anywhere(course_pdf: CoursePdf) -> None:
-    found = [m.group(0) for m in ERROR_MARKERS.finditer(course_pdf.text)]
+    # The printing step already refused error text in prose; code may quote "{{ }}", never a failure.
+    found = [m.group(0) for m in FAILURE_TEXT.finditer(course_pdf.text)]
     assert not found
 
 
@@ -316,7 +332,8 @@ def test_links_lead_inside_the_pdf_or_online(course_pdf: CoursePdf) -> None:
                 assert link["/Dest"] in destinations or not isinstance(link["/Dest"], str)
                 internal += 1
             uri = str(link.get("/A", {}).get("/URI", ""))
-            assert not uri.startswith(("file:", "http://127.0.0.1", "http://localhost")), uri
+            # A file of the site must have become its online address, never a path on the printing machine.
+            assert not uri or uri.startswith(("https://", "http://", "mailto:")), uri
     assert internal > 0
     # Lessons link to each other: at least one link lands on another lesson's first page.
     lesson_keys = {c["key"] for c in course_pdf.description["chapters"] if c["level"] > 1}

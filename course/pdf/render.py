@@ -31,11 +31,14 @@ from course.pdf.combine import COVER_PAGE, PRINT_DESCRIPTION, PRINT_PAGE
 PAPERS = {"a4": ("A4", 210.0), "letter": ("Letter", 215.9)}  # Playwright format, width in mm
 MARGIN_MM = {"top": 17.0, "bottom": 15.0, "left": 16.0, "right": 16.0}
 OUTLINE_DEPTH = 3  # track > lesson > section
-# Text that a renderer prints when it fails (Vega, Python, templates, our own extensions); never in the PDF.
-ERROR_MARKERS = re.compile(
-    r"Traceback \(most recent call last\)|\bError:|\[object Object\]|\bNaN\b|\bundefined\b|\{\{|\}\}"
-    r"|Javascript Error|Failed to load|This (?:quiz|chart|widget) has problems"
+# Text that a renderer prints when it fails (Vega, Python, our own extensions): never in the PDF at all.
+FAILURE_TEXT = re.compile(
+    r"Traceback \(most recent call last\)|\[object Object\]|Javascript Error|Failed to load"
+    r"|This (?:quiz|chart|widget) has problems"
 )
+# Signs of a failure in prose (outside code, where a page about writing lessons may show "{{ EXPRESSION }}"):
+# a number that did not compute, an expression left unrendered, an error message.
+ERROR_MARKERS = re.compile(FAILURE_TEXT.pattern + r"|\bError:|\bNaN\b|\bundefined\b|\{\{|\}\}")
 _MM_TO_PX = 96 / 25.4
 OutlineEntry = tuple[int, str, int, Any, Any]  # depth, title, page index, left, top
 
@@ -154,7 +157,7 @@ def _print_body(
     page.evaluate("document.fonts.ready.then(() => true)")
     page.emulate_media(media="print")
     problems = list(page.evaluate(_LAYOUT_CHECK))
-    text = page.evaluate("document.querySelector('.rp-print').innerText")
+    text = page.evaluate(_PROSE_TEXT)
     problems += [f"error text in the page: …{_around(text, m)}…" for m in ERROR_MARKERS.finditer(text)]
     options = {**_pdf_options(paper, info), "outline": True, "tagged": tagged}
     numbers: dict[str, int] = {}
@@ -295,6 +298,20 @@ _LAYOUT_CHECK = """
     if (hidden > 2) note(el, `a ${name} cuts off ${hidden} px of its content`);
   }
   return problems;
+}
+"""
+
+# The text laid out on the page outside code.
+_PROSE_TEXT = """
+() => {
+  const walker = document.createTreeWalker(document.querySelector('.rp-print'), NodeFilter.SHOW_TEXT);
+  const parts = [];
+  while (walker.nextNode()) {
+    const parent = walker.currentNode.parentElement;
+    if (!parent || parent.closest('code, pre, kbd, samp') || !parent.getClientRects().length) continue;
+    parts.push(walker.currentNode.data);
+  }
+  return parts.join(' ');
 }
 """
 
