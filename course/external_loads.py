@@ -71,6 +71,7 @@ class _LoadFinder(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.loads: list[tuple[str, str]] = []
         self._in_style = False
+        self._in_script = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = {name.lower(): value or "" for name, value in attrs}
@@ -85,13 +86,20 @@ class _LoadFinder(HTMLParser):
         if "style" in values:
             self.loads.extend((f"<{tag} style>", url) for url in css_loads(values["style"]))
         self._in_style = tag == "style"
+        # Inline scripts load too (an inline `import("https://cdn...")` is as much a CDN load as a src);
+        # JSON data blocks and other non-script types are data, not code.
+        kind = values.get("type", "").lower()
+        self._in_script = tag == "script" and kind in ("", "module", "text/javascript", "application/javascript")
 
     def handle_endtag(self, tag: str) -> None:
         self._in_style = False
+        self._in_script = False
 
     def handle_data(self, data: str) -> None:
         if self._in_style:
             self.loads.extend(("<style>", url) for url in css_loads(data))
+        if self._in_script:
+            self.loads.extend(("<script>", url) for url in js_loads(data))
 
 
 def css_loads(css: str) -> list[str]:

@@ -150,6 +150,14 @@ def test_scanner_would_catch_a_cdn_load() -> None:
     assert [url for _, url in html_loads(page)] == ["https://cdn.example/x.css", "//cdn.example/v.js"]
 
 
+def test_scanner_reads_inline_scripts_but_not_json_data() -> None:
+    page = (
+        '<script type="module">const m = await import("https://unpkg.com/mermaid.mjs");</script>'
+        '<script type="application/json">{"source": "https://huggingface.co/x"}</script>'
+    )
+    assert html_loads(page) == [("<script>", "https://unpkg.com/mermaid.mjs")]
+
+
 def test_site_has_search_index_and_edit_links(built_site: Path) -> None:
     assert (built_site / "search" / "search_index.json").stat().st_size > 1000
     for lesson in COURSE.lessons:
