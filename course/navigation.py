@@ -34,7 +34,9 @@ def build_nav(
         section: list[NavItem] = []
         index = f"{track.key}/index.md"
         if index in all_pages:
-            section.append(index)
+            # Titled explicitly: its heading comes from the `lessons` block, which MkDocs cannot see when it
+            # titles the previous page's "Next" link, so without this the footer would read "Index".
+            section.append({track.title: index})
             placed.add(index)
         for lesson in course.lessons_in(track.key):
             if lesson.path in all_pages:

@@ -93,7 +93,7 @@ def test_nav_follows_track_order_then_lesson_order_not_file_names() -> None:
     ]
     assert nav[1] == {
         "Foundations": [
-            "foundations/index.md",
+            {"Foundations": "foundations/index.md"},  # titled, so the footer's "Next" names the track
             {"Zeta": "foundations/zeta.md"},
             {"Alpha": "foundations/alpha.md"},
         ]
