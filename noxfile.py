@@ -101,6 +101,20 @@ def benchmark(session: nox.Session) -> None:
 
 
 @nox.session(default=False)
+def check(session: nox.Session) -> None:
+    """Check lessons in seconds, without building the site: every problem with file, line and fix."""
+    install(session)
+    session.run("python", "-m", "course.check", *session.posargs, env=ENV)
+
+
+@nox.session(default=False)
+def new_lesson(session: nox.Session) -> None:
+    """Start a lesson from the template, last in its track: ``new_lesson -- "My title" --track inference``."""
+    install(session)
+    session.run("python", "-m", "course.scaffold", *session.posargs, env=ENV)
+
+
+@nox.session(default=False)
 def cli(session: nox.Session) -> None:
     """Run the calculators' command line: ``nox -s cli -- phases --prompt 4000``."""
     install(session, extras="")

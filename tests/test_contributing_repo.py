@@ -1,0 +1,99 @@
+"""Repository hygiene a contributor relies on: the GitHub workflows, the pre-commit config, the PR template.
+
+The workflows cannot run here, so actionlint (from PyPI, in the test dependency group) checks them, and the
+commands they run are checked against the nox sessions and the README.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+from conftest import ROOT
+
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+
+
+def _tool(name: str) -> str:
+    """A command installed with the test dependencies (next to this Python, or on PATH)."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    assert found, f"{name} is not installed; it is in pyproject.toml's test dependency group"
+    return found
+
+
+def test_workflows_pass_actionlint() -> None:
+    assert {w.name for w in WORKFLOWS} >= {"tests.yml", "deploy.yml"}
+    result = subprocess.run(
+        [_tool("actionlint"), "-shellcheck=", "-pyflakes=", *map(str, WORKFLOWS)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_actionlint_would_catch_a_broken_workflow(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yml"
+    broken.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses:\n")
+    result = subprocess.run([_tool("actionlint"), str(broken)], capture_output=True, text=True, check=False)
+    assert result.returncode != 0
+
+
+def test_pre_commit_config_is_valid_and_checks_lessons() -> None:
+    config = ROOT / ".pre-commit-config.yaml"
+    result = subprocess.run(
+        [_tool("pre-commit"), "validate-config", str(config)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    hooks = {h["id"]: h for repo in yaml.safe_load(config.read_text())["repos"] for h in repo["hooks"]}
+    assert {"ruff-check", "ruff-format", "codespell", "trailing-whitespace", "lesson-check"} <= set(hooks)
+    assert hooks["lesson-check"]["entry"] == "python3 dev.py check"
+
+
+def _run_lines(workflow: Path) -> list[str]:
+    jobs = yaml.safe_load(workflow.read_text())["jobs"]
+    return [step["run"] for job in jobs.values() for step in job.get("steps", []) if "run" in step]
+
+
+def test_tests_workflow_runs_the_readme_test_command_on_pull_requests() -> None:
+    workflow = yaml.safe_load((ROOT / ".github/workflows/tests.yml").read_text())
+    assert "pull_request" in workflow[True]  # YAML 1.1 reads the key `on` as True
+    runs = "\n".join(_run_lines(ROOT / ".github/workflows/tests.yml"))
+    script = (ROOT / ".ci" / "run").read_text() if "bash .ci/run" in runs else runs
+    assert "\npython3 dev.py\n" in f"\n{script.strip()}\n"
+    assert "| run every test and check | `python3 dev.py` |" in (ROOT / "README.md").read_text()
+
+
+def test_deploy_workflow_commands_match_the_nox_sessions() -> None:
+    """The PDF step passes options the pdf session's command line accepts, into the site it publishes."""
+    runs = _run_lines(ROOT / ".github/workflows/deploy.yml")
+    assert "python3 dev.py build" in runs
+    pdf = next(r for r in runs if r.startswith("python3 dev.py pdf"))
+    options = shlex.split(pdf.split(" -- ", 1)[1])
+    help_text = subprocess.run(
+        [sys.executable, "-m", "course.pdf", "--help"], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout
+    for option in (o for o in options if o.startswith("--")):
+        assert option in help_text
+    output = options[options.index("--output") + 1]
+    workflow = yaml.safe_load((ROOT / ".github/workflows/deploy.yml").read_text())
+    paths = [
+        s["with"]["path"] for s in workflow["jobs"]["build"]["steps"] if "with" in s and "path" in s["with"]
+    ]
+    assert "site" in paths
+    assert output.startswith("site/")
+    noxfile = (ROOT / "noxfile.py").read_text()
+    assert "def pdf(" in noxfile
+    assert "def build(" in noxfile
+
+
+def test_pull_request_template_has_a_short_checklist() -> None:
+    template = (ROOT / ".github" / "pull_request_template.md").read_text()
+    boxes = [line for line in template.splitlines() if line.startswith("- [ ]")]
+    assert 3 <= len(boxes) <= 8
+    assert "python3 dev.py" in template
