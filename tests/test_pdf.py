@@ -321,6 +321,18 @@ def test_outline_lists_every_track_and_lesson_at_its_page(course_pdf: CoursePdf)
         assert normalise(track.title) in titles
 
 
+def test_contents_list_every_page_with_the_page_it_starts_on(course_pdf: CoursePdf) -> None:
+    contents = course_pdf.page_texts[1]
+    assert contents.startswith("Contents") or " Contents " in contents
+    for chapter in course_pdf.description["chapters"]:
+        title = normalise(chapter["title"])
+        assert title not in ("", "None"), chapter
+        number = re.search(re.escape(title) + r" (\d+)", contents)
+        assert number, f"contents lack {title!r} or its page number"
+        # The body's page n is the PDF's page n + 1 (the cover comes first).
+        assert title in course_pdf.page_texts[int(number.group(1))] or chapter["level"] == 1
+
+
 def test_links_lead_inside_the_pdf_or_online(course_pdf: CoursePdf) -> None:
     reader = course_pdf.reader
     destinations = set(reader.named_destinations)

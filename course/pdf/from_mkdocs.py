@@ -25,7 +25,7 @@ def nav_items(items: Iterable[Any]) -> tuple[NavItem, ...]:
         elif getattr(item, "is_page", False):
             out.append(
                 NavPage(
-                    str(item.title),
+                    str(item.title or item.url or "Home"),
                     str(item.url),
                     str(item.file.dest_uri),
                     bool(getattr(item, "is_index", False)),

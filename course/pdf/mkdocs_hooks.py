@@ -11,21 +11,18 @@ from pathlib import Path
 from typing import Any
 
 log = logging.getLogger("mkdocs.plugins.ridgepoint.pdf")
-_nav: tuple[Any, ...] = ()
+_nav: list[Any] = []  # MkDocs' navigation items; read after the build, when every page knows its title
 
 
 def on_nav(nav: Any, config: Any, files: Any) -> Any:
-    global _nav
-    from course.pdf.from_mkdocs import nav_items
-
-    _nav = nav_items(nav.items)
+    _nav[:] = nav.items
     return nav
 
 
 def on_post_build(config: Any) -> None:
     from course.pdf.combine import write
-    from course.pdf.from_mkdocs import site_info
+    from course.pdf.from_mkdocs import nav_items, site_info
 
-    combined = write(Path(config["site_dir"]), _nav, site_info(config))
+    combined = write(Path(config["site_dir"]), nav_items(_nav), site_info(config))
     for problem in combined.problems:
         log.warning("PDF print page: %s", problem)
