@@ -37,13 +37,14 @@ def ensure_nox() -> Path:
 
 
 def main(argv: list[str]) -> int:
-    if sys.version_info < (3, 11):
+    if sys.version_info < (3, 11):  # noqa: UP036 - dev.py may be started by any python3
         print("dev.py: Ridgepoint needs Python 3.11 or newer", file=sys.stderr)
         return 2
     python = ensure_nox()
     args = argv if not argv or argv[0].startswith("-") else ["-s", argv[0], *argv[1:]]
     if "--" not in args and len(args) > 2 and args[0] == "-s":
-        args = [*args[:2], "--", *args[2:]]  # extra words go to the session (pytest arguments, a lesson title)
+        # Extra words go to the session (pytest arguments, a lesson title).
+        args = [*args[:2], "--", *args[2:]]
     os.chdir(ROOT)
     return subprocess.call([str(python), "-m", "nox", *args])
 

@@ -244,7 +244,7 @@ def weight_figures(sites: Sites) -> list[tuple[str, str]]:
 
 
 def main() -> int:
-    import course.notebook_benchmark  # noqa: F401 - registers the worked notebooks' figures
+    import course.notebook_benchmark
     import course.widget_benchmark  # noqa: F401 - registers the live widgets' figures
 
     with tempfile.TemporaryDirectory(prefix="ridgepoint-bench-") as folder:

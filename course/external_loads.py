@@ -89,7 +89,8 @@ class _LoadFinder(HTMLParser):
         # Inline scripts load too (an inline `import("https://cdn...")` is as much a CDN load as a src);
         # JSON data blocks and other non-script types are data, not code.
         kind = values.get("type", "").lower()
-        self._in_script = tag == "script" and kind in ("", "module", "text/javascript", "application/javascript")
+        scripts = ("", "module", "text/javascript", "application/javascript")
+        self._in_script = tag == "script" and kind in scripts
 
     def handle_endtag(self, tag: str) -> None:
         self._in_style = False

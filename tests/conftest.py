@@ -1,4 +1,4 @@
-"""Shared fixtures: the built site (built once per run), a local HTTP server for it, and a checked browser page.
+"""Shared fixtures: the built site (built once per run), a local HTTP server for it, a checked browser page.
 
 The browser is Debian's Chromium driven by Playwright (Playwright's own browser download is impossible here).
 Only loopback resolves inside it, and every page fails its test on a console error or a request that leaves
@@ -16,7 +16,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlparse
 
 import pytest
@@ -27,8 +27,10 @@ ROOT = Path(__file__).resolve().parent.parent
 BUILD_ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
 
-def build_site(destination: Path, config: Path | str = ROOT / "mkdocs.yml") -> subprocess.CompletedProcess[str]:
-    """Build the site with ``--strict`` into ``destination``; returns the finished process (check returncode)."""
+def build_site(
+    destination: Path, config: Path | str = ROOT / "mkdocs.yml"
+) -> subprocess.CompletedProcess[str]:
+    """Build the site with ``--strict`` into ``destination``; the caller checks the returned process."""
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(config), "-d", str(destination)],
         cwd=ROOT,
@@ -50,10 +52,14 @@ def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
-    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map, ".mjs": "text/javascript",
-                      ".wasm": "application/wasm", ".js": "text/javascript"}  # fmt: skip
+    extensions_map: ClassVar[dict[str, str]] = {
+        **http.server.SimpleHTTPRequestHandler.extensions_map,
+        ".mjs": "text/javascript",
+        ".wasm": "application/wasm",
+        ".js": "text/javascript",
+    }
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
 
