@@ -209,6 +209,15 @@ def test_lesson_safety_defuses_but_leaves_code_alone() -> None:
     assert "&lt;script>y" in out
 
 
+def test_display_math_delimiters_shown_as_code_stay_code() -> None:
+    html = markdown.Markdown(extensions=["course.markdown.math"]).convert(
+        "Wrap display maths in `$$`, like this:\n\n$$ I = P $$\n\nand `$$x$$` stays code."
+    )
+    assert "<code>$$</code>" in html
+    assert "<code>$$x$$</code>" in html
+    assert html.count("<math") == 1
+
+
 def test_math_becomes_mathml_and_dollar_prices_stay_prose() -> None:
     assert to_mathml(r"\frac{2PN}{2N}", display=False).startswith("<math")
     assert find_formulas("It costs $5 or $10, and $I = P$ holds.") == [(1, "I = P", False)]

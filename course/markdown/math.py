@@ -84,20 +84,25 @@ class DisplayMathPreprocessor(Preprocessor):
         text = "\n".join(lines)
         if "$$" not in text:
             return lines
+        # Matches are found in the prose only (code spans masked), so `$$` shown as code stays code.
+        pieces: list[str] = []
+        end = 0
+        for match in DISPLAY_RE.finditer(prose_only(text)):
+            pieces += [text[end : match.start()], self._stash(text, match)]
+            end = match.end()
+        return "".join([*pieces, text[end:]]).split("\n")
 
-        def replace(match: re.Match[str]) -> str:
-            line_start = text.rfind("\n", 0, match.start()) + 1
-            indent = text[line_start : match.start()]
-            try:
-                mathml = to_mathml(match.group("tex"), display=True)
-                html = f'<div class="rp-math rp-math--display">{mathml}</div>'
-            except MathError as error:
-                html = _error_html(str(error))
-            placeholder = self.md.htmlStash.store(html)
-            # A stashed block must stand alone in its paragraph (at its indent) to be put back as a block.
-            return f"\n\n{indent}{placeholder}\n\n{indent}" if indent.strip() == "" else placeholder
-
-        return DISPLAY_RE.sub(replace, text).split("\n")
+    def _stash(self, text: str, match: re.Match[str]) -> str:
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        indent = text[line_start : match.start()]
+        try:
+            mathml = to_mathml(match.group("tex"), display=True)
+            html = f'<div class="rp-math rp-math--display">{mathml}</div>'
+        except MathError as error:
+            html = _error_html(str(error))
+        placeholder = self.md.htmlStash.store(html)
+        # A stashed block must stand alone in its paragraph (at its indent) to be put back as a block.
+        return f"\n\n{indent}{placeholder}\n\n{indent}" if indent.strip() == "" else placeholder
 
 
 class InlineMathProcessor(InlineProcessor):
