@@ -30,6 +30,7 @@ from course.pdf.combine import (
     SiteInfo,
     adapt_page,
     plan_chapters,
+    without_prefixes,
 )
 from course.pdf.render import ERROR_MARKERS, FAILURE_TEXT, PdfError, print_course
 
@@ -177,6 +178,23 @@ def test_chapters_follow_the_navigation_with_tracks_above_lessons() -> None:
         ("page-extra-notes", 2, "Notes"),
     ]
     assert chapters[3].page is None
+
+
+def test_excluded_prefixes_drop_their_pages_and_emptied_sections() -> None:
+    nav = [
+        _page("Home", ""),
+        NavSection("Inference", (_page("Decode", "inference/decode/"),)),
+        NavSection("Contributing", (_page("Write a lesson", "contributing/", index=True),)),
+    ]
+    assert without_prefixes(nav, ["contributing/"]) == tuple(nav[:2])
+    assert without_prefixes(nav, []) == tuple(nav)
+
+
+def test_contributor_pages_are_left_to_the_site(course_pdf: CoursePdf) -> None:
+    urls = [c["url"] for c in course_pdf.description["chapters"] if c.get("url") is not None]
+    assert urls, "the description lists chapter URLs"
+    assert not [url for url in urls if url.startswith("contributing/")]
+    assert "Write a lesson" not in course_pdf.page_texts[1]
 
 
 def _adapt(html: str, targets: dict[str, str] | None = None) -> BeautifulSoup:

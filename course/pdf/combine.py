@@ -113,6 +113,23 @@ class Combined:
     problems: list[str] = field(default_factory=list)
 
 
+def without_prefixes(nav: Sequence[NavItem], prefixes: Sequence[str]) -> tuple[NavItem, ...]:
+    """``nav`` less the pages whose URL starts with one of ``prefixes``, and the sections left empty.
+
+    The PDF is the course a teacher prints; pages for contributors (``contributing/``) are left to the site.
+    """
+    kept: list[NavItem] = []
+    for item in nav:
+        if isinstance(item, NavPage):
+            if not item.url.startswith(tuple(prefixes)) or not prefixes:
+                kept.append(item)
+            continue
+        children = without_prefixes(item.children, prefixes)
+        if children:
+            kept.append(NavSection(item.title, children))
+    return tuple(kept)
+
+
 def plan_chapters(nav: Sequence[NavItem]) -> list[Chapter]:
     """The chapters of the document, in navigation order, each with its heading level.
 

@@ -20,9 +20,11 @@ def on_nav(nav: Any, config: Any, files: Any) -> Any:
 
 
 def on_post_build(config: Any) -> None:
-    from course.pdf.combine import write
+    from course.pdf.combine import without_prefixes, write
     from course.pdf.from_mkdocs import nav_items, site_info
 
-    combined = write(Path(config["site_dir"]), nav_items(_nav), site_info(config))
+    excluded = config["extra"].get("pdf_exclude", [])
+    nav = without_prefixes(nav_items(_nav), excluded)
+    combined = write(Path(config["site_dir"]), nav, site_info(config))
     for problem in combined.problems:
         log.warning("PDF print page: %s", problem)
