@@ -26,13 +26,13 @@ class GPU:
     support for is absent, and asking for it raises ``ValueError``.
     """
 
-    key: str
-    name: str
-    dense_flops_per_s: Mapping[str, float]
-    memory_bandwidth_bytes_per_s: float
-    memory_capacity_bytes: float
-    source: str
-    notes: tuple[str, ...] = field(default=())
+    key: str  # preset name, e.g. "h100-sxm"
+    name: str  # the vendor's product name
+    dense_flops_per_s: Mapping[str, float]  # peak dense FLOP/s by precision ("bf16", "fp8")
+    memory_bandwidth_bytes_per_s: float  # peak memory bandwidth, bytes per second (decimal)
+    memory_capacity_bytes: float  # memory on one GPU, bytes (decimal: 80 GB = 80e9)
+    source: str  # the document the figures come from
+    notes: tuple[str, ...] = field(default=())  # where sources disagree, and which figure was chosen
 
     def __post_init__(self) -> None:
         positive_number(f"{self.key}: memory_bandwidth_bytes_per_s", self.memory_bandwidth_bytes_per_s)

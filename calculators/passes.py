@@ -149,49 +149,58 @@ class PassResult:
     """One forward pass: what it computes, what it moves, and how long it takes on the roofline."""
 
     phase: str  # "prefill" or "decode"
-    level: str
+    level: str  # "simple" (the lesson's model) or "refined"
     tokens_processed: int  # tokens that go through the weights in this pass
-    weight_bytes: float
-    kv_cache_bytes: float
-    embedding_bytes: float
-    matmul_flops: float
-    attention_flops: float
-    roofline: RooflineTime
+    weight_bytes: float  # weight bytes read (MoE: only the experts the tokens are routed to)
+    kv_cache_bytes: float  # KV-cache bytes read and written (0 at the simple level)
+    embedding_bytes: float  # embedding rows looked up, bytes (0 at the simple level)
+    matmul_flops: float  # FLOPs of the weight matrix products (2 per active parameter per token)
+    attention_flops: float  # FLOPs of attention scores and weighted sums (0 at the simple level)
+    roofline: RooflineTime  # the pass placed on the roofline: both candidate times and the bound
 
     @property
     def flops(self) -> float:
+        """FLOPs of the pass: matmuls plus attention, over all GPUs."""
         return self.roofline.flops
 
     @property
     def bytes_moved(self) -> float:
+        """Bytes read and written from memory by the pass: weights, KV cache and embedding rows."""
         return self.roofline.bytes_moved
 
     @property
     def intensity_flop_per_byte(self) -> float:
+        """Arithmetic intensity, FLOP per byte moved: P for a simple prefill, B for a decode step."""
         return self.roofline.intensity_flop_per_byte
 
     @property
     def ridge_point_flop_per_byte(self) -> float:
+        """The GPU's ridge point at this precision and efficiency, FLOP per byte."""
         return self.roofline.ridge_point_flop_per_byte
 
     @property
     def compute_time_s(self) -> float:
+        """Seconds the maths alone would take at (efficiency x) peak FLOP/s."""
         return self.roofline.compute_time_s
 
     @property
     def memory_time_s(self) -> float:
+        """Seconds the memory traffic alone would take at (efficiency x) peak bandwidth."""
         return self.roofline.memory_time_s
 
     @property
     def time_s(self) -> float:
+        """Seconds the pass takes on the roofline: the larger of compute and memory time."""
         return self.roofline.time_s
 
     @property
     def time_ms(self) -> float:
+        """The same time in milliseconds."""
         return self.roofline.time_s * 1e3
 
     @property
     def bound(self) -> str:
+        """Which limit sets the time: "compute" at or above the ridge point, else "memory"."""
         return self.roofline.bound
 
     def as_dict(self) -> dict[str, float | int | str]:

@@ -15,13 +15,13 @@ from calculators.validation import count
 class RequestTiming:
     """One batch of identical requests from prompt to last output token, all times in seconds."""
 
-    prompt_tokens: int
-    output_tokens: int
-    batch: int
-    prefill: PassResult
+    prompt_tokens: int  # tokens in each prompt
+    output_tokens: int  # tokens each request writes, the first one (made by prefill) included
+    batch: int  # identical requests served together
+    prefill: PassResult  # the prefill pass over every prompt of the batch
     first_decode: PassResult  # the step right after prefill, at context prompt_tokens + 1
     decode_time_s: float  # all decode steps together
-    decode_steps: int
+    decode_steps: int  # output_tokens - 1: prefill already produced the first token
 
     @property
     def time_to_first_token_s(self) -> float:
@@ -37,6 +37,7 @@ class RequestTiming:
 
     @property
     def total_time_s(self) -> float:
+        """Seconds from the request's start to its last output token (prefill plus every decode step)."""
         return self.prefill.time_s + self.decode_time_s
 
     @property
@@ -127,16 +128,18 @@ def _sum_affine_stretch(setup: Setup, batch: int, lo: int, hi: int) -> float:
 class MemoryFootprint:
     """Bytes that must sit in GPU memory to serve ``batch`` sequences of ``context_tokens`` tokens."""
 
-    weight_bytes: float
-    kv_cache_bytes: float
-    capacity_bytes: float
+    weight_bytes: float  # all weights at the setup's precision, bytes
+    kv_cache_bytes: float  # KV cache of every sequence at its context length, bytes
+    capacity_bytes: float  # memory of all the setup's GPUs, bytes
 
     @property
     def total_bytes(self) -> float:
+        """Weights plus KV cache, bytes."""
         return self.weight_bytes + self.kv_cache_bytes
 
     @property
     def fits(self) -> bool:
+        """Whether weights and KV cache fit in the GPUs' memory."""
         return self.total_bytes <= self.capacity_bytes
 
     def as_dict(self) -> dict[str, float | bool]:
