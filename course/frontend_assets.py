@@ -113,34 +113,15 @@ def copy_pyodide(site_dir: Path, root: Path = ROOT) -> Path:
     return target
 
 
-def vega_site_path() -> str:
-    """Where the Vega bundle the live widget charts use lives, relative to ``assets/`` (versioned
-    by vl-convert)."""
-    import vl_convert
-
-    return f"ridgepoint/vendor/vega-embed-vl-convert-{vl_convert.__version__}.js"
-
-
-def write_vega_bundle(site_dir: Path) -> Path:
-    """Write vl-convert's self-contained Vega + Vega-Lite + vega-embed bundle (pinned with
-    vl-convert-python)."""
-    import vl_convert
-
-    target = site_dir / "assets" / vega_site_path()
-    if not target.is_file():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(vl_convert.javascript_bundle(), encoding="utf-8")
-    return target
-
-
 def install_into_site(site_dir: Path | str, root: Path = ROOT) -> None:
-    """Everything the widgets need at run time, put into a built site: Pyodide, the calculators
-    archive, Vega."""
+    """What the widgets need at run time, put into a built site: Pyodide and the calculators archive.
+
+    Their charts use the course's pinned Vega runtime, which course.chart_assets copies in.
+    """
     site = Path(site_dir)
     ensure_npm_packages(root)
     copy_pyodide(site, root)
     write_package(site)
-    write_vega_bundle(site)
 
 
 def main() -> int:

@@ -3,8 +3,9 @@
 The zip is made from the source tree at build time, byte for byte reproducible (sorted entries, fixed
 timestamps), so its SHA-256 names it: the pages carry the name and the digest, a browser that cached an older
 archive asks for a new URL, and the worker checks the digest of what it received before running it.
-Altair-based
-``calculators.charts`` is left out: Pyodide has no Altair, and the worker only needs chart data rows.
+Of
+``calculators.charts`` only the standard-library modules go in (parameters and data rows, which the worker
+computes for the live charts); the Altair specs and the vl-convert renderer stay out, as Pyodide has neither.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_DIR = ROOT / "calculators"
-EXCLUDED = ("charts",)  # subpackages of calculators that need more than the standard library
+# calculators.charts: the modules that use only the standard library (specs.py needs Altair, render.py
+# vl-convert; notebook_tables.py serves notebooks only).
+CHART_MODULES = ("__init__.py", "params.py", "data.py")
 SITE_FOLDER = "ridgepoint/widgets"  # under assets/
 
 
@@ -35,11 +38,11 @@ class WidgetPackage:
 
 
 def package_sources(package_dir: Path = PACKAGE_DIR) -> list[Path]:
-    """The Python files that go into the archive, sorted: the core and calculators.browser, not charts."""
+    """The Python files that go into the archive, sorted: the core, calculators.browser and chart rows."""
     files = []
     for path in sorted(package_dir.rglob("*.py")):
         parts = path.relative_to(package_dir).parts
-        if "__pycache__" in parts or (len(parts) > 1 and parts[0] in EXCLUDED):
+        if "__pycache__" in parts or (parts[0] == "charts" and parts[-1] not in CHART_MODULES):
             continue
         files.append(path)
     return files

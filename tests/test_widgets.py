@@ -9,8 +9,10 @@ from io import BytesIO
 import pytest
 
 from calculators import Scenario, attainable_flops_per_s, ridge_point
-from calculators.browser import handle
+from calculators.browser import compute, handle
 from calculators.browser.code_cell import run
+from calculators.charts import chart_data
+from course.chart_assets import runtime_pin
 from course.frontend_assets import locked_version, pyodide_site_path
 from course.markdown.widgets import WidgetError, find_problems, parse_block, render_widget
 from course.widget_package import widget_package
@@ -71,7 +73,8 @@ def test_roofline_explorer_reads_the_roofline() -> None:
     assert h100["attainable_flops_per_s"] == attainable_flops_per_s(500, "h100-sxm", "fp8")
     assert h100["bound"] == "memory"  # 500 < 591 FLOP/byte
     assert l4["bound"] == "memory"
-    assert {row["gpu"] for row in result["charts"]["roofline"]} == {h100["name"], l4["name"]}
+    lines = result["charts"]["roofline"]["datasets"]["rooflines"]
+    assert {row["gpu"] for row in lines} == {"H100 SXM5 80GB", "L4 24GB"}
 
 
 def test_roofline_explorer_rejects_a_precision_a_gpu_lacks() -> None:
@@ -109,6 +112,10 @@ def test_rendered_widget_shows_the_default_numbers_and_labelled_controls() -> No
     assert html.count("<svg") == 2  # the timeline and the roofline, static
     assert widget_package().sha256 in html
     assert pyodide_site_path() in html
+    # The charts are the course's chart figures: cached SVG, a spec file and the one pinned Vega runtime.
+    assert html.count('<figure class="rp-chart" data-rp-chart=') == 2
+    assert f'data-rp-runtime="{runtime_pin().site_path}"' in html
+    assert "vendor" not in html
 
 
 def test_widget_blocks_are_validated_with_line_and_fix() -> None:
@@ -119,13 +126,70 @@ def test_widget_blocks_are_validated_with_line_and_fix() -> None:
         parse_block("name: roofline-explorer\ngpu: h100-sxm")
 
 
-def test_package_is_reproducible_and_holds_the_core_and_the_browser_glue_only() -> None:
+def test_package_holds_the_core_the_glue_and_the_chart_rows_but_no_plotting_library() -> None:
     package = widget_package()
-    names = zipfile.ZipFile(BytesIO(package.data)).namelist()
+    archive = zipfile.ZipFile(BytesIO(package.data))
+    names = archive.namelist()
     assert "calculators/scenario.py" in names
     assert "calculators/browser/protocol.py" in names
-    assert not [name for name in names if name.startswith("calculators/charts/")]
+    assert "calculators/charts/data.py" in names  # the worker computes the charts' rows itself
+    assert "calculators/charts/specs.py" not in names
+    assert "calculators/charts/render.py" not in names
+    for name in names:
+        source = archive.read(name).decode()
+        assert "import altair" not in source, name
+        assert "import vl_convert" not in source, name
     assert package.path == f"ridgepoint/widgets/calculators-{package.sha256[:16]}.zip"
+    assert widget_package() == package  # reproducible: same sources, same bytes, same name
+
+
+@pytest.mark.parametrize("widget", ["prefill-decode", "roofline-explorer"])
+def test_widget_charts_are_the_course_charts_rows(widget: str) -> None:
+    result = compute(widget, {})
+    for payload in result["charts"].values():
+        data = chart_data(payload["chart"], **payload["params"])
+        assert payload["datasets"] == dict(data.datasets)
+        assert payload["caption"] == data.caption
+        assert payload["rows"] == [list(row) for row in data.table_rows]
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        {"prompt": 1, "batch": 1},
+        {"prompt": 131072, "model": "mistral-7b", "gpu": "b200", "kv": True},
+        {"prompt": 100, "batch": 64, "gpu": "l4"},
+        {"prompt": 100_000, "gpu": "rtx-4090", "model": "qwen2.5-7b"},
+    ],
+)
+def test_live_rows_stay_inside_the_axes_drawn_at_build(state: dict[str, object]) -> None:
+    """The live view keeps the build-time axes, so every state a widget allows must fit the fixed frame."""
+    frame = compute("prefill-decode", {})["charts"]["roofline"]["datasets"]["frame"]
+    (low, bottom), (high, top) = [(row["intensity"], row["tflops"]) for row in frame]
+    datasets = compute("prefill-decode", state)["charts"]["roofline"]["datasets"]
+    assert datasets["frame"] == frame
+    for row in datasets["operations"] + datasets["rooflines"]:
+        assert low <= row["intensity"] <= high
+        assert bottom <= row["tflops"] <= top
+
+
+def test_roofline_places_an_operation_as_the_calculators_time_it() -> None:
+    data = chart_data("roofline", gpus=["h100-sxm", "a100-sxm-80gb"], prompt=None, batches=[], intensity=200)
+    h100, a100 = data.datasets["operations"]
+    assert h100["bound"] == "memory-bound"  # 200 < 295 FLOP/byte
+    assert a100["bound"] == "compute-bound"  # 200 > 153 FLOP/byte
+    assert h100["tflops"] * 1e12 == pytest.approx(attainable_flops_per_s(200, "h100-sxm"))
+    assert "An operation of 200 FLOP/byte" in data.caption
+
+
+def test_timeline_with_decode_together_is_one_bar_for_any_length() -> None:
+    timing = Scenario("dense-8b", "h100-sxm").request(2000, 5000)
+    data = chart_data("request-timeline", output=5000, decode="together")
+    _, decode = data.datasets["segments"]
+    assert decode["end_ms"] == pytest.approx(timing.total_time_s * 1e3)
+    assert decode["label"] == "4999 decode steps"
+    with pytest.raises(ValueError, match=r"from 1 to 512.*decode: together"):
+        chart_data("request-timeline", output=5000)
 
 
 def test_pyodide_is_pinned_exactly() -> None:

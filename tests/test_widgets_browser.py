@@ -82,14 +82,21 @@ def test_worker_is_not_started_until_a_widget_is_near(browser: Any, widget_site_
 
 
 def test_prefill_decode_responds_and_matches_cpython(live_page: Any) -> None:
-    before_chart = live_page.inner_html(f'{PD} [data-chart="timeline"] .rp-widget__chart')
+    timeline = f'{PD} [data-widget-chart="timeline"] .rp-chart__view'
+    before_chart = live_page.inner_html(timeline)
     wait_rendered(live_page, PD, lambda: live_page.fill(f"{PD}-prompt", "8000"))
-    expected = compute("prefill-decode", {"prompt": "8000"})["shown"]
+    result = compute("prefill-decode", {"prompt": "8000"})
+    expected = result["shown"]
     got = shown(live_page, PD)
     assert got == {key: expected[key] for key in got}
     assert got["prefill_time_s"] != "32.3 ms"
-    assert live_page.inner_html(f'{PD} [data-chart="timeline"] .rp-widget__chart') != before_chart
-    assert "prefill-decode.prompt=8000" in live_page.url
+    # The chart is the live Vega view now, drawn from the worker's rows; its caption follows them.
+    live_page.wait_for_selector(f'{PD} [data-widget-chart="timeline"] .rp-chart--live')
+    assert live_page.inner_html(timeline) != before_chart
+    caption = live_page.inner_text(f'{PD} [data-widget-chart="timeline"] .rp-chart__caption')
+    assert caption == result["charts"]["timeline"]["caption"]
+    assert "8,000 tokens" in live_page.text_content(f'{PD} [data-widget-chart="roofline"] .rp-chart__view')
+    live_page.wait_for_url("**prefill-decode.prompt=8000*")
     assert "costs 27.1 steps" in live_page.inner_text(f"{PD} .rp-widget__summary")  # the aria-live summary
 
 
@@ -137,7 +144,7 @@ def test_roofline_explorer_matches_cpython(live_page: Any) -> None:
     wait_rendered(live_page, RE, lambda: live_page.fill(f"{RE}-intensity", "400"))
     wait_rendered(live_page, RE, lambda: live_page.check(f'{RE} input[value="l4"]'))
     rows = live_page.eval_on_selector_all(
-        f"{RE} tbody tr", "trs => trs.map(tr => [...tr.children].map(c => c.textContent))"
+        f'{RE} [data-table="gpus"] tbody tr', "trs => trs.map(tr => [...tr.children].map(c => c.textContent))"
     )
     gpus = [row[0] for row in rows]
     result = compute("roofline-explorer", {"gpus": ",".join(["h100-sxm", "b200", "a100-sxm-80gb", "l4"]),
@@ -147,7 +154,14 @@ def test_roofline_explorer_matches_cpython(live_page: Any) -> None:
     assert sorted(gpus) == sorted(expected)
     for row in rows:
         assert row[1:] == expected[row[0]]
-    assert "roofline-explorer.intensity=400" in live_page.url
+    live_page.wait_for_url("**roofline-explorer.intensity=400*")
+    chart_table = live_page.eval_on_selector_all(
+        f'{RE} [data-widget-chart="roofline"] tbody tr',
+        "trs => trs.map(tr => [...tr.children].map(c => c.textContent))",
+    )
+    assert chart_table == result["charts"]["roofline"]["rows"]  # the chart's text alternative follows too
+    labels = live_page.text_content(f'{RE} [data-widget-chart="roofline"] .rp-chart__view')
+    assert "L4 24GB: memory-bound" in labels  # the operation, placed on the roofline of the GPU just ticked
 
 
 def test_state_in_the_url_is_restored(browser: Any, widget_site_url: str) -> None:
@@ -179,7 +193,7 @@ def test_static_figure_stays_when_pyodide_cannot_load(page: Any, widget_site_url
     page.wait_for_selector(f'{PD}[data-rp-state="failed"]', timeout=LIVE_TIMEOUT_MS)
     assert "could not start" in page.inner_text(f"{PD} .rp-widget__status")
     assert shown(page, PD)["decode_step_time_s"] == "4.78 ms"
-    assert page.locator(f'{PD} [data-chart="timeline"] svg').count() == 1
+    assert page.locator(f'{PD} [data-widget-chart="timeline"] svg').count() == 1
     assert page.is_disabled(f"{PD}-prompt")
     page.watch.console_errors.clear()  # the blocked wasm request is logged by Chromium on purpose
 

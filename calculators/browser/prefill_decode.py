@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from calculators.browser.charts import chart_payload
 from calculators.browser.inputs import flag, number
 from calculators.hardware import GPUS
 from calculators.models import MODELS
-from calculators.roofline import attainable_flops_per_s
 from calculators.scenario import Scenario
 from calculators.units import format_value
 
@@ -68,16 +68,23 @@ def python_source(state: dict[str, Any]) -> str:
     )
 
 
-def _roofline_rows(scenario: Scenario) -> list[dict[str, Any]]:
-    """The GPU's roofline (attainable FLOP/s against intensity) from 0.1 to 100,000 FLOP/byte, log-spaced."""
-    gpu, precision = scenario.gpu, scenario.setup.precision
-    intensities = sorted(
-        {10 ** (exponent / 8) for exponent in range(-8, 41)} | {scenario.ridge_point_flop_per_byte}
-    )
-    return [
-        {"gpu": gpu.name, "intensity": i, "flops_per_s": attainable_flops_per_s(i, gpu, precision)}
-        for i in intensities
-    ]
+def chart_params(state: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The widget's two course charts and their parameters: one request's timeline, and the roofline.
+
+    Decode is one bar (closed-form sum, any output length, cheap per slider move); the roofline's axes fit
+    every GPU preset (``span: all``), so new rows never fall outside the axes drawn at build time.
+    """
+    level = "refined" if state["kv"] else "simple"
+    common = {"model": state["model"], "level": level, "prompt": state["prompt"]}
+    return {
+        "timeline": (
+            "request-timeline",
+            {**common, "gpu": state["gpu"], "output": state["output"], "batch": state["batch"],
+             "decode": "together"},
+        ),
+        "roofline": ("roofline",
+                     {**common, "gpus": [state["gpu"]], "batches": [state["batch"]], "span": "all"}),
+    }  # fmt: skip
 
 
 def compute(raw: dict[str, Any]) -> dict[str, Any]:
@@ -106,21 +113,6 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
         "decode_bound": f"{decode.bound}-bound at {format_value(decode.intensity_flop_per_byte, UNIT)}",
         "ridge_point": format_value(scenario.ridge_point_flop_per_byte, "FLOP/byte"),
     }
-    timeline = [
-        {"phase": "prefill", "start_s": 0.0, "end_s": prefill.time_s, "tokens": state["prompt"]},
-        {
-            "phase": "decode",
-            "start_s": prefill.time_s,
-            "end_s": request.total_time_s,
-            "tokens": request.decode_steps,
-        },
-    ]
-    points = [
-        {"label": f"prefill ({state['prompt']:,} tokens)", "phase": "prefill",
-         "intensity": prefill.intensity_flop_per_byte, "flops_per_s": prefill.flops / prefill.time_s},
-        {"label": f"decode step (batch {state['batch']})", "phase": "decode",
-         "intensity": decode.intensity_flop_per_byte, "flops_per_s": decode.flops / decode.time_s},
-    ]  # fmt: skip
     summary = (
         f"{scenario.model.name} on {scenario.gpu.name}: prefill {shown['prefill_time_s']}, "
         f"one decode step {shown['decode_step_time_s']}, so the prompt costs "
@@ -133,7 +125,7 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
         "shown": shown,
         "summary": summary,
         "python": python_source(state),
-        "charts": {"timeline": timeline, "roofline": _roofline_rows(scenario), "points": points},
+        "charts": {key: chart_payload(*chart) for key, chart in chart_params(state).items()},
     }
 
 

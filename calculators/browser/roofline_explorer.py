@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from calculators.browser.charts import chart_payload
 from calculators.browser.inputs import names, number
 from calculators.hardware import GPUS, get_gpu
 from calculators.precision import PRECISIONS, get_precision
-from calculators.roofline import attainable_flops_per_s, ridge_point
+from calculators.roofline import ridge_point, roofline_time
 from calculators.units import format_value
 from calculators.validation import positive_number
 
@@ -50,6 +51,13 @@ def python_source(state: dict[str, Any]) -> str:
     )
 
 
+def chart_params(state: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The course's roofline chart with the chosen GPUs, no passes, and the operation placed on each roof."""
+    params = {"gpus": state["gpus"], "precision": state["precision"], "prompt": None, "batches": [],
+              "intensity": state["intensity"], "span": "all"}  # fmt: skip
+    return {"roofline": ("roofline", params)}
+
+
 def compute(raw: dict[str, Any]) -> dict[str, Any]:
     """Everything the explorer shows for ``raw`` control values; raises the calculators' ``ValueError``."""
     state = state_from(raw)
@@ -57,43 +65,38 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"gpus must name at least one GPU; known GPUs: {', '.join(sorted(GPUS))}")
     precision = get_precision(state["precision"]).name
     intensity = positive_number("intensity", state["intensity"])
-    grid = sorted({10 ** (exponent / 8) for exponent in range(-8, 41)} | {intensity})
-    rows, lines, points = [], [], []
+    rows = []
     for key in state["gpus"]:
         gpu = get_gpu(key)
         ridge = ridge_point(gpu, precision)
-        attainable = attainable_flops_per_s(intensity, gpu, precision)
-        bound = "compute" if intensity >= ridge else "memory"
+        # An operation of this intensity: that many FLOPs per byte moved, timed on the roofline.
+        timed = roofline_time(intensity, 1.0, gpu, precision)
+        attainable = timed.flops / timed.time_s
         rows.append({
             "gpu": gpu.key, "name": gpu.name, "ridge_point": ridge,
             "peak_flops_per_s": gpu.peak_flops_per_s(precision),
             "bandwidth_bytes_per_s": gpu.memory_bandwidth_bytes_per_s, "attainable_flops_per_s": attainable,
-            "bound": bound,
+            "bound": timed.bound,
             "shown": {
                 "ridge_point": format_value(ridge, "FLOP/byte"),
                 "attainable": format_value(attainable, "TFLOP/s"),
                 "peak": format_value(gpu.peak_flops_per_s(precision), "TFLOP/s"),
-                "bound": f"{bound}-bound",
+                "bound": f"{timed.bound}-bound",
             },
         })  # fmt: skip
-        lines += [
-            {"gpu": gpu.name, "intensity": i, "flops_per_s": attainable_flops_per_s(i, gpu, precision)}
-            for i in sorted(set(grid) | {ridge})
-        ]
-        points.append({"gpu": gpu.name, "label": f"{gpu.name}: {bound}-bound", "intensity": intensity,
-                       "flops_per_s": attainable, "ridge_point": ridge})  # fmt: skip
     summary = f"At {format_value(intensity, 'FLOP/byte')} in {precision.upper()}: " + "; ".join(
         f"{row['name']} {row['shown']['attainable']}, {row['shown']['bound']} (ridge "
         f"{row['shown']['ridge_point']})"
         for row in rows
     )
+    state = {**state, "precision": precision}
     return {
-        "state": {**state, "precision": precision},
+        "state": state,
         "values": {"intensity": intensity},
         "gpus": rows,
         "summary": summary + ".",
         "python": python_source(state),
-        "charts": {"roofline": lines, "points": points},
+        "charts": {key: chart_payload(*chart) for key, chart in chart_params(state).items()},
     }
 
 

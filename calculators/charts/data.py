@@ -18,12 +18,15 @@ from calculators.charts.params import (
     ChartError,
     Param,
     read_all_or_gpus,
+    read_any_output_tokens,
     read_batch,
     read_batches,
+    read_choice,
     read_gpu,
     read_gpus,
     read_level,
     read_model,
+    read_optional_intensity,
     read_optional_tokens,
     read_output_tokens,
     read_params,
@@ -34,7 +37,7 @@ from calculators.charts.params import (
 from calculators.hardware import GPUS
 from calculators.models import MODELS
 from calculators.precision import PRECISIONS
-from calculators.roofline import attainable_flops_per_s, ridge_point
+from calculators.roofline import attainable_flops_per_s, ridge_point, roofline_time
 from calculators.scenario import Scenario
 from calculators.units import UNITS, format_value
 
@@ -118,7 +121,25 @@ ROOFLINE_PARAMS = (
     Param("level", "simple", read_level, "level: simple", "simple (the lesson's) or refined counting"),
     Param("prompt", 2000, read_optional_tokens, "prompt: 2000", "prefill of this many tokens (null: none)"),
     Param("batches", (1,), read_batches, "batches: [1, 64]", "decode steps at these batch sizes ([]: none)"),
+    Param(
+        "intensity",
+        None,
+        read_optional_intensity,
+        "intensity: 100",
+        "an operation of this many FLOP/byte, placed on every GPU's roofline (null: none)",
+    ),
+    Param(
+        "span",
+        "data",
+        read_choice(("data", "all")),
+        "span: all",
+        "axes fitted to this chart (data) or fixed to fit every GPU preset and precision (all), so a live "
+        "widget can replace the rows without the axes going stale",
+    ),
 )
+# With ``span: all`` the axes run over these intensities (FLOP/byte): every ridge point, decode up to the
+# largest batch and prefill up to about half a million tokens fit, so a widget's points stay on the chart.
+FULL_SPAN = (0.01, 1e6)
 
 
 def roofline(**given: Any) -> ChartData:
@@ -158,9 +179,32 @@ def roofline(**given: Any) -> ChartData:
             }
         )
 
+    if p["intensity"] is not None:
+        for key in gpus:
+            # An operation of intensity I: I FLOPs per byte moved, timed on the roofline like any pass.
+            timed = roofline_time(p["intensity"], 1.0, key, precision)
+            operations.append(
+                {
+                    "label": f"{short_gpu_name(key)}: {timed.bound}-bound",
+                    "phase": "operation",
+                    "gpu": short_gpu_name(key),
+                    "intensity": p["intensity"],
+                    "tflops": _in("TFLOP/s", timed.flops / timed.time_s),
+                    "bound": f"{timed.bound}-bound",
+                }
+            )
+
     ridges = {key: ridge_point(key, precision) for key in gpus}
     intensities = [*ridges.values(), *(row["intensity"] for row in operations)]
     low, high = _decade_below(min(intensities)), _decade_above(max(intensities))
+    frame: list[Row] = []
+    if p["span"] == "all":
+        low, high = min(low, FULL_SPAN[0]), max(high, FULL_SPAN[1])
+        every = [(key, name) for key in GPUS for name in GPUS[key].dense_flops_per_s]
+        frame = [
+            {"intensity": low, "tflops": min(_in("TFLOP/s", attainable_flops_per_s(low, *k)) for k in every)},
+            {"intensity": high, "tflops": max(_in("TFLOP/s", GPUS[k].peak_flops_per_s(n)) for k, n in every)},
+        ]
     lines: list[Row] = []
     ridge_rows: list[Row] = []
     for key in gpus:
@@ -191,7 +235,7 @@ def roofline(**given: Any) -> ChartData:
     ]
     table += [
         (
-            f"{row['label']} ({row['gpu']})",
+            row["label"] if row["phase"] == "operation" else f"{row['label']} ({row['gpu']})",
             format_value(row["intensity"], "FLOP/byte"),
             format_value(row["tflops"] * UNITS["TFLOP/s"].scale, "TFLOP/s"),
             row["bound"],
@@ -199,14 +243,23 @@ def roofline(**given: Any) -> ChartData:
         for row in operations
     ]
     names = ", ".join(short_gpu_name(key) for key in gpus)
-    placed = " and ".join(row["label"] for row in operations)
+    placed = " and ".join(row["label"] for row in operations if row["phase"] != "operation")
     caption = f"Roofline of the {names} in {precision.upper()}" + (
         f", with {MODELS[p['model']].name}: {placed}." if placed else "."
     )
+    if p["intensity"] is not None:
+        caption += (
+            f" An operation of {format_value(p['intensity'], 'FLOP/byte')} is placed on each: "
+            + "; ".join(row["label"] for row in operations if row["phase"] == "operation")
+            + "."
+        )
+    datasets = {"rooflines": lines, "ridges": ridge_rows, "operations": operations}
+    if frame:
+        datasets["frame"] = frame  # not drawn: the corners the axes must reach (span: all)
     return ChartData(
         "roofline",
         p,
-        {"rooflines": lines, "ridges": ridge_rows, "operations": operations},
+        datasets,
         ("What", "Arithmetic intensity", "FLOP/s reached", "Bound"),
         tuple(table),
         caption,
@@ -381,8 +434,18 @@ REQUEST_TIMELINE_PARAMS = (
     Param("precision", "bf16", read_precision, "precision: bf16", "number format"),
     Param("level", "simple", read_level, "level: simple", "simple (the lesson's) or refined counting"),
     Param("prompt", 2000, read_tokens, "prompt: 2000", "prompt tokens read by prefill"),
-    Param("output", 16, read_output_tokens, "output: 16", "tokens generated (the first comes from prefill)"),
+    Param(
+        "output", 16, read_any_output_tokens, "output: 16", "tokens generated (the first comes from prefill)"
+    ),
     Param("batch", 1, read_batch, "batch: 1", "identical requests served together"),
+    Param(
+        "decode",
+        "steps",
+        read_choice(("steps", "together")),
+        "decode: together",
+        "a bar per decode step (steps, up to 512 tokens) or one bar for all of them (together: any length, "
+        "and quick enough for a live widget)",
+    ),
 )
 
 
@@ -392,6 +455,13 @@ def request_timeline(**given: Any) -> ChartData:
     chart = "request-timeline"
     _check_precision(chart, (p["gpu"],), p["precision"])
     scenario = _scenario(chart, p["model"], p["gpu"], p["precision"], p["level"])
+    if p["decode"] == "steps":
+        try:
+            read_output_tokens("output", p["output"])
+        except ValueError as error:
+            raise ChartError(
+                chart, "output", str(error), "for example `output: 16`, or `decode: together`"
+            ) from None
     fix = "use a shorter prompt, fewer output tokens or a smaller batch"
     timing = _computed(chart, "prompt", fix, lambda: scenario.request(p["prompt"], p["output"], p["batch"]))
     prefill_ms = _in("ms", timing.prefill.time_s)
@@ -407,7 +477,22 @@ def request_timeline(**given: Any) -> ChartData:
         },
     ]
     start = prefill_ms
-    for step in range(1, timing.decode_steps + 1):
+    if p["decode"] == "together" and timing.decode_steps:
+        # One bar for every step: the calculators sum the steps in closed form, so this costs two passes.
+        last = scenario.decode(p["batch"], p["prompt"] + timing.decode_steps)
+        bounds = dict.fromkeys((timing.first_decode.bound, last.bound))
+        segments.append(
+            {
+                "phase": "decode",
+                "label": f"{timing.decode_steps} decode steps",
+                "start_ms": start,
+                "end_ms": _in("ms", timing.total_time_s),
+                "duration_ms": _in("ms", timing.decode_time_s),
+                "token": p["output"],
+                "bound": ", then ".join(f"{bound}-bound" for bound in bounds),
+            }
+        )
+    for step in range(1, timing.decode_steps + 1 if p["decode"] == "steps" else 1):
         # Step i produces token i + 1 while attending the prompt and the i tokens before it.
         result = scenario.decode(p["batch"], p["prompt"] + step)
         duration = _in("ms", result.time_s)

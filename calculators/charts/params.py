@@ -20,6 +20,7 @@ from calculators.precision import PRECISIONS
 MAX_TOKENS = 1_048_576  # a chart axis beyond a million tokens says nothing a lesson needs
 MAX_BATCH = 4096
 MAX_OUTPUT_TOKENS = 512  # one bar per decode step: more would be an unreadable smear
+MAX_INTENSITY = 1e6  # FLOP per byte: beyond a million-token prefill
 
 
 class ChartError(ValueError):
@@ -132,6 +133,33 @@ def read_optional_tokens(name: str, value: Any) -> int | None:
 
 def read_output_tokens(_: str, value: Any) -> int:
     return _whole(value, 1, MAX_OUTPUT_TOKENS, "a number of output tokens")
+
+
+def read_any_output_tokens(_: str, value: Any) -> int:
+    """Output tokens where decode is drawn as one bar, so the count is not limited by bars."""
+    return _whole(value, 1, MAX_TOKENS, "a number of output tokens")
+
+
+def read_optional_intensity(_: str, value: Any) -> float | None:
+    """An arithmetic intensity in FLOP per byte, from 0.01 to a million; ``null`` places nothing."""
+    if value is None or value is False:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.01 <= value <= MAX_INTENSITY:
+        raise _Invalid(
+            f"expected an arithmetic intensity from 0.01 to {MAX_INTENSITY:,.0f} FLOP/byte, got {value!r}"
+        )
+    return float(value)
+
+
+def read_choice(choices: tuple[str, ...]) -> Callable[[str, Any], str]:
+    """A reader accepting one of ``choices`` (for switches such as a chart's ``span``)."""
+
+    def read(_: str, value: Any) -> str:
+        if value not in choices:
+            raise _Invalid(f"expected one of {', '.join(choices)}, got {value!r}")
+        return str(value)
+
+    return read
 
 
 def read_batches(_: str, value: Any) -> tuple[int, ...]:

@@ -24,7 +24,7 @@ from calculators.charts.data import ChartData, Row, chart_data
 PALETTE = ("#3b7dd8", "#e8710a", "#2e9e5b", "#c2409a", "#1a9aa6", "#d64541", "#8a5cd6", "#a8742a", "#6b8e23")
 PHASE_COLOURS = {"prefill": "#e8710a", "decode": "#3b7dd8"}
 WIDTH, HEIGHT = 600, 340
-NUMBER = ",.6~g"  # 0.1, 30, 1,000: SI prefixes (30m) would mislead, and plain ~g writes 1e+2
+NUMBER = ",.7~g"  # 0.1, 30, 1,000,000: SI prefixes (30m) would mislead, and plain ~g writes 1e+2
 
 
 def _data(name: str) -> Any:
@@ -96,7 +96,8 @@ def _log_axis(field: str, title: str, values: Iterable[float], headroom: float =
 
 def roofline_chart(data: ChartData) -> Any:
     """Log-log rooflines, each ridge point marked (dot, dotted drop line), the lesson's passes placed."""
-    lines_rows = data.datasets["rooflines"]
+    # The axes reach the rooflines' ends, and the undrawn "frame" corners when the chart has them (span: all).
+    lines_rows = [*data.datasets["rooflines"], *data.datasets.get("frame", [])]
     x = alt.X(
         **_log_axis("intensity", "Arithmetic intensity (FLOP per byte)", [r["intensity"] for r in lines_rows])
     )
@@ -138,9 +139,14 @@ def roofline_chart(data: ChartData) -> Any:
         alt.Tooltip("time_ms:Q", title="time (ms)", format=",.3~g"),
         alt.Tooltip("bound:N", title=""),
     ]
-    shape = alt.Shape(
-        "phase:N", title="Pass", scale=alt.Scale(domain=["prefill", "decode"], range=["diamond", "square"])
-    )
+    shapes = {"prefill": "diamond", "decode": "square", "operation": "circle"}
+    phases = {row["phase"] for row in data.datasets["operations"]} or {"prefill", "decode"}
+    shown = [phase for phase in shapes if phase in phases]
+    shape_scale = alt.Scale(domain=shown, range=[shapes[phase] for phase in shown])
+    if "operation" in phases:  # an operation placed by its intensity (the roofline explorer): no passes
+        shape = alt.Shape("phase:N", scale=shape_scale, legend=None)
+    else:
+        shape = alt.Shape("phase:N", title="Pass", scale=shape_scale)
     layers.append(
         alt.Chart(_data("operations"))
         .mark_point(filled=True, size=110, color="currentColor", opacity=1)

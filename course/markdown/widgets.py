@@ -20,8 +20,9 @@ from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 
 from calculators.browser import prefill_decode, roofline_explorer
-from course.frontend_assets import pyodide_site_path, vega_site_path
-from course.markdown.widget_figures import prefill_decode_figures, roofline_explorer_figures
+from calculators.charts.render import render_course_chart
+from course.chart_markup import figure_html
+from course.frontend_assets import pyodide_site_path
 from course.problems import Problem
 from course.widget_package import widget_package
 
@@ -86,7 +87,27 @@ def _results(rows: list[tuple[str, str, str]]) -> str:
     return f'<dl class="rp-widget__results">{items}</dl>'
 
 
-def _prefill_decode_body(widget_id: str, result: dict[str, Any]) -> str:
+def _figures(result: dict[str, Any]) -> str:
+    """The widget's charts, drawn by the course's chart builders (static SVG from the chart cache).
+
+    Each is the course's chart figure (``charts.js`` makes it a live Vega view from the pinned runtime) in a
+    holder naming the chart for ``widgets.js``, which swaps the worker's rows into it by dataset name.
+    """
+    figures = []
+    for key, payload in result["charts"].items():
+        data, rendered = render_course_chart(payload["chart"], payload["params"])
+        figure = figure_html(
+            rendered,
+            caption=data.caption,
+            columns=data.table_columns,
+            rows=data.table_rows,
+            chart=payload["chart"],
+        )
+        figures.append(f'<div class="rp-widget__figure" data-widget-chart="{escape(key)}">{figure}</div>')
+    return "".join(figures)
+
+
+def _prefill_decode_body(widget_id: str, result: dict[str, Any]) -> tuple[str, str, str, str]:
     state, shown, options = result["state"], result["shown"], prefill_decode.options()
     low, high = prefill_decode.PROMPT_RANGE
     controls = "".join(
@@ -114,10 +135,10 @@ def _prefill_decode_body(widget_id: str, result: dict[str, Any]) -> str:
             ("ridge_point", "Ridge point", shown["ridge_point"]),
         ]
     )
-    return controls, results, prefill_decode_figures(result), prefill_decode.ASSUMPTIONS
+    return controls, results, _figures(result), prefill_decode.ASSUMPTIONS
 
 
-def _roofline_explorer_body(widget_id: str, result: dict[str, Any]) -> str:
+def _roofline_explorer_body(widget_id: str, result: dict[str, Any]) -> tuple[str, str, str, str]:
     state, options = result["state"], roofline_explorer.options()
     low, high = roofline_explorer.INTENSITY_RANGE
     boxes = "".join(
@@ -150,7 +171,7 @@ def _roofline_explorer_body(widget_id: str, result: dict[str, Any]) -> str:
     )
     results = f'<table class="rp-widget__table" data-table="gpus"><thead>{head}</thead>'
     results += f"<tbody>{body}</tbody></table>"
-    return controls, results, roofline_explorer_figures(result), roofline_explorer.ASSUMPTIONS
+    return controls, results, _figures(result), roofline_explorer.ASSUMPTIONS
 
 
 BODIES = {prefill_decode.NAME: _prefill_decode_body, roofline_explorer.NAME: _roofline_explorer_body}
@@ -211,7 +232,6 @@ def render_widget(name: str, defaults: dict[str, Any], widget_id: str | None = N
         data_package=package.path,
         data_package_sha256=package.sha256,
         data_pyodide=pyodide_site_path(),
-        data_vega=vega_site_path(),
         aria_labelledby=f"{widget_id}-title",
     )
     return (

@@ -39,7 +39,8 @@ function cachedFetch(cacheName, prefix, onProgress) {
       post({ type: "failed", reason: `${file} could not be downloaded (HTTP ${response.status})` });
       return response;
     }
-    await cache.put(url, response.clone());
+    // Stored while Pyodide already reads (and compiles) the stream: awaiting the write would delay the start.
+    cache.put(url, response.clone()).catch(() => {});
     return withProgress(response, url, onProgress);
   };
 }

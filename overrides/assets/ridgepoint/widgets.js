@@ -5,6 +5,10 @@
 // the answers into the page: numbers, the screen-reader summary, chart rows and the code cell. It does no maths.
 // The worker starts lazily: when a widget comes near the viewport (unless the browser asks to save data) or
 // when a control is touched; never just because the page loaded.
+// Charts are the course's chart figures: charts.js turns them into Vega views (the site's one pinned runtime)
+// and this script only replaces their named datasets with the rows the worker computed.
+// Speed: at most one request is in flight per widget; inputs arriving meanwhile are coalesced and only the
+// latest state is sent when the answer comes back, so the reply to a slider move paints in the next frame.
 (() => {
   "use strict";
   const here = document.currentScript ? document.currentScript.src : location.href;
@@ -64,7 +68,6 @@
       failRuntime(event.message || "the worker script could not be loaded");
     };
     worker.postMessage({ type: "start", ...runtime.config });
-    loadVega(new URL(root.dataset.vega, ASSETS).href).catch(() => {}); // in parallel with Python's start
     setTimeout(() => {
       if (runtime.status === "loading" && runtime.worker === worker) failRuntime("it took too long to start");
     }, START_TIMEOUT_MS);
@@ -126,18 +129,6 @@
     if (first) startRuntime(first.root);
   }
 
-  // ---- Vega, loaded only when a widget goes live (the static SVG is shown until then) ----
-  let vegaLoading = null;
-  function loadVega(url) {
-    if (!vegaLoading) {
-      vegaLoading = import(url).then(() => {
-        if (typeof window.vegaEmbed !== "function") throw new Error("vega-embed did not load");
-        return window.vegaEmbed;
-      });
-    }
-    return vegaLoading;
-  }
-
   // ---- URL state: ?prefill-decode.prompt=4000&prefill-decode.kv=1 ----
   function readURLState(name) {
     const params = new URLSearchParams(location.search);
@@ -163,6 +154,17 @@
     if (url.href !== location.href) history.replaceState(history.state, "", url);
   }
 
+  const URL_DELAY_MS = 250; // a dragged slider writes the address once it rests (browsers throttle replaceState)
+
+  function sameJSON(a, b) {
+    return JSON.stringify(a) === JSON.stringify(b);
+  }
+
+  function whenIdle(callback) {
+    if ("requestIdleCallback" in window) requestIdleCallback(callback, { timeout: 3000 });
+    else setTimeout(callback, 200);
+  }
+
   // ---- one widget ----
   class Widget {
     constructor(root) {
@@ -175,8 +177,13 @@
       this.summary = root.querySelector(".rp-widget__summary");
       this.code = root.querySelector(".rp-widget__code");
       this.runOutput = root.querySelector(".rp-widget__run-output");
-      this.views = new Map();
       this.seq = 0;
+      this.inFlight = false; // a request is with the worker
+      this.dirty = false; // inputs changed since that request went out
+      this.shownRows = new Map(); // "chart/dataset" -> JSON of the rows the chart shows
+      this.chartsLive = false;
+      this.latestCharts = null;
+      this.chartsBusy = null;
       this.codeEdited = false;
       this.lastProgress = "";
       root.dataset.rpState = "static";
@@ -287,34 +294,42 @@
       this.restored = Object.keys(state).length > 0;
     }
 
+    // Send the current state now, or, when a request is already out, once its answer is back (latest only).
     schedule() {
-      if (this.frame) return;
-      this.frame = requestAnimationFrame(() => {
-        this.frame = 0;
-        this.update();
-      });
+      if (runtime.status !== "ready") return; // goLive() computes the current state once ready
+      if (this.inFlight) {
+        this.dirty = true;
+        return;
+      }
+      this.update();
     }
 
     async update() {
-      if (runtime.status !== "ready") return; // goLive() computes the current state once ready
+      this.inFlight = true;
+      this.dirty = false;
       const seq = ++this.seq;
       const state = this.readState();
       const answer = await call({ widget: this.name, state });
-      if (seq !== this.seq || answer.failed) return; // a newer input already went out
+      this.inFlight = false;
+      if (answer.failed) return;
+      if (this.dirty) this.update(); // newer inputs: the worker computes them while this answer is painted
       if (!answer.ok) {
         this.showError(answer.error);
         return;
       }
       this.showError("");
       await this.render(answer.result);
-      writeURLState(this.name, state, this.defaults);
+      if (seq === this.seq) {
+        clearTimeout(this.urlTimer);
+        this.urlTimer = setTimeout(() => writeURLState(this.name, state, this.defaults), URL_DELAY_MS);
+      }
       this.root.dispatchEvent(new CustomEvent("ridgepoint:rendered", { detail: answer.result }));
     }
 
     async render(result) {
       for (const element of this.root.querySelectorAll("[data-shown]")) {
         const value = result.shown && result.shown[element.dataset.shown];
-        if (value !== undefined) element.textContent = value;
+        if (value !== undefined && element.textContent !== value) element.textContent = value;
       }
       const table = this.root.querySelector('[data-table="gpus"] tbody');
       if (table && result.gpus) {
@@ -335,34 +350,106 @@
         );
       }
       this.summary.textContent = result.summary;
-      if (!this.codeEdited) this.code.value = result.python;
-      await this.renderCharts(result.charts);
+      if (!this.codeEdited && this.code.value !== result.python) this.code.value = result.python;
+      const atDefaults = sameJSON(result.state, this.defaults);
+      await this.renderCharts(result.charts, atDefaults);
     }
 
-    async renderCharts(charts) {
-      let vegaEmbed;
+    // Apply the latest chart rows; while a Vega update runs, newer rows wait and only the newest is applied.
+    renderCharts(charts, atDefaults) {
+      this.latestCharts = { charts, atDefaults };
+      if (!this.chartsBusy) {
+        this.chartsBusy = (async () => {
+          try {
+            while (this.latestCharts) {
+              const next = this.latestCharts;
+              this.latestCharts = null;
+              await this.applyCharts(next.charts, next.atDefaults);
+            }
+          } finally {
+            this.chartsBusy = null;
+          }
+        })();
+      }
+      return this.chartsBusy;
+    }
+
+    async applyCharts(charts, atDefaults) {
+      const updates = [];
+      for (const holder of this.root.querySelectorAll("[data-widget-chart]")) {
+        const payload = charts[holder.dataset.widgetChart];
+        const figure = holder.querySelector("figure.rp-chart");
+        if (!payload || !figure) continue;
+        this.updateText(figure, payload);
+        const changed = [];
+        for (const [name, rows] of Object.entries(payload.datasets)) {
+          const key = `${holder.dataset.widgetChart}/${name}`;
+          const text = JSON.stringify(rows);
+          if (this.shownRows.get(key) === text) continue;
+          // Until a chart is live, the build-time SVG shows the defaults: nothing to draw for them.
+          if (!this.chartsLive && atDefaults) this.shownRows.set(key, text);
+          else changed.push([key, name, rows, text]);
+        }
+        if (changed.length) updates.push(this.pushRows(figure, changed));
+      }
+      await Promise.all(updates);
+    }
+
+    async pushRows(figure, changed) {
+      const charts = window.ridgepoint && window.ridgepoint.charts;
+      if (!charts) return;
+      let view;
       try {
-        vegaEmbed = await loadVega(new URL(this.root.dataset.vega, ASSETS).href);
+        ({ view } = await charts.activate(figure));
       } catch (error) {
-        this.root.dataset.charts = "static";
+        this.root.dataset.charts = "static"; // charts.js said why; the numbers stay live
         return;
       }
-      for (const figure of this.root.querySelectorAll(".rp-widget__figure")) {
-        const kind = figure.dataset.chart;
-        const names = kind === "timeline" ? ["timeline"] : ["roofline", "points"];
-        let view = this.views.get(kind);
-        if (!view) {
-          const spec = JSON.parse(figure.querySelector(".rp-widget__spec").textContent);
-          const holder = figure.querySelector(".rp-widget__chart");
-          const live = document.createElement("div");
-          const embedded = await vegaEmbed(live, spec, { renderer: "svg", actions: false });
-          holder.replaceChildren(live);
-          view = embedded.view;
-          this.views.set(kind, view);
+      this.chartsLive = true;
+      for (const [key, name, rows, text] of changed) {
+        try {
+          view.data(name, rows);
+        } catch (error) {
+          continue; // a dataset no mark draws (the axes' frame) is not in the view
         }
-        for (const name of names) view.data(name, charts[name]);
-        await view.runAsync();
+        this.shownRows.set(key, text);
       }
+      await view.runAsync();
+    }
+
+    // The chart's text alternative follows its rows: caption, label and data table.
+    updateText(figure, payload) {
+      const caption = figure.querySelector(".rp-chart__caption");
+      if (caption && caption.textContent !== payload.caption) caption.textContent = payload.caption;
+      const view = figure.querySelector(".rp-chart__view");
+      if (view && view.getAttribute("aria-label") !== payload.caption) view.setAttribute("aria-label", payload.caption);
+      const body = figure.querySelector(".rp-chart__data tbody");
+      const text = JSON.stringify(payload.rows);
+      if (!body || body.dataset.rows === text) return;
+      body.dataset.rows = text;
+      body.replaceChildren(
+        ...payload.rows.map((row) => {
+          const tr = document.createElement("tr");
+          for (const cell of row) {
+            const td = document.createElement("td");
+            td.textContent = cell;
+            tr.append(td);
+          }
+          return tr;
+        }),
+      );
+    }
+
+    // Load Vega and make the charts live while the reader reads, so the first change only swaps rows.
+    prepareCharts() {
+      const charts = window.ridgepoint && window.ridgepoint.charts;
+      if (!charts || this.chartsPrepared) return;
+      this.chartsPrepared = true;
+      whenIdle(() => {
+        for (const figure of this.root.querySelectorAll("[data-widget-chart] figure.rp-chart")) {
+          charts.activate(figure).catch(() => {});
+        }
+      });
     }
 
     showError(message) {
@@ -382,7 +469,8 @@
     goLive() {
       this.root.dataset.rpState = "live";
       this.status.textContent = "Live: the calculators run in your browser. Change any input.";
-      this.update();
+      this.schedule();
+      this.prepareCharts();
     }
 
     showFallback(reason) {
