@@ -223,3 +223,16 @@ def test_math_becomes_mathml_and_dollar_prices_stay_prose() -> None:
     assert find_formulas("It costs $5 or $10, and $I = P$ holds.") == [(1, "I = P", False)]
     with pytest.raises(MathError, match="unknown LaTeX command"):
         to_mathml(r"\notacommand x", display=True)
+
+
+def test_misspelt_unit_gets_the_corrected_reference_as_its_fix() -> None:
+    from course.markdown.numbers import find_problems
+
+    claim, insert = find_problems(
+        '{{ "about 16 GB" == Scenario().weight_bytes | gb | within 5% }}'
+        " {{ Scenario().decode().time_s | msec }}",
+        "a.md",
+    )
+    assert "did you mean 'GB'" in claim.message
+    assert claim.fix == '{{ "about 16 GB" == Scenario().weight_bytes | GB | within 5% }}'
+    assert insert.fix == "{{ Scenario().decode().time_s | ms }}"

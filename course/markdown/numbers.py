@@ -15,6 +15,7 @@ computed values. The pure functions here (:func:`find_numbers`, :func:`parse_num
 
 from __future__ import annotations
 
+import difflib
 import html
 import math
 import re
@@ -43,7 +44,14 @@ EXAMPLE_CLAIM = '{{ "about 5 ms" == Scenario().decode().time_s | ms | within 10%
 
 
 class NumberSyntaxError(ValueError):
-    """A ``{{ ... }}`` that does not follow the syntax; the message says what was expected."""
+    """A ``{{ ... }}`` that does not follow the syntax; the message says what was expected.
+
+    ``fix`` is the corrected reference when one can be guessed (a misspelt unit), else empty.
+    """
+
+    def __init__(self, message: str, fix: str = "") -> None:
+        super().__init__(message)
+        self.fix = fix
 
 
 @dataclass(frozen=True)
@@ -108,7 +116,13 @@ def parse_number(source: str) -> NumberReference:
         )
     expression, unit, options = parts[0], parts[1], parts[2:]
     if unit not in UNITS:
-        raise NumberSyntaxError(f"unknown unit {unit!r}; expected one of {', '.join(UNITS)}")
+        close = [name for name in UNITS if name.lower() == unit.lower()] or difflib.get_close_matches(
+            unit, UNITS, n=1, cutoff=0.6
+        )
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        claimed = f'"{quoted}" == ' if quoted is not None else ""
+        fix = "{{ " + claimed + " | ".join([expression, close[0], *options]) + " }}" if close else ""
+        raise NumberSyntaxError(f"unknown unit {unit!r}{hint}; expected one of {', '.join(UNITS)}", fix)
     if len(options) > 1:
         raise NumberSyntaxError(f"expected at most one option after the unit, got {' | '.join(options)!r}")
     option = options[0] if options else None
@@ -238,9 +252,8 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
         try:
             reference = parse_number(source)
         except NumberSyntaxError as error:
-            problems.append(
-                Problem(path, label, str(error), EXAMPLE_CLAIM if "==" in source else EXAMPLE_INSERT, line)
-            )
+            example = EXAMPLE_CLAIM if "==" in source else EXAMPLE_INSERT
+            problems.append(Problem(path, label, str(error), error.fix or example, line))
             continue
         result = evaluate_reference(reference)
         if result.problem:
