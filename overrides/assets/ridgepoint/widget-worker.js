@@ -8,7 +8,7 @@
 // Messages in:  {type: "start", pyodide: URL, package: URL, sha256: hex}
 //               {type: "call", id, request: JSON text}
 // Messages out: {type: "progress", stage, loaded, total}  {type: "ready", ms}  {type: "failed", reason}
-//               {type: "answer", id, answer: JSON text}
+//               {type: "answer", id, answer: JSON text, ms: time Python took}
 
 const EXTRACT_DIR = "/home/pyodide/ridgepoint";
 let handle = null;
@@ -128,11 +128,12 @@ self.onmessage = async (event) => {
     }
   } else if (message.type === "call") {
     let answer;
+    const began = performance.now();
     try {
       answer = handle(message.request);
     } catch (error) {
       answer = JSON.stringify({ ok: false, error: `the worker failed: ${(error && error.message) || error}` });
     }
-    post({ type: "answer", id: message.id, answer });
+    post({ type: "answer", id: message.id, answer, ms: performance.now() - began });
   }
 };

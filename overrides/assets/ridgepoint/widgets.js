@@ -97,7 +97,9 @@
       runtime.pending.delete(message.id);
       if (pending) {
         clearTimeout(pending.timer);
-        pending.resolve(JSON.parse(message.answer));
+        const answer = JSON.parse(message.answer);
+        answer.pythonMs = message.ms;
+        pending.resolve(answer);
       }
     }
   }
@@ -309,7 +311,9 @@
       this.dirty = false;
       const seq = ++this.seq;
       const state = this.readState();
+      const asked = performance.now();
       const answer = await call({ widget: this.name, state });
+      const answered = performance.now();
       this.inFlight = false;
       if (answer.failed) return;
       if (this.dirty) this.update(); // newer inputs: the worker computes them while this answer is painted
@@ -323,7 +327,9 @@
         clearTimeout(this.urlTimer);
         this.urlTimer = setTimeout(() => writeURLState(this.name, state, this.defaults), URL_DELAY_MS);
       }
-      this.root.dispatchEvent(new CustomEvent("ridgepoint:rendered", { detail: answer.result }));
+      // The timings feed the benchmark (course/widget_benchmark.py): where a slider move's time goes.
+      const timings = { python: answer.pythonMs, roundTrip: answered - asked, render: performance.now() - answered };
+      this.root.dispatchEvent(new CustomEvent("ridgepoint:rendered", { detail: { result: answer.result, timings } }));
     }
 
     async render(result) {
