@@ -67,7 +67,9 @@ def figure_html(
         f'data-rp-runtime="{pin.site_path}" data-rp-integrity="{pin.integrity}">'
         f'<div class="rp-chart__view" role="img" aria-label="{label}" tabindex="0">{rendered.svg}</div>'
         f'<figcaption class="rp-chart__caption">{escape(caption)}</figcaption>'
-        f'<details class="rp-chart__data"><summary>Data behind the chart</summary>{table_html(columns, rows)}'
+        # Left out of the search index: a table of figures matches every query and helps none.
+        f'<details class="rp-chart__data" data-search-exclude><summary>Data behind the chart</summary>'
+        f"{table_html(columns, rows)}"
         f"{extra}</details>{spec}</figure>"
     )
 

@@ -132,7 +132,9 @@ def render_quiz(quiz: Quiz) -> str:
             "Check answer</button> "
             f'<button type="button" class="md-button" data-action="reveal">Show answer</button></div>'
             f'<div class="rp-quiz__feedback" role="status" aria-live="polite"></div>'
-            f'<details class="rp-quiz__answer"><summary>Answer and explanation</summary>{answer}</details>'
+            # Answers stay out of the search index, so that a search does not give them away.
+            f'<details class="rp-quiz__answer" data-search-exclude>'
+            f"<summary>Answer and explanation</summary>{answer}</details>"
             f"</div>"
         )
         key.append(f'<li value="{number}">{answer}</li>')
@@ -143,7 +145,8 @@ def render_quiz(quiz: Quiz) -> str:
         f"{''.join(questions)}"
         f'<div class="rp-quiz__footer" hidden><p class="rp-quiz__progress" aria-live="polite"></p>'
         f'<button type="button" class="md-button" data-action="reset">Reset answers</button></div>'
-        f'<div class="rp-quiz__key"><p class="rp-quiz__key-title"><strong>Answer key</strong></p>'
+        f'<div class="rp-quiz__key" data-search-exclude>'
+        f'<p class="rp-quiz__key-title"><strong>Answer key</strong></p>'
         f'<ol class="rp-quiz__key-list">{"".join(key)}</ol></div>'
         f"</section>"
     )

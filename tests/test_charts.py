@@ -197,7 +197,9 @@ def test_block_renders_figure_or_visible_error(tmp_path: Path) -> None:
     assert "<svg" in html
     assert "<figcaption" in html
     assert "Ridge &lt;points&gt; &amp; more." in html
-    assert re.search(r"<details class=\"rp-chart__data\"><summary>[^<]+</summary><table>", html)
+    assert re.search(
+        r"<details class=\"rp-chart__data\" data-search-exclude><summary>[^<]+</summary><table>", html
+    )
     pin = chart_assets.runtime_pin()
     assert f'data-rp-runtime="{pin.site_path}"' in html
     assert f'data-rp-integrity="{pin.integrity}"' in html

@@ -223,7 +223,7 @@ def test_rendered_quiz_carries_controls_answers_and_the_key() -> None:
     assert allowed == pytest.approx(0.05 * ridge)
     assert "ridge_point(" not in html
     # No-JS: each question's answer sits in a collapsed <details>; print: one key entry per question.
-    assert html.count('<details class="rp-quiz__answer">') == 4
+    assert html.count('<details class="rp-quiz__answer" data-search-exclude>') == 4
     assert "<details open" not in html
     key = html.split('class="rp-quiz__key"', 1)[1]
     assert key.count("<li value=") == 4

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from html.parser import HTMLParser
@@ -162,3 +163,12 @@ def test_site_has_search_index_and_edit_links(built_site: Path) -> None:
     assert (built_site / "search" / "search_index.json").stat().st_size > 1000
     for lesson in COURSE.lessons:
         assert f"/edit/main/docs/{lesson.path}" in _page(built_site, lesson.path)
+
+
+def test_search_index_leaves_out_quiz_answers_and_chart_data(built_site: Path) -> None:
+    index = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    text = " ".join(doc["text"] for doc in index["docs"])
+    assert "Answer key" not in text, "a search would give quiz answers away"
+    assert "Answer and explanation" not in text
+    assert "Data behind the chart" not in text
+    assert "Check your understanding" in " ".join(doc["title"] for doc in index["docs"])
