@@ -40,7 +40,8 @@ def test_lesson_charts_have_svg_caption_table_and_spec(
         html = figure.group(0)
         assert re.search(r'<div class="rp-chart__view" role="img" aria-label="[^"]+" tabindex="0"><svg', html)
         assert re.search(r'<figcaption class="rp-chart__caption">[^<]{20,}</figcaption>', html)
-        assert re.search(r'<details class="rp-chart__data" data-search-exclude><summary>.+?<table>.*?<td>', html, re.S)
+        data_table = r'<details class="rp-chart__data" data-search-exclude><summary>.+?<table>.*?<td>'
+        assert re.search(data_table, html, re.S)
         spec_file = built_site / chart_assets.SITE_FOLDER / "charts" / f"{figure.group(2)}.json"
         spec = json.loads(spec_file.read_text(encoding="utf-8"))
         assert vl_convert.vegalite_to_vega(spec)["data"], f"{spec_file} is a valid Vega-Lite spec"
