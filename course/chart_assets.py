@@ -29,6 +29,7 @@ LOCK_FILE = Path(__file__).with_name("assets") / "vega-runtime.lock.json"
 SITE_FOLDER = "assets/ridgepoint"  # where charts.js lives in the site; runtime and specs are resolved from it
 RUNTIME_FOLDER = "vega"
 SPEC_FOLDER = "charts"
+FIGURE_TAG = re.compile(r"<figure\b[^>]*\bdata-rp-spec=\"[0-9a-f]{24}\"[^>]*>")
 SPEC_REFERENCE = re.compile(r'data-rp-spec="([0-9a-f]{24})"')
 
 
@@ -101,10 +102,16 @@ def runtime_bytes(cache_dir: Path | None = None) -> bytes:
 
 
 def referenced_specs(site_dir: Path) -> set[str]:
-    """Spec keys that the built pages' charts point at (``data-rp-spec``)."""
+    """Spec keys that the built pages' charts fetch (``data-rp-spec``).
+
+    A figure that carries its spec inline (``data-rp-spec-inline``: notebook pages, whose HTML mkdocs-jupyter
+    caches apart from the chart cache) needs no file, so an emptied chart cache cannot break the build.
+    """
     keys: set[str] = set()
     for page in site_dir.rglob("*.html"):
-        keys.update(SPEC_REFERENCE.findall(page.read_text(encoding="utf-8", errors="replace")))
+        for tag in FIGURE_TAG.findall(page.read_text(encoding="utf-8", errors="replace")):
+            if "data-rp-spec-inline" not in tag:
+                keys.update(SPEC_REFERENCE.findall(tag))
     return keys
 
 

@@ -62,8 +62,10 @@ def figure_html(
         )
         spec += "</script>"
     extra = f"<p>{escape(note)}</p>" if note else ""
+    inline_flag = "data-rp-spec-inline " if inline_spec else ""
     return (
         f'<figure class="rp-chart" data-rp-chart="{escape(chart, quote=True)}" data-rp-spec="{rendered.key}" '
+        f"{inline_flag}"
         f'data-rp-runtime="{pin.site_path}" data-rp-integrity="{pin.integrity}">'
         f'<div class="rp-chart__view" role="img" aria-label="{label}" tabindex="0">{rendered.svg}</div>'
         f'<figcaption class="rp-chart__caption">{escape(caption)}</figcaption>'

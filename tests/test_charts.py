@@ -287,3 +287,16 @@ def test_copy_into_ships_runtime_and_referenced_specs_only(tmp_path: Path) -> No
     (cache / f"{used.key}.vl.json").unlink()
     with pytest.raises(FileNotFoundError, match=used.key):
         chart_assets.copy_into(site, cache)
+
+
+def test_a_figure_with_its_spec_inline_needs_no_spec_file(tmp_path: Path) -> None:
+    # Notebook pages come from mkdocs-jupyter's own cache, which can outlive an emptied chart cache.
+    cache, site = tmp_path / "cache", tmp_path / "site"
+    rendered = render_course_chart("ridge-points", {}, cache)[1]
+    page = site / "notebook" / "index.html"
+    page.parent.mkdir(parents=True)
+    markup = figure_html(rendered, caption="c", columns=["a"], rows=[["1"]], inline_spec=True)
+    page.write_text(markup, encoding="utf-8")
+    (cache / f"{rendered.key}.vl.json").unlink()
+    written = chart_assets.copy_into(site, cache)
+    assert [path.name for path in written] == [chart_assets.runtime_pin().site_path.split("/")[-1]]
