@@ -178,7 +178,7 @@ def test_state_in_the_url_is_restored(browser: Any, widget_site_url: str) -> Non
     assert page.is_checked(f"{PD}-kv")
     expected = compute("prefill-decode", {"prompt": 16000, "gpu": "h200", "kv": True})["shown"]
     assert shown(page, PD)["prefill_time_s"] == expected["prefill_time_s"]
-    # Instant navigation away and back: the widget is bound again and live at once (same worker).
+    # Away and back (a full load here: instant navigation needs the site_url host): live again from the cache.
     page.click("text=Another page")
     page.wait_for_url("**/other/")
     page.click("text=Back to the widgets")
