@@ -114,7 +114,7 @@ def test_rendered_widget_shows_the_default_numbers_and_labelled_controls() -> No
     assert widget_package().sha256 in html
     assert pyodide_site_path() in html
     # The charts are the course's chart figures: cached SVG, a spec file and the one pinned Vega runtime.
-    assert html.count('<figure class="rp-chart" data-rp-chart=') == 2
+    assert html.count('<figure class="rp-chart rp-chart--widget" data-rp-chart=') == 2
     assert f'data-rp-runtime="{runtime_pin().site_path}"' in html
     assert "vendor" not in html
 

@@ -103,6 +103,8 @@ def _figures(result: dict[str, Any]) -> str:
             rows=data.table_rows,
             chart=payload["chart"],
         )
+        # Marked as a widget's chart, so the page's own chart blocks can still be told apart (tests, CSS).
+        figure = figure.replace('<figure class="rp-chart"', '<figure class="rp-chart rp-chart--widget"', 1)
         figures.append(f'<div class="rp-widget__figure" data-widget-chart="{escape(key)}">{figure}</div>')
     return "".join(figures)
 
