@@ -169,16 +169,16 @@ def figure_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
             f"{statistics.median(python):.1f} ms / {statistics.median(trips):.1f} ms" if python else "n/a",
         ),
         (
-            "main-thread long tasks > 50 ms loading the page",
+            "long tasks > 50 ms while the page loads",
             ", ".join(f"{duration:.0f} ms" for duration in figures["page_long_tasks_ms"] if duration > 50)
             or "0",
         ),
         (
-            "main-thread long tasks > 50 ms, touch to live (target 0)",
+            "long tasks > 50 ms, first touch to live (target 0)",
             f"{len(long_tasks)}" + (f", longest {max(long_tasks):.0f} ms" if long_tasks else ""),
         ),
         (
-            "main-thread long tasks > 50 ms while sliding",
+            "long tasks > 50 ms while sliding",
             f"{len(slider_tasks)}" + (f", longest {max(slider_tasks):.0f} ms" if slider_tasks else ""),
         ),
         ("bytes fetched, first visit", f"{figures['first_visit_bytes'] / 1e6:,.2f} MB"),
