@@ -60,6 +60,7 @@ def themed(chart: Any) -> Any:
             "titleFontWeight": "normal",
             "orient": "bottom",
             "direction": "horizontal",
+            "labelLimit": 0,  # no truncation: "B200 (HGX, 1000 W), ridge 281" must read whole
         },
         title={"color": ink},
         view={"stroke": None},
