@@ -28,7 +28,7 @@ BUILD_ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
 
 def build_site(
-    destination: Path, config: Path | str = ROOT / "mkdocs.yml"
+    destination: Path, config: Path | str = ROOT / "mkdocs.yml", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """Build the site with ``--strict`` into ``destination``; the caller checks the returned process."""
     return subprocess.run(
@@ -36,19 +36,9 @@ def build_site(
         cwd=ROOT,
         capture_output=True,
         text=True,
-        env=BUILD_ENV,
+        env={**BUILD_ENV, **(env or {})},
         check=False,
     )
-
-
-@pytest.fixture(scope="session")
-def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The course built once per test run with --strict, into a temporary folder."""
-    destination = tmp_path_factory.mktemp("site")
-    result = build_site(destination)
-    if result.returncode != 0:
-        pytest.fail(f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}")
-    return destination
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -63,16 +53,53 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class SiteServer:
+    """A loopback HTTP server whose address is known before the site is built into ``directory``.
+
+    The course is built with its ``site_url`` set to this address: Material's instant navigation only takes
+    over links to the site_url's host and port, so this is what lets browser tests navigate as readers do.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        handler = functools.partial(_QuietHandler, directory=str(directory))
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> str:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+            self._thread.start()
+        return self.url
+
+    def close(self) -> None:
+        if self._thread is not None:
+            self.server.shutdown()
+        self.server.server_close()
+
+
 @pytest.fixture(scope="session")
-def site_url(built_site: Path) -> Iterator[str]:
+def _site_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SiteServer]:
+    server = SiteServer(tmp_path_factory.mktemp("site"))
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="session")
+def built_site(_site_server: SiteServer) -> Path:
+    """The course built once per test run with --strict, into a temporary folder, for its local address."""
+    destination = _site_server.directory
+    result = build_site(destination, env={"RIDGEPOINT_SITE_URL": _site_server.url})
+    if result.returncode != 0:
+        pytest.fail(f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}")
+    return destination
+
+
+@pytest.fixture(scope="session")
+def site_url(built_site: Path, _site_server: SiteServer) -> str:
     """Base URL of the built site served over HTTP on 127.0.0.1 (Pyodide cannot start from file://)."""
-    handler = functools.partial(_QuietHandler, directory=str(built_site))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    return _site_server.start()
 
 
 def _chromium_available() -> bool:

@@ -1,9 +1,9 @@
 """The real course site in Chromium: every page loads cleanly; the lessons' widgets go live and match CPython.
 
 The page walk follows sitemap.xml, so a page added to the course is covered without editing this file. The two
-widget lessons run in one browser context: the second lesson's worker takes Pyodide from Cache Storage, so the
-runtime is downloaded once (as for a reader). Material's instant navigation, which would keep one worker for
-both, only intercepts links to the host and port in sitemap.xml (the site_url), which a test server cannot be.
+widget lessons run in one browser context with full page loads: the second lesson's worker takes Pyodide from
+Cache Storage, so the runtime is downloaded once (as for a reader). Instant navigation between the lessons is
+tested in tests/test_instant_navigation.py.
 """
 
 from __future__ import annotations
@@ -30,12 +30,9 @@ LESSONS = {
 def site_pages(site_dir: Path) -> list[str]:
     """The site-relative path of every page in sitemap.xml ("" for the home page)."""
     sitemap = (site_dir / "sitemap.xml").read_text(encoding="utf-8")
-    pages = []
-    for loc in re.findall(r"<loc>([^<]+)</loc>", sitemap):
-        path = urlparse(loc.strip()).path
-        # site_url has a path (/ridgepoint/); the local server serves the site at its root.
-        pages.append(path.split("/", 2)[-1] if path.count("/") > 1 else "")
-    return pages
+    paths = [urlparse(loc.strip()).path for loc in re.findall(r"<loc>([^<]+)</loc>", sitemap)]
+    home = min(paths, key=len)  # the site_url's own path: "/" here, "/ridgepoint/" when published
+    return [path.removeprefix(home) for path in paths]
 
 
 def test_sitemap_lists_the_widget_lessons(built_site: Path) -> None:

@@ -325,7 +325,11 @@
       await this.render(answer.result);
       if (seq === this.seq) {
         clearTimeout(this.urlTimer);
-        this.urlTimer = setTimeout(() => writeURLState(this.name, state, this.defaults), URL_DELAY_MS);
+        // Written only while the widget is still on the page: after instant navigation to another page, a late
+        // write would put this widget's state into that page's address.
+        this.urlTimer = setTimeout(() => {
+          if (this.root.isConnected) writeURLState(this.name, state, this.defaults);
+        }, URL_DELAY_MS);
       }
       // The timings feed the benchmark (course/widget_benchmark.py): where a slider move's time goes.
       const timings = { python: answer.pythonMs, roundTrip: answered - asked, render: performance.now() - answered };
