@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -109,8 +110,20 @@ def copy_pyodide(site_dir: Path, root: Path = ROOT) -> Path:
             and copy.stat().st_mtime_ns >= stat.st_mtime_ns
         ):
             continue  # unchanged since the last build: `mkdocs serve` rebuilds stay fast
-        shutil.copy2(origin, copy)
+        _link_or_copy(origin, copy)
     return target
+
+
+def _link_or_copy(origin: Path, copy: Path) -> None:
+    """Hard-link ``origin`` to ``copy`` (no bytes written: 13 MB of Pyodide per build), else copy it.
+
+    A link needs both on one file system; elsewhere (a site folder on another disk) the file is copied.
+    """
+    copy.unlink(missing_ok=True)
+    try:
+        os.link(origin, copy)
+    except OSError:
+        shutil.copy2(origin, copy)
 
 
 def install_into_site(site_dir: Path | str, root: Path = ROOT) -> None:
