@@ -15,6 +15,7 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 from urllib.parse import urlparse
@@ -77,6 +78,22 @@ class SiteServer:
         if self._thread is not None:
             self.server.shutdown()
         self.server.server_close()
+
+
+@contextmanager
+def serve_build(destination: Path, config: Path | str) -> Iterator[str]:
+    """Build ``config`` with --strict into ``destination`` for a local server, serve it, yield its URL.
+
+    For the fixture sites of the browser tests; the course itself is the ``built_site``/``site_url`` pair.
+    """
+    server = SiteServer(destination)
+    try:
+        result = build_site(destination, config, env={"RIDGEPOINT_SITE_URL": server.url})
+        if result.returncode != 0:
+            pytest.fail(f"building {config} failed:\n{result.stdout}\n{result.stderr}")
+        yield server.start()
+    finally:
+        server.close()
 
 
 @pytest.fixture(scope="session")

@@ -6,15 +6,12 @@ when a lesson's questions do; the last ones check the two lessons of the course 
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import build_site
+from conftest import serve_build
 
 from calculators import Scenario, ridge_point
 
@@ -25,25 +22,11 @@ RIDGE = ridge_point("h100-sxm")  # ≈ 295 FLOP/byte, accepted within 5%
 STEP_MS = Scenario().decode().time_s * 1e3  # ≈ 4.78 ms, accepted within ±0.5
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def quiz_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The quiz fixture site, built with --strict and served on 127.0.0.1."""
-    destination = tmp_path_factory.mktemp("quiz_site")
-    result = build_site(destination, FIXTURE_CONFIG)
-    if result.returncode != 0:
-        pytest.fail(f"building the quiz fixture site failed:\n{result.stdout}\n{result.stderr}")
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(destination))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with serve_build(tmp_path_factory.mktemp("quiz_site"), FIXTURE_CONFIG) as url:
+        yield url
 
 
 def _question(page: Any, ident: str) -> Any:

@@ -6,15 +6,12 @@ One page (one Pyodide boot) serves most tests, in order; the URL and fallback te
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import ROOT, PageWatch, _QuietHandler, build_site
+from conftest import ROOT, PageWatch, serve_build
 
 from calculators.browser import compute
 
@@ -28,17 +25,8 @@ LIVE_TIMEOUT_MS = 60_000
 
 @pytest.fixture(scope="module")
 def widget_site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    destination = tmp_path_factory.mktemp("widget-site")
-    result = build_site(destination, FIXTURE)
-    if result.returncode != 0:
-        pytest.fail(f"building the widget fixture site failed:\n{result.stdout}\n{result.stderr}")
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(destination))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/"
-    server.shutdown()
-    server.server_close()
+    with serve_build(tmp_path_factory.mktemp("widget-site"), FIXTURE) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
