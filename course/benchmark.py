@@ -34,6 +34,7 @@ import yaml
 
 from course.lessons import load_course
 from course.markdown.numbers import NUMBER_RE, evaluate_reference, parse_number
+from course.site_config import read_site_config
 
 ROOT = Path(__file__).resolve().parent.parent
 STRIPPED_FENCES = ("chart", "quiz", "widget", "lessons")
@@ -109,7 +110,7 @@ def write_plain_site(destination: Path) -> Path:
     shutil.copytree(ROOT / "docs", docs, ignore=shutil.ignore_patterns("notebooks", "*.py", "*.ipynb"))
     for page in docs.rglob("*.md"):
         page.write_text(strip_blocks(page.read_text(encoding="utf-8")), encoding="utf-8")
-    real = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    real = read_site_config()
     theme = {key: value for key, value in real["theme"].items() if key != "custom_dir"}
     config = {
         "site_name": real["site_name"],
@@ -128,16 +129,22 @@ def write_plain_site(destination: Path) -> Path:
 
 
 # -------------------------------------------------------------------------------------------------- builds
-def timed_build(config: Path, site_dir: Path, env: dict[str, str], cwd: Path) -> Build:
+def timed_build(config: Path, site_dir: Path, env: dict[str, str], caches: Path) -> Build:
     """Build in a fresh process (so that imports count, as they do for a reader's first build).
 
-    ``cwd`` holds the build caches (``.cache/`` under the working directory): a new one makes a cold build.
+    ``caches`` holds the build caches (rendered charts, executed notebooks): a new, empty one makes a cold
+    build. The build runs from the project root, where the config's relative paths point.
     """
-    cwd.mkdir(parents=True, exist_ok=True)
+    caches.mkdir(parents=True, exist_ok=True)
+    env = {
+        **env,
+        "RIDGEPOINT_CHART_CACHE": str(caches / "charts"),
+        "RIDGEPOINT_NOTEBOOK_CACHE": str(caches / "mkdocs-jupyter"),
+    }
     start = time.perf_counter()
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config), "-d", str(site_dir)],
-        cwd=cwd,
+        cwd=ROOT,
         env=env,
         capture_output=True,
         text=True,
@@ -152,22 +159,11 @@ def timed_build(config: Path, site_dir: Path, env: dict[str, str], cwd: Path) ->
 def build_all(work: Path) -> Sites:
     env = {key: value for key, value in os.environ.items() if not key.startswith("RIDGEPOINT_")}
     env["NO_MKDOCS_2_WARNING"] = "1"
-    try:
-        course_cold = timed_build(ROOT / "mkdocs.yml", work / "course-cold", env, work / "course-cwd")
-        course_cwd = work / "course-cwd"
-    except RuntimeError as error:
-        # A build with empty caches can fail while another cache (notebook outputs) still points into an old
-        # one; then "cold" is only a fresh process with the project's caches, and the printout says so.
-        print(
-            f"cold build with empty caches failed, measuring a fresh process instead:\n{error}",
-            file=sys.stderr,
-        )
-        course_cwd = ROOT
-        course_cold = timed_build(ROOT / "mkdocs.yml", work / "course-cold", env, course_cwd)
-    course_warm = timed_build(ROOT / "mkdocs.yml", work / "course-warm", env, course_cwd)
+    course_cold = timed_build(ROOT / "mkdocs.yml", work / "course-cold", env, work / "course-caches")
+    course_warm = timed_build(ROOT / "mkdocs.yml", work / "course-warm", env, work / "course-caches")
     plain_config = write_plain_site(work / "plain")
-    plain_cold = timed_build(plain_config, work / "plain-cold", env, work / "plain-cwd")
-    plain_warm = timed_build(plain_config, work / "plain-warm", env, work / "plain-cwd")
+    plain_cold = timed_build(plain_config, work / "plain-cold", env, work / "plain-caches")
+    plain_warm = timed_build(plain_config, work / "plain-warm", env, work / "plain-caches")
     lessons = [lesson.path.removesuffix(".md") + "/" for lesson in load_course(ROOT / "docs").lessons]
     return Sites(course_cold, course_warm, plain_cold, plain_warm, lessons)
 

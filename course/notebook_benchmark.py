@@ -15,11 +15,12 @@ import yaml
 
 from course.benchmark import ROOT, Sites, register, timed_build
 from course.notebooks import NOTEBOOK_GLOB
+from course.site_config import read_site_config
 
 
 def write_course_without_notebooks(destination: Path) -> Path:
     """A configuration that builds the course as it is, minus its notebooks; returns its path."""
-    real = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    real = read_site_config()
     excluded = str(real.get("exclude_docs") or "") + "\n" + NOTEBOOK_GLOB.replace("*.py", "") + "\n"
     config = {
         "INHERIT": str(ROOT / "mkdocs.yml"),
@@ -48,8 +49,8 @@ def notebook_figures(sites: Sites) -> list[tuple[str, str]]:
     config = write_course_without_notebooks(work)
     env = {key: value for key, value in os.environ.items() if not key.startswith("RIDGEPOINT_")}
     env["NO_MKDOCS_2_WARNING"] = "1"
-    cold = timed_build(config, work / "cold", env, work / "cwd")  # a fresh working directory: empty caches
-    warm = timed_build(config, work / "warm", env, work / "cwd")
+    cold = timed_build(config, work / "cold", env, work / "caches")  # new, empty caches
+    warm = timed_build(config, work / "warm", env, work / "caches")
     notebooks = len(list((ROOT / "docs").glob(NOTEBOOK_GLOB)))
     return [
         (

@@ -16,6 +16,18 @@ ROOT = Path(__file__).resolve().parent.parent
 MAIN_CONFIG = ROOT / "mkdocs.yml"
 
 
+def read_site_config(path: Path = MAIN_CONFIG) -> dict[str, Any]:
+    """The raw settings of ``mkdocs.yml`` (before MkDocs validates them), read with MkDocs' own YAML loader.
+
+    Plain ``yaml.safe_load`` fails on the ``!ENV`` and ``!relative`` tags the config uses.
+    """
+    from mkdocs.utils.yaml import yaml_load
+
+    with path.open("rb") as config:
+        loaded = yaml_load(config)
+    return dict(loaded or {})
+
+
 def write_derived_config(destination: Path, docs_dir: Path, **overrides: Any) -> Path:
     """Write ``destination`` (a .yml) inheriting the real config, with ``docs_dir`` and ``overrides`` set."""
     settings: dict[str, Any] = {
