@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import gzip
 import http.server
+import importlib
 import os
 import re
 import shutil
@@ -254,9 +255,12 @@ def main() -> int:
     import course.notebook_benchmark
     import course.widget_benchmark  # noqa: F401 - registers the live widgets' figures
 
+    # Run as ``python -m course.benchmark`` this file is ``__main__``, a second copy of the module: the others
+    # registered their figures with the importable ``course.benchmark``, so that registry is the one to read.
+    registry = importlib.import_module("course.benchmark")
     with tempfile.TemporaryDirectory(prefix="ridgepoint-bench-") as folder:
-        sites = build_all(Path(folder))
-        for name, figure in FIGURES.items():
+        sites = registry.build_all(Path(folder))
+        for name, figure in registry.FIGURES.items():
             print(f"\n{name}")
             for label, value in figure(sites):
                 print(f"  {label:<52} {value}")
