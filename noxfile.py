@@ -76,7 +76,9 @@ def serve(session: nox.Session) -> None:
     """Build the site and serve it at http://127.0.0.1:8000 with live reload of lessons and calculators."""
     install(session)
     npm_assets(session)
-    session.run("mkdocs", "serve", "--dev-addr", "127.0.0.1:8000", *session.posargs, env=ENV)
+    # Served at the root of the address, not under the published site's /ridgepoint/ path.
+    local = {**ENV, "RIDGEPOINT_SITE_URL": "http://127.0.0.1:8000/"}
+    session.run("mkdocs", "serve", "--dev-addr", "127.0.0.1:8000", *session.posargs, env=local)
 
 
 @nox.session(default=False)
