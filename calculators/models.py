@@ -227,45 +227,43 @@ _LLAMA_NOTE = (
     "Shapes from the model's config.json on Hugging Face; the total matches its safetensors parameter count."
 )
 
+_LLAMA_31_8B = Model(
+    key="llama-3.1-8b",
+    name="Llama-3.1 8B",
+    layers=32,
+    hidden_size=4096,
+    attention_heads=32,
+    kv_heads=8,
+    head_dim=128,
+    mlp_width=14336,
+    vocab_size=128256,
+    tied_embeddings=False,
+    attention="gqa",
+    published_params=8_030_261_248,
+    source="https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json",
+    notes=(_LLAMA_NOTE,),
+)
+
+# The lesson's nominal model is Llama-3.1-8B's architecture with the round size the lesson computes with.
+_NOMINAL_8B = replace(
+    _LLAMA_31_8B,
+    key="dense-8b",
+    name="Nominal 8B dense model (the lesson's)",
+    rounded_params=8e9,
+    published_params=8e9,
+    source="The prefill-vs-decode lesson's model: N = 8e9 parameters in BF16 (16 GB). "
+    "Its layer shapes, used only at the refined level, are Llama-3.1-8B's "
+    "(huggingface.co/meta-llama/Llama-3.1-8B).",
+    notes=("The simple level uses N = 8e9 exactly; the shapes alone give 8.03e9.",),
+)
+
+
 MODELS: Mapping[str, Model] = MappingProxyType(
     {
         m.key: m
         for m in (
-            Model(
-                key="dense-8b",
-                name="Nominal 8B dense model (the lesson's)",
-                layers=32,
-                hidden_size=4096,
-                attention_heads=32,
-                kv_heads=8,
-                head_dim=128,
-                mlp_width=14336,
-                vocab_size=128256,
-                tied_embeddings=False,
-                attention="gqa",
-                rounded_params=8e9,
-                published_params=8e9,
-                source="The prefill-vs-decode lesson's model: N = 8e9 parameters in BF16 (16 GB). "
-                "Its layer shapes, used only at the refined level, are Llama-3.1-8B's "
-                "(huggingface.co/meta-llama/Llama-3.1-8B).",
-                notes=("The simple level uses N = 8e9 exactly; the shapes alone give 8.03e9.",),
-            ),
-            Model(
-                key="llama-3.1-8b",
-                name="Llama-3.1 8B",
-                layers=32,
-                hidden_size=4096,
-                attention_heads=32,
-                kv_heads=8,
-                head_dim=128,
-                mlp_width=14336,
-                vocab_size=128256,
-                tied_embeddings=False,
-                attention="gqa",
-                published_params=8_030_261_248,
-                source="https://huggingface.co/meta-llama/Llama-3.1-8B/blob/main/config.json",
-                notes=(_LLAMA_NOTE,),
-            ),
+            _NOMINAL_8B,
+            _LLAMA_31_8B,
             Model(
                 key="llama-3.1-70b",
                 name="Llama-3.1 70B",
