@@ -268,11 +268,17 @@ def roofline(**given: Any) -> ChartData:
 
 # -------------------------------------------------------------------------------------- prefill vs decode
 
-PREFILL_VS_DECODE_PARAMS = (
+# The scenario a chart of one model on one GPU is drawn for; the lesson's by default.
+SCENARIO_PARAMS = (
     Param("model", "dense-8b", read_model, "model: dense-8b", "model served"),
     Param("gpu", "h100-sxm", read_gpu, "gpu: h100-sxm", "GPU preset"),
     Param("precision", "bf16", read_precision, "precision: bf16", "number format"),
     Param("level", "simple", read_level, "level: simple", "simple (the lesson's) or refined counting"),
+)
+
+
+PREFILL_VS_DECODE_PARAMS = (
+    *SCENARIO_PARAMS,
     Param("prompt", 2000, read_tokens, "prompt: 2000", "prompt length marked on the curve"),
     Param("max_prompt", 100_000, read_tokens, "max_prompt: 100000", "longest prompt on the x axis"),
 )
@@ -429,10 +435,7 @@ def ridge_points(**given: Any) -> ChartData:
 # ---------------------------------------------------------------------------------------- request timeline
 
 REQUEST_TIMELINE_PARAMS = (
-    Param("model", "dense-8b", read_model, "model: dense-8b", "model served"),
-    Param("gpu", "h100-sxm", read_gpu, "gpu: h100-sxm", "GPU preset"),
-    Param("precision", "bf16", read_precision, "precision: bf16", "number format"),
-    Param("level", "simple", read_level, "level: simple", "simple (the lesson's) or refined counting"),
+    *SCENARIO_PARAMS,
     Param("prompt", 2000, read_tokens, "prompt: 2000", "prompt tokens read by prefill"),
     Param(
         "output", 16, read_any_output_tokens, "output: 16", "tokens generated (the first comes from prefill)"
