@@ -160,6 +160,33 @@ def blank_front_matter(text: str) -> str:
     return "\n" * text.count("\n", 0, match.end()) + text[match.end() :]
 
 
+PROSE_KEY_RE = re.compile(r"^(?:summary|takeaways)\s*:")
+LIST_ITEM_RE = re.compile(r"^\s+-\s|^-\s")
+
+
+def front_matter_prose_only(text: str) -> str:
+    """``text`` with its front matter emptied except the prose readers see: ``summary`` and ``takeaways``.
+
+    Those sentences are rendered as Markdown (the track list, the Key takeaways box), so a figure in them is
+    checked like one in the body; keeping them on their own lines keeps line numbers true to the file.
+    """
+    match = FRONT_MATTER_RE.match(text)
+    if not match:
+        return text
+    kept: list[str] = []
+    in_takeaways = False
+    for line in text[: match.end()].split("\n"):
+        if PROSE_KEY_RE.match(line):
+            in_takeaways = line.startswith("takeaways")
+            kept.append(line.split(":", 1)[1] if not in_takeaways else "")
+        elif in_takeaways and (LIST_ITEM_RE.match(line) or line.startswith((" ", "\t"))):
+            kept.append(line)
+        else:
+            in_takeaways = False
+            kept.append("")
+    return "\n".join(kept) + text[match.end() :]
+
+
 # -------------------------------------------------------------------------------------------------- tracks
 def parse_tracks(text: str, path: str = TRACKS_FILE) -> tuple[list[Track], list[Problem]]:
     """Parse docs/tracks.yml: a list of ``{key, title, summary, order}``."""

@@ -13,7 +13,7 @@ import inspect
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from course.lessons import blank_front_matter, load_course
+from course.lessons import front_matter_prose_only, load_course
 from course.problems import Problem
 
 Validator = Callable[..., list[Problem]]
@@ -45,8 +45,12 @@ def block_validators(module_names: Iterable[str]) -> list[tuple[str, Validator]]
 def validate_page(
     text: str, path: str, validators: Sequence[tuple[str, Validator]], docs_dir: str | Path = "docs"
 ) -> list[Problem]:
-    """Run every block validator on one page's full text (front matter blanked so line numbers match)."""
-    source = blank_front_matter(text)
+    """Run every block validator on one page's full text.
+
+    The front matter is blanked, so that line numbers match the file, except its summary and takeaways: they
+    are prose the reader sees, and a figure quoted there is checked like any other.
+    """
+    source = front_matter_prose_only(text)
     problems: list[Problem] = []
     for name, function in validators:
         keywords = {"docs_dir": str(docs_dir)} if "docs_dir" in inspect.signature(function).parameters else {}

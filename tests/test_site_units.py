@@ -236,3 +236,30 @@ def test_misspelt_unit_gets_the_corrected_reference_as_its_fix() -> None:
     assert "did you mean 'GB'" in claim.message
     assert claim.fix == '{{ "about 16 GB" == Scenario().weight_bytes | GB | within 5% }}'
     assert insert.fix == "{{ Scenario().decode().time_s | ms }}"
+
+
+def test_figures_in_front_matter_takeaways_are_checked_at_their_line() -> None:
+    from course.validation import block_validators, validate_page
+
+    lesson = (
+        "---\n"
+        "title: T\n"
+        "summary: One line.\n"
+        "takeaways:\n"
+        '  - A 2,000-token prefill costs {{ "about nine" == '
+        "Scenario().request(2000).prefill_cost_in_decode_steps | steps | within 5% }} decode steps.\n"
+        "---\n"
+        "Body.\n"
+    )
+    problems = validate_page(lesson, "inference/x.md", block_validators(["course.markdown.numbers"]))
+    assert [(p.line, p.field) for p in problems] == [(5, 'claim "about nine"')]
+    assert 'e.g. "about seven"' in problems[0].fix
+
+
+def test_spelled_out_numbers_are_stated_values() -> None:
+    from course.markdown.numbers import stated_value
+
+    assert stated_value("roughly seven") == 7
+    assert stated_value("Twenty of them") == 20
+    assert stated_value("about 1,200 tokens, not seven") == 1200  # digits first
+    assert stated_value("someone") is None  # whole words only

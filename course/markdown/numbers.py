@@ -37,6 +37,16 @@ CLAIM_RE = re.compile(r"""^\s*(?P<q>["'])(?P<text>.*?)(?P=q)\s*==\s*(?P<rest>.+)
 FORMAT_RE = re.compile(r"^(?:\.(?P<decimals>\d)f|(?P<digits>[1-9])sig)$")
 TOLERANCE_RE = re.compile(r"^within\s+(?P<amount>\d+(?:\.\d+)?)\s*(?P<percent>%?)$")
 STATED_NUMBER_RE = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+# Prose spells small numbers out ("about seven decode steps"); those are checked too.
+_UNITS_WORDS = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty"
+)
+NUMBER_WORDS = {word: value for value, word in enumerate(_UNITS_WORDS.split(" "))} | {
+    "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90,
+}  # fmt: skip
+SPELLED = {value: word for word, value in NUMBER_WORDS.items()}
+NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
 FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 CODE_SPAN_RE = re.compile(r"(`+)(?:.+?)\1")
 EXAMPLE_INSERT = "{{ Scenario().decode().time_s | ms | .1f }}"
@@ -157,9 +167,12 @@ def parse_number(source: str) -> NumberReference:
 
 
 def stated_value(text: str) -> float | None:
-    """The first number written in ``text`` ("about 1,200 tokens" -> 1200.0); None if there is none."""
+    """The first number written in ``text`` ("about 1,200 tokens" -> 1200.0, "seven" -> 7.0), else None."""
     match = STATED_NUMBER_RE.search(text)
-    return float(match.group(0).replace(",", "")) if match else None
+    if match:
+        return float(match.group(0).replace(",", ""))
+    word = NUMBER_WORD_RE.search(text)
+    return float(NUMBER_WORDS[word.group(1).lower()]) if word else None
 
 
 @lru_cache(maxsize=1024)
@@ -211,7 +224,13 @@ def evaluate_reference(reference: NumberReference) -> Evaluated:
 def _rewrite(quoted: str, value: float) -> str:
     """``quoted`` with its first number replaced by ``value`` rounded like the original (a fix to suggest)."""
     match = STATED_NUMBER_RE.search(quoted)
-    assert match is not None
+    if match is None:
+        word = NUMBER_WORD_RE.search(quoted)
+        assert word is not None
+        spelled = {number: name for name, number in NUMBER_WORDS.items()}.get(
+            round(value), f"{round(value):,}"
+        )
+        return quoted[: word.start()] + spelled + quoted[word.end() :]
     original = match.group(0)
     decimals = len(original.split(".")[1]) if "." in original else 0
     figures = len(original.replace(",", "").replace(".", "").lstrip("-+0")) or 1
