@@ -78,3 +78,16 @@ def format_value(
         places = max(0, digits - 1 - math.floor(math.log10(abs(rounded))))
         text = f"{rounded:,.{places}f}"
     return text + chosen.suffix
+
+
+def format_duration(seconds: float, *, digits: int = 3) -> str:
+    """A time in the unit a reader expects for its size: ``"480 µs"``, ``"4.78 ms"``, ``"2.59 s"``.
+
+    Widgets show times that range from a decode step to a whole long request; "2,590 ms" reads worse than
+    "2.59 s". Rounding happens before the unit is chosen, so 0.9996 s shows as "1.00 s", not "1,000 ms".
+    """
+    for unit in ("us", "ms"):
+        shown = significant(seconds / UNITS[unit].scale, digits)
+        if abs(shown) < 1000:
+            return format_value(seconds, unit, digits=digits)
+    return format_value(seconds, "s", digits=digits)

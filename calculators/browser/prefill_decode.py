@@ -13,7 +13,7 @@ from calculators.browser.inputs import flag, number
 from calculators.hardware import GPUS
 from calculators.models import MODELS
 from calculators.scenario import Scenario
-from calculators.units import format_value
+from calculators.units import format_duration, format_value
 
 NAME = "prefill-decode"
 DEFAULTS: dict[str, Any] = {
@@ -104,11 +104,11 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
         "ridge_point": scenario.ridge_point_flop_per_byte,
     }
     shown = {
-        "prefill_time_s": format_value(prefill.time_s, "ms"),
-        "decode_step_time_s": format_value(decode.time_s, "ms"),
+        "prefill_time_s": format_duration(prefill.time_s),
+        "decode_step_time_s": format_duration(decode.time_s),
         "prefill_in_decode_steps": format_value(request.prefill_cost_in_decode_steps, "steps"),
-        "time_to_first_token_s": format_value(request.time_to_first_token_s, "ms"),
-        "total_time_s": format_value(request.total_time_s, "s"),
+        "time_to_first_token_s": format_duration(request.time_to_first_token_s),
+        "total_time_s": format_duration(request.total_time_s),
         "prefill_bound": f"{prefill.bound}-bound at {format_value(prefill.intensity_flop_per_byte, UNIT)}",
         "decode_bound": f"{decode.bound}-bound at {format_value(decode.intensity_flop_per_byte, UNIT)}",
         "ridge_point": format_value(scenario.ridge_point_flop_per_byte, "FLOP/byte"),
