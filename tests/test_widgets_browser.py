@@ -149,7 +149,9 @@ def test_roofline_explorer_matches_cpython(live_page: Any) -> None:
     )
     assert chart_table == result["charts"]["roofline"]["rows"]  # the chart's text alternative follows too
     labels = live_page.text_content(f'{RE} [data-widget-chart="roofline"] .rp-chart__view')
-    assert "L4 24GB: memory-bound" in labels  # the operation, placed on the roofline of the GPU just ticked
+    assert "L4 24GB, ridge 403" in labels  # the roofline of the GPU just ticked is drawn
+    caption = live_page.text_content(f'{RE} [data-widget-chart="roofline"] .rp-chart__caption')
+    assert "L4 24GB: memory-bound" in caption  # and the operation is placed on it
 
 
 def test_state_in_the_url_is_restored(browser: Any, widget_site_url: str) -> None:

@@ -153,11 +153,14 @@ def roofline_chart(data: ChartData) -> Any:
         .mark_point(filled=True, size=110, color="currentColor", opacity=1)
         .encode(x, y, shape, tooltip=op_tip)
     )
-    layers.append(
-        alt.Chart(_data("operations"))
-        .mark_text(align="left", dx=9, dy=12, fontSize=11)
-        .encode(x, y, text="label:N")
-    )
+    if "operation" not in phases:
+        # Passes are labelled on the chart. An operation sits on every chosen GPU's roof at one intensity, so
+        # its labels would pile up; the table and the caption beside the explorer name each point instead.
+        layers.append(
+            alt.Chart(_data("operations"))
+            .mark_text(align="left", dx=9, dy=12, fontSize=11)
+            .encode(x, y, text="label:N")
+        )
     chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
     return _with_datasets(chart, data.datasets)
 
