@@ -154,17 +154,42 @@ def _roofline(args: argparse.Namespace) -> tuple[object, str]:
     return records, _table(rows, header)
 
 
-def _phases(args: argparse.Namespace) -> tuple[object, str]:
-    scenario = Scenario(
+def _scenario(args: argparse.Namespace, gpus: int) -> Scenario:
+    return Scenario(
         _model_from(args),
         _gpu_from(args),
         precision=args.precision,
         level=args.level,
-        gpus=args.tensor_parallel,
+        gpus=gpus,
         compute_efficiency=args.compute_efficiency,
         memory_efficiency=args.memory_efficiency,
     )
-    timing = scenario.request(args.prompt, args.output, batch=args.batch)
+
+
+def _fewest_gpus_that_fit(args: argparse.Namespace, most: int = 64) -> int | None:
+    """The smallest ``--tensor-parallel`` above the given one at which the request fits (up to ``most``)."""
+    for gpus in range(args.tensor_parallel + 1, most + 1):
+        try:
+            _scenario(args, gpus).request(args.prompt, args.output, batch=args.batch)
+        except ValueError:
+            continue
+        return gpus
+    return None
+
+
+def _phases(args: argparse.Namespace) -> tuple[object, str]:
+    scenario = _scenario(args, args.tensor_parallel)
+    try:
+        timing = scenario.request(args.prompt, args.output, batch=args.batch)
+    except ValueError as error:
+        if "does not fit" not in str(error):
+            raise
+        # The calculators' message says what to change; here, say which flag changes it.
+        fewest = _fewest_gpus_that_fit(args)
+        flag = f"--tensor-parallel {fewest} (or --gpus {fewest})" if fewest else "--tensor-parallel N"
+        raise ValueError(
+            f"{error}. On the command line: {flag}, --precision fp8 or a smaller --batch"
+        ) from None
     first = timing.prefill
     step = timing.first_decode
     record = {
@@ -257,7 +282,14 @@ def build_parser() -> argparse.ArgumentParser:
     phases.add_argument("--prompt", type=int, default=2000, help="prompt tokens (default 2000)")
     phases.add_argument("--output", type=int, default=256, help="output tokens (default 256)")
     phases.add_argument("--batch", type=int, default=1, help="requests decoded together (default 1)")
-    phases.add_argument("--tensor-parallel", type=int, default=1, metavar="G", help="GPUs sharing the model")
+    phases.add_argument(
+        "--tensor-parallel",
+        "--gpus",
+        type=int,
+        default=1,
+        metavar="G",
+        help="GPUs sharing the model by tensor parallelism (default 1); --gpus is the same",
+    )
     phases.add_argument("--compute-efficiency", type=float, default=1.0, help="share of peak FLOP/s reached")
     phases.add_argument(
         "--memory-efficiency", type=float, default=1.0, help="share of peak bandwidth reached"

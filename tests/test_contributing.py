@@ -19,7 +19,7 @@ from test_site_broken_lessons import EXPECTED as LESSON_EXPECTED
 from test_site_broken_lessons import FIXTURES as LESSON_FIXTURES
 
 from course.lesson_format import check as course_check
-from course.lesson_format.lessons import load_course
+from course.lesson_format.lessons import load_course, parse_tracks
 from course.lesson_format.navigation import build_nav, reading_order
 from course.lesson_format.scaffold import TEMPLATE, ScaffoldError, create_lesson, lesson_id_from_title
 from course.lesson_format.site_config import write_derived_config
@@ -55,11 +55,43 @@ def test_scaffold_writes_a_lesson_that_passes_every_check_and_shows_each_block(d
         '??? deeper "',
         "$$",
         "<!-- takeaways -->",
+        "```widget",
     ):
         assert block in text
     assert "--8<--" not in text  # the guide's section markers are not the author's business
-    assert "```widget" not in text  # widgets are shown in the guide, not forced on every lesson
     assert 'title: "Batching: why servers decode together"' in text
+    # ... and its worked notebook, which every lesson has: named after the lesson, naming it in its header
+    assert lesson.notebook == docs / "inference" / "notebooks" / "batching-why-servers-decode-together.py"
+    notebook = lesson.notebook.read_text(encoding="utf-8")
+    assert "#     lesson: batching-why-servers-decode-together\n" in notebook
+    assert "# # Batching: why servers decode together, worked through in Python\n" in notebook
+
+
+def test_a_lesson_without_its_notebook_is_a_problem_whose_fix_writes_one(
+    docs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from course.lesson_format.scaffold import main
+
+    lesson = create_lesson("Orphan lesson", "inference", docs)
+    lesson.notebook.unlink()
+    problems = _check([lesson.path], docs)
+    assert len(problems) == 1, problems
+    assert "inference/orphan-lesson.md: notebook" in problems[0]
+    assert "every lesson of track 'inference' has one" in problems[0]
+    assert "new_lesson -- --notebook-for orphan-lesson" in problems[0]
+    assert main(["--notebook-for", "orphan-lesson", "--docs", str(docs)]) == 0
+    assert "Wrote" in capsys.readouterr().out
+    assert _check([], docs) == []
+    assert main(["--notebook-for", "orphan-lessen", "--docs", str(docs)]) == 2
+    assert "Did you mean orphan-lesson?" in capsys.readouterr().err
+
+
+def test_a_track_may_make_notebooks_optional_and_nothing_else() -> None:
+    tracks, problems = parse_tracks("- {key: drafts, title: D, summary: S, order: 1, notebooks: optional}\n")
+    assert problems == []
+    assert tracks[0].notebook_required is False
+    _, problems = parse_tracks("- {key: drafts, title: D, summary: S, order: 1, notebooks: maybe}\n")
+    assert [(p.field, p.fix) for p in problems] == [("track #1 notebooks", "notebooks: required")]
 
 
 def test_scaffold_places_the_lesson_last_in_its_track_after_the_previous_one(docs: Path) -> None:
@@ -127,15 +159,16 @@ def test_scaffold_command_line_reports_errors_without_a_traceback(
     assert "http://127.0.0.1:8000/inference/a-title/" in out
 
 
-def test_the_template_itself_is_a_valid_lesson_with_its_example_only_sections(docs: Path) -> None:
+def test_the_template_itself_is_a_valid_lesson(docs: Path) -> None:
     target = docs / "inference" / "template-as-is.md"
     shutil.copy(TEMPLATE, target)
     text = TEMPLATE.read_text(encoding="utf-8")
-    problems = [p for p in _check([target], docs) if "template-as-is" in p]
+    problems = [p for p in _check([target], docs) if "template-as-is" in p and "notebook" not in p]
     assert problems == [
         p for p in problems if "order" in p
-    ]  # order 99 may collide with nothing; nothing else
+    ]  # order 99 may collide with nothing; nothing else (its notebook is the scaffold's job)
     assert "```widget" in text  # the guide's widget example is checked here
+    assert "--8<-- [start:widget]" in text
 
 
 @pytest.mark.site
@@ -145,9 +178,11 @@ def test_scaffolded_lesson_builds_and_renders_each_block(tmp_path: Path, docs: P
     result = build_site(tmp_path / "site", config)
     assert result.returncode == 0, result.stdout + result.stderr
     page = (tmp_path / "site" / "inference" / lesson.lesson_id / "index.html").read_text(encoding="utf-8")
-    for marker in ("rp-number--claim", "<svg", "rp-quiz", "<math", "deeper", "Key takeaways"):
+    for marker in ("rp-number--claim", "<svg", "rp-quiz", "<math", "deeper", "Key takeaways", "rp-widget"):
         assert marker in page
     assert "rp-number--error" not in page
+    notebook = tmp_path / "site" / "inference" / "notebooks" / lesson.lesson_id / "index.html"
+    assert "4.78 ms" in notebook.read_text(encoding="utf-8")  # executed at build, its output on the page
 
 
 # ------------------------------------------------------------------------------ course.lesson_format.check

@@ -136,7 +136,8 @@ def check(paths: Sequence[Path] = (), settings: Settings | None = None) -> tuple
         inside = _relative_to(file, docs)
         if inside is not None:
             problems.extend(p for p in whole_course if p.file == inside)
-            problems.extend(page_problems(file, inside, validators, docs))
+            if file.suffix == ".md":  # a worked notebook (.py) has only its header checked, course-wide
+                problems.extend(page_problems(file, inside, validators, docs))
         else:
             problems.extend(outside_lesson_problems(file, str(file), docs))
             problems.extend(page_problems(file, str(file), validators, docs))

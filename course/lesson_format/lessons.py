@@ -48,6 +48,9 @@ class Track:
     title: str
     summary: str
     order: int
+    # Whether each lesson of the track must have a worked notebook (``notebooks: required``, the default;
+    # ``notebooks: optional`` for a track of drafts or test fixtures). The scaffold always writes one.
+    notebook_required: bool = True
 
 
 @dataclass(frozen=True)
@@ -188,8 +191,11 @@ def front_matter_prose_only(text: str) -> str:
 
 
 # -------------------------------------------------------------------------------------------------- tracks
+NOTEBOOK_RULES = ("required", "optional")  # the values of a track's ``notebooks`` key
+
+
 def parse_tracks(text: str, path: str = TRACKS_FILE) -> tuple[list[Track], list[Problem]]:
-    """Parse docs/tracks.yml: a list of ``{key, title, summary, order}``."""
+    """Parse docs/tracks.yml: a list of ``{key, title, summary, order}`` and optionally ``notebooks``."""
     example = "- key: foundations\n  title: The GPU and its memory\n  summary: One line.\n  order: 1"
     try:
         data = yaml.safe_load(text)
@@ -231,7 +237,18 @@ def parse_tracks(text: str, path: str = TRACKS_FILE) -> tuple[list[Track], list[
                 Problem(path, f"{where} order", f"expected a whole number, got {order!r}", "order: 1")
             )
             continue
-        tracks.append(Track(key, str(entry["title"]), str(entry["summary"]), order))
+        notebooks = entry.get("notebooks", "required")
+        if notebooks not in NOTEBOOK_RULES:
+            problems.append(
+                Problem(
+                    path,
+                    f"{where} notebooks",
+                    f"expected {' or '.join(NOTEBOOK_RULES)}, got {notebooks!r}",
+                    "notebooks: required",
+                )
+            )
+            continue
+        tracks.append(Track(key, str(entry["title"]), str(entry["summary"]), order, notebooks == "required"))
     seen: dict[str, Track] = {}
     for track in tracks:
         if track.key in seen:

@@ -9,6 +9,7 @@ tests need no site.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import math
 import re
@@ -303,6 +304,21 @@ def _parse_options(check: _Checker, question: _LocatedDict, kind: str, where: st
     return tuple(options)
 
 
+def typed_by_hand(answer: str | int | float) -> bool:
+    """Whether an answer is a literal (``350``, ``"989 / 3.35"``): numbers and operators, no calculator name.
+
+    Such an answer passes every other check and the site would mark it correct, yet nothing ties it to the
+    calculators: a preset corrected later would leave the quiz disagreeing with the lesson above it.
+    """
+    if not isinstance(answer, str):
+        return True
+    try:
+        tree = ast.parse(answer.strip(), mode="eval")
+    except SyntaxError:
+        return False  # not Python at all: the expression's own error says what is wrong
+    return not any(isinstance(node, ast.Name | ast.Attribute | ast.Call) for node in ast.walk(tree))
+
+
 def _parse_numeric(
     check: _Checker, question: _LocatedDict, where: str, ident: str, prompt: str
 ) -> NumericQuestion:
@@ -331,6 +347,16 @@ def _parse_numeric(
             lines.get("answer", question.line),
         )
         expression = ""
+    elif typed_by_hand(expression):
+        check.add(
+            f"{where} field 'answer'",
+            f"is a number typed by hand ({expression}); a numeric answer is a calculator expression, so "
+            "that it cannot drift from the lesson's figures and presets",
+            'the quantity the question asks about, e.g. answer: ridge_point("h100-sxm") '
+            "(the reference for lesson authors lists them)",
+            lines.get("answer", question.line),
+        )
+        expression = str(expression).strip()
     else:
         expression = str(expression).strip()
         try:
