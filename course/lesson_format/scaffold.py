@@ -1,4 +1,4 @@
-"""``python -m course.lesson_format.scaffold "My title" --track inference``: start a lesson that builds.
+"""``python -m course.lesson_format.scaffold "My title" --track serving``: start a lesson that builds.
 
 The new file is ``course/lesson_format/templates/lesson.md`` with its front matter filled in: the title, the
 track, the next free ``order`` in that track (so it lands at the end of the track, in the navigation and
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         description="Start a new lesson from the template, placed at the end of its track.",
     )
     parser.add_argument("title", help='the lesson title, quoted: "Batching: why servers decode together"')
-    parser.add_argument("--track", required=True, help="a track key from docs/tracks.yml, e.g. inference")
+    parser.add_argument("--track", required=True, help="a track key from docs/tracks.yml, e.g. serving")
     parser.add_argument("--id", dest="lesson_id", help="the file name without .md (default: from the title)")
     parser.add_argument("--docs", type=Path, default=Path("docs"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
