@@ -33,6 +33,11 @@ def on_config(config: Any) -> Any:
         course=course, problems=list(course.problems), validators=block_validators(config.markdown_extensions)
     )
     config.mdx_configs.setdefault("course.lesson_lists.extension", {})["docs_dir"] = config.docs_dir
+    config.mdx_configs.setdefault("course.references.extension", {})["docs_dir"] = config.docs_dir
+    from course.redirects.pages import redirect_problems
+    from course.references.bibliography import bibliography_problems
+
+    _BUILD["problems"].extend(redirect_problems(config.docs_dir) + bibliography_problems(config.docs_dir))
     from course.notebooks.lesson_notebooks import configure_execution_cache, load_notebooks
 
     notebooks, notebook_problems = load_notebooks(config.docs_dir, course)
@@ -103,3 +108,6 @@ def on_post_build(config: Any) -> None:
     from course.notebooks.lesson_notebooks import write_downloads
 
     write_downloads(_BUILD["notebooks"], config.docs_dir, _BUILD["notebook_dirs"])  # the notebooks as .ipynb
+    from course.redirects.pages import write_redirect_pages
+
+    write_redirect_pages(config.docs_dir, config.site_dir)  # the old addresses of moved pages

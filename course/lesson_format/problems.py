@@ -14,7 +14,7 @@ from dataclasses import dataclass
 class Problem:
     """One thing wrong in one lesson file."""
 
-    file: str  # path relative to docs/, e.g. "inference/prefill-vs-decode.md"
+    file: str  # path relative to docs/, e.g. "serving/prefill-vs-decode.md"
     field: str  # front-matter field or block, e.g. "track" or "chart 'roofline' parameter 'gpu'"
     message: str  # what is wrong and what was expected
     fix: str  # an example fix

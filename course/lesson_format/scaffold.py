@@ -1,4 +1,4 @@
-"""``python -m course.lesson_format.scaffold "My title" --track inference``: start a lesson that builds.
+"""``python -m course.lesson_format.scaffold "My title" --track serving``: start a lesson that builds.
 
 The new file is ``course/lesson_format/templates/lesson.md`` with its front matter filled in: the title, the
 track, the next free ``order`` in that track (so it lands at the end of the track, in the navigation and
@@ -211,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "title", nargs="?", help='the lesson title, quoted: "Batching: why servers decode together"'
     )
-    parser.add_argument("--track", help="a track key from docs/tracks.yml, e.g. inference")
+    parser.add_argument("--track", help="a track key from docs/tracks.yml, e.g. serving")
     parser.add_argument("--id", dest="lesson_id", help="the file name without .md (default: from the title)")
     parser.add_argument(
         "--notebook-for",
@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Wrote {notebook}. Replace its example with the lesson's own figures; the build runs it.")
         return 0
     if args.title is None or args.track is None:
-        parser.error('give a title and a track: new_lesson -- "My title" --track inference')
+        parser.error('give a title and a track: new_lesson -- "My title" --track serving')
     try:
         lesson = create_lesson(args.title, args.track, args.docs, args.lesson_id)
     except ScaffoldError as error:

@@ -53,9 +53,7 @@ OUTPUT_DISTRIBUTIONS = ("altair", "vl-convert-python", "nbconvert", "nbclient", 
 class Notebook:
     """One worked notebook: where it is, its title (its first ``#`` heading) and the lesson it belongs to."""
 
-    path: (
-        str  # relative to docs/, forward slashes, e.g. "inference/notebooks/prefill-vs-decode-derivation.py"
-    )
+    path: str  # relative to docs/, forward slashes, e.g. "serving/notebooks/prefill-vs-decode-derivation.py"
     title: str
     lesson: str  # lesson id
 

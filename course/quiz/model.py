@@ -509,7 +509,7 @@ def find_quiz_fences(markdown: str, first_line: int = 1) -> list[QuizFence]:
 def find_problems(markdown: str, path: str, *, first_line: int = 1) -> list[Problem]:
     """Every problem of every quiz in a page, with file lines; also ids repeated across a page's quizzes.
 
-    ``path`` is the page's path relative to docs/ (e.g. ``inference/prefill-vs-decode.md``); ``first_line``
+    ``path`` is the page's path relative to docs/ (e.g. ``serving/prefill-vs-decode.md``); ``first_line``
     is the file line where ``markdown`` starts (see :func:`find_quiz_fences`).
     """
     problems: list[Problem] = []
