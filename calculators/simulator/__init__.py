@@ -18,6 +18,7 @@ from calculators.simulator.schedulers import (
     Scheduler,
     StaticBatching,
 )
+from calculators.simulator.sweep import max_rate_meeting_slo, sweep_rates
 from calculators.simulator.workload import Lengths, Request, burst_workload, poisson_workload, trace_workload
 
 __all__ = [
@@ -34,7 +35,9 @@ __all__ = [
     "SimulationResult",
     "StaticBatching",
     "burst_workload",
+    "max_rate_meeting_slo",
     "poisson_workload",
     "simulate",
+    "sweep_rates",
     "trace_workload",
 ]

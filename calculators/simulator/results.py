@@ -150,8 +150,8 @@ class SimulationResult:
         self,
         *,
         config: dict[str, object],
-        summary: dict[str, object],
-        requests: list[dict[str, object]],
+        summary: dict[str, Any],
+        requests: list[dict[str, Any]],
         timeline: list[dict[str, object]],
         timeline_truncated: bool,
         kv_series: list[dict[str, object]],
@@ -169,7 +169,7 @@ class SimulationResult:
         s = self.summary
         return (
             f"SimulationResult({s['requests']} requests, {s['throughput_rps']:.3g} req/s, "
-            f"p99 TTFT {s['ttft_s']['p99']!r} s)"  # type: ignore[index]
+            f"p99 TTFT {s['ttft_s']['p99']!r} s)"
         )
 
     def token_times(self, request_id: int) -> list[float]:
@@ -189,8 +189,7 @@ class SimulationResult:
         requests = self.requests
         if token_latencies:
             requests = [
-                {**r, "inter_token_latencies_s": self.inter_token_latencies(int(r["id"]))}  # type: ignore[call-overload]
-                for r in requests
+                {**r, "inter_token_latencies_s": self.inter_token_latencies(int(r["id"]))} for r in requests
             ]
         return {
             "config": self.config,
@@ -223,7 +222,7 @@ class SimulationResult:
         # How many tokens followed a decode step of the same stay, per decode step: their latency is the
         # time between the two steps' ends.
         followers = {i: [0] * (len(e) + 1) for i, e in ends.items()}
-        records: list[dict[str, object]] = []
+        records: list[dict[str, Any]] = []
         token_times: dict[int, list[float]] = {}
         single_gaps: list[float] = []
         output_tokens = 0
@@ -303,10 +302,10 @@ class SimulationResult:
             peak_used = max(peak_used, max(used, default=0))
             series.append(_series(inst.index, role, start, dt, used, stored))
         gpu_seconds = duration * len(instances) if duration > 0 else 0.0
-        ttfts = [float(r["ttft_s"]) for r in records]  # type: ignore[arg-type]
-        tpots = [float(r["tpot_s"]) for r in records if r["tpot_s"] is not None]  # type: ignore[arg-type]
-        longest_record = max(records, key=lambda r: (r["longest_gap_s"], -int(r["id"])))  # type: ignore[call-overload]
-        summary: dict[str, object] = {
+        ttfts = [float(r["ttft_s"]) for r in records]
+        tpots = [float(r["tpot_s"]) for r in records if r["tpot_s"] is not None]
+        longest_record = max(records, key=lambda r: (r["longest_gap_s"], -int(r["id"])))
+        summary: dict[str, Any] = {
             "requests": n,
             "output_tokens": output_tokens,
             "prompt_tokens": sum(s.prompt for s in sequences),
@@ -315,11 +314,11 @@ class SimulationResult:
             "output_tokens_per_s": output_tokens / duration if duration > 0 else None,
             "goodput_rps": met / duration if duration > 0 else None,
             "slo_attainment": met / n,
-            "queueing_s": _stats([float(r["queueing_s"]) for r in records]),  # type: ignore[arg-type]
+            "queueing_s": _stats([float(r["queueing_s"]) for r in records]),
             "ttft_s": _stats(ttfts),
             "tpot_s": _stats(tpots),
             "itl_s": itl_summary,
-            "e2e_s": _stats([float(r["e2e_s"]) for r in records]),  # type: ignore[arg-type]
+            "e2e_s": _stats([float(r["e2e_s"]) for r in records]),
             "longest_stall_s": longest_record["longest_gap_s"],
             "longest_stall_request": longest_record["id"],
             "preemptions": sum(inst.preemptions for inst in instances),
