@@ -58,13 +58,14 @@ def simulate(
     reserve = memory.max_sequence_tokens or longest
     for r in reqs:
         need = r.prompt_tokens + r.output_tokens
-        if need > reserve:
+        if need > reserve and memory.kind == "contiguous" and memory.reserve == "max":
             raise ValueError(
                 f"request {r.id} needs {need:,} tokens of cache (prompt {r.prompt_tokens:,} + output "
                 f"{r.output_tokens:,}) but the contiguous allocator reserves max_sequence_tokens="
                 f"{reserve:,}; raise max_sequence_tokens"
             )
-        slots = -(-need // memory.block_tokens) * memory.block_tokens if memory.kind == "paged" else reserve
+        slots = KVMemory(memory, capacity, reserve).slots_for(need, r.prompt_tokens, r.output_tokens)
+        slots *= memory.block_tokens if memory.kind == "paged" else 1
         if slots > capacity:
             raise ValueError(
                 f"request {r.id} can never be served: it needs {slots:,} tokens of KV cache but one "
@@ -219,8 +220,9 @@ def _stuck(inst: Instance) -> None:
     if seq is None:
         raise RuntimeError("the engine stalled with requests in flight; this is a bug in the simulator")
     mem = inst.memory
+    need = mem.slots_for(seq.target, seq.prompt, seq.output) * mem.unit
     raise ValueError(
-        f"request {seq.id} cannot be admitted: it needs {mem.slots_for(seq.target) * mem.unit:,} tokens "
+        f"request {seq.id} cannot be admitted: it needs {need:,} tokens "
         f"of KV cache and {mem.free * mem.unit:,} of {mem.total * mem.unit:,} are free with nothing left "
         "running; give more memory or shorter requests"
     )

@@ -5,8 +5,11 @@ Large Language Model Serving with PagedAttention"):
 
 - ``paged``: fixed-size blocks of ``block_tokens`` tokens, taken one at a time as a sequence grows. The only
   waste is the unfilled part of each sequence's last block.
-- ``contiguous``: one slab per sequence, sized at admission for the longest sequence the engine accepts
-  (``max_sequence_tokens``), as engines before vLLM did. Everything a sequence does not end up using is waste.
+- ``contiguous``: one slab per sequence, reserved at admission, as engines before vLLM did. Everything a
+  sequence does not end up using is waste. How big a slab is follows the vLLM paper's three Orca baselines
+  (``reserve``): ``max``, the longest sequence the engine accepts (``max_sequence_tokens``); ``pow2``, the
+  prompt plus the output rounded up to a power of two (at most 2x over); ``oracle``, exactly the prompt plus
+  the output, as if the engine knew the output length in advance (the best a contiguous allocator can do).
 
 The budget is the memory of the setup's GPUs times ``memory_fraction`` (vLLM's ``gpu_memory_utilization``,
 0.9 by default) less the weights, divided by the KV-cache bytes of one token; or ``capacity_tokens`` directly.
@@ -20,6 +23,7 @@ from calculators.passes import Setup
 from calculators.validation import choice, count, fraction
 
 KINDS = ("paged", "contiguous")
+RESERVES = ("max", "pow2", "oracle")
 
 
 @dataclass(frozen=True)
@@ -39,9 +43,11 @@ class MemoryConfig:
     capacity_tokens: int | None = None
     max_sequence_tokens: int | None = None
     watermark: float = 0.01
+    reserve: str = "max"
 
     def __post_init__(self) -> None:
         choice("memory kind", self.kind, KINDS)
+        choice("contiguous reserve", self.reserve, RESERVES)
         count("block_tokens", self.block_tokens)
         fraction("memory_fraction", self.memory_fraction)
         if self.capacity_tokens is not None:
@@ -59,6 +65,7 @@ class MemoryConfig:
             "capacity_tokens": self.capacity_tokens,
             "max_sequence_tokens": self.max_sequence_tokens,
             "watermark": self.watermark,
+            "reserve": self.reserve,
         }
 
 
@@ -95,7 +102,7 @@ class KVMemory:
     run of slots reserved at once). Counts only: which physical block holds what does not change any time.
     """
 
-    __slots__ = ("config", "free", "paged", "reserve_tokens", "total", "unit", "watermark_slots")
+    __slots__ = ("config", "free", "paged", "reserve", "reserve_tokens", "total", "unit", "watermark_slots")
 
     def __init__(self, config: MemoryConfig, capacity_tokens: int, reserve_tokens: int) -> None:
         self.config = config
@@ -109,13 +116,20 @@ class KVMemory:
             )
         self.free = self.total
         self.reserve_tokens = reserve_tokens
+        self.reserve = config.reserve
         self.watermark_slots = int(config.watermark * self.total)
 
-    def slots_for(self, tokens: int) -> int:
-        """Slots a sequence holding ``tokens`` tokens needs (contiguous: its whole reserved slab)."""
+    def slots_for(self, tokens: int, prompt: int, output: int) -> int:
+        """Slots a sequence of ``prompt`` + ``output`` tokens needs to hold ``tokens`` tokens (paged), or
+        its whole slab (contiguous).
+        """
         if self.paged:
             return -(-tokens // self.unit)
-        return self.reserve_tokens
+        if self.reserve == "max":
+            return self.reserve_tokens
+        if self.reserve == "oracle":
+            return prompt + output
+        return prompt + (1 << (output - 1).bit_length())
 
     @property
     def used(self) -> int:

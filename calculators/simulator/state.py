@@ -126,7 +126,7 @@ class Instance:
 
     def can_reserve(self, seq: Sequence, tokens: int) -> bool:
         """Whether ``seq`` can hold ``tokens`` tokens of cache and still leave the watermark free."""
-        need = self.memory.slots_for(tokens) - seq.slots
+        need = self.memory.slots_for(tokens, seq.prompt, seq.output) - seq.slots
         return need <= 0 or self.memory.free - need >= self.memory.watermark_slots
 
     # --- admission and prefill -------------------------------------------------------------------------
@@ -147,7 +147,7 @@ class Instance:
             self.prefilling[seq.id] = seq
 
     def _reserve(self, seq: Sequence, tokens: int) -> None:
-        need = self.memory.slots_for(tokens) - seq.slots
+        need = self.memory.slots_for(tokens, seq.prompt, seq.output) - seq.slots
         if need > 0:
             self.memory.free -= need
             seq.slots += need

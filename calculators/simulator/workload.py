@@ -32,6 +32,16 @@ class Request:
     prompt_tokens: int
     output_tokens: int
 
+    def __post_init__(self) -> None:
+        where = f"request {self.id!r}"
+        if isinstance(self.id, bool) or not isinstance(self.id, int):
+            raise ValueError(f"{where}: id must be a whole number")
+        a = self.arrival_s
+        if isinstance(a, bool) or not isinstance(a, int | float) or not math.isfinite(a) or a < 0:
+            raise ValueError(f"{where}: arrival_s must be a finite number of seconds >= 0, got {a!r}")
+        count(f"{where}: prompt_tokens", self.prompt_tokens)
+        count(f"{where}: output_tokens", self.output_tokens)
+
     def as_dict(self) -> dict[str, float | int]:
         return {
             "id": self.id,
