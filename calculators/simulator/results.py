@@ -93,7 +93,7 @@ class StepLog:
 
     def __init__(self, timeline_steps: int) -> None:
         self.timeline_limit = timeline_steps
-        self.timeline: list[dict[str, object]] = []
+        self.timeline: list[dict[str, Any]] = []
         self.truncated = False
         self.columns: dict[int, tuple[array[Any], ...]] = {}
 
@@ -149,12 +149,12 @@ class SimulationResult:
     def __init__(
         self,
         *,
-        config: dict[str, object],
+        config: dict[str, Any],
         summary: dict[str, Any],
         requests: list[dict[str, Any]],
-        timeline: list[dict[str, object]],
+        timeline: list[dict[str, Any]],
         timeline_truncated: bool,
-        kv_series: list[dict[str, object]],
+        kv_series: list[dict[str, Any]],
         token_times: dict[int, list[float]],
     ) -> None:
         self.config = config
@@ -287,7 +287,7 @@ class SimulationResult:
         met = sum(1 for r in records if r["meets_slo"])
         busy = compute = mem_time = used_area = stored_area = 0.0
         steps = decode_steps = decode_rows = 0
-        series: list[dict[str, object]] = []
+        series: list[dict[str, Any]] = []
         peak_used = 0
         for inst, role in zip(instances, roles, strict=True):
             start, dt, dec, _pre, used, stored, comp, memt = log.columns[inst.index]
@@ -333,7 +333,7 @@ class SimulationResult:
             "kv_waste_fraction": 1.0 - stored_area / used_area if used_area else 0.0,
             "instances": len(instances),
         }
-        config: dict[str, object] = {
+        config: dict[str, Any] = {
             "model": setup.model.key,
             "gpu": setup.gpu.key,
             "precision": setup.precision,
@@ -359,7 +359,7 @@ class SimulationResult:
 
 def _series(
     index: int, role: str, start: array[Any], dt: array[Any], used: array[Any], stored: array[Any]
-) -> dict[str, object]:
+) -> dict[str, Any]:
     """KV memory of one instance over time, at most SERIES_POINTS points (each bucket's largest value)."""
     n = len(dt)
     size = max(1, -(-n // SERIES_POINTS))
