@@ -35,7 +35,7 @@ def npm_assets(session: nox.Session) -> None:
     """
     if shutil.which("npm") is None:
         session.install(*nox.project.dependency_groups(PYPROJECT, "node"))
-    session.run("python", "-m", "course.frontend_assets", env=ENV)
+    session.run("python", "-m", "course.widgets.runtime", env=ENV)
 
 
 @nox.session
@@ -100,21 +100,21 @@ def benchmark(session: nox.Session) -> None:
     """
     install(session, "test")
     npm_assets(session)
-    session.run("python", "-m", "course.benchmark", *session.posargs, env=ENV)
+    session.run("python", "-m", "course.benchmarks", *session.posargs, env=ENV)
 
 
 @nox.session(default=False)
 def check(session: nox.Session) -> None:
     """Check lessons in seconds, without building the site: every problem with file, line and fix."""
     install(session)
-    session.run("python", "-m", "course.check", *session.posargs, env=ENV)
+    session.run("python", "-m", "course.lesson_format.check", *session.posargs, env=ENV)
 
 
 @nox.session(default=False)
 def new_lesson(session: nox.Session) -> None:
     """Start a lesson from the template, last in its track: ``new_lesson -- "My title" --track inference``."""
     install(session)
-    session.run("python", "-m", "course.scaffold", *session.posargs, env=ENV)
+    session.run("python", "-m", "course.lesson_format.scaffold", *session.posargs, env=ENV)
 
 
 @nox.session(default=False)

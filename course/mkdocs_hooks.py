@@ -21,19 +21,19 @@ def on_config(config: Any) -> Any:
     project = str(Path(__file__).resolve().parent.parent)
     if project not in sys.path:
         sys.path.insert(0, project)  # the project, when it is not installed
-    from course.pages import purge_project_modules
+    from course.lesson_format.pages import purge_project_modules
 
     purge_project_modules()  # pick up edited calculators and extensions on each serve rebuild
-    from course.lessons import load_course
-    from course.validation import block_validators
+    from course.lesson_format.lessons import load_course
+    from course.lesson_format.validation import block_validators
 
     course = load_course(config.docs_dir)
     _BUILD.clear()
     _BUILD.update(
         course=course, problems=list(course.problems), validators=block_validators(config.markdown_extensions)
     )
-    config.mdx_configs.setdefault("course.markdown.lesson_list", {})["docs_dir"] = config.docs_dir
-    from course.notebooks import configure_execution_cache, load_notebooks
+    config.mdx_configs.setdefault("course.lesson_lists.extension", {})["docs_dir"] = config.docs_dir
+    from course.notebooks.lesson_notebooks import configure_execution_cache, load_notebooks
 
     notebooks, notebook_problems = load_notebooks(config.docs_dir, course)
     _BUILD.update(notebooks=notebooks, notebook_dirs={}, docs_dir=config.docs_dir)  # dirs: see on_files
@@ -43,8 +43,8 @@ def on_config(config: Any) -> Any:
 
 
 def on_files(files: Any, config: Any) -> Any:
-    from course.navigation import build_nav
-    from course.notebooks import nav_companions, notebook_page_folders
+    from course.lesson_format.navigation import build_nav
+    from course.notebooks.lesson_notebooks import nav_companions, notebook_page_folders
 
     companions = nav_companions(_BUILD["notebooks"], _BUILD["course"])
     config.nav = build_nav(_BUILD["course"], [f.src_uri for f in files.documentation_pages()], companions)
@@ -53,7 +53,7 @@ def on_files(files: Any, config: Any) -> Any:
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
-    from course.pages import prepare_page
+    from course.lesson_format.pages import prepare_page
 
     source = Path(page.file.abs_src_path).read_text(encoding="utf-8") if page.file.abs_src_path else markdown
     markdown, problems = prepare_page(
@@ -66,7 +66,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
 def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
     from mkdocs.utils import get_relative_url
 
-    from course.notebooks import notebook_page_content
+    from course.notebooks.lesson_notebooks import notebook_page_content
 
     def lesson_link(path: str) -> str:
         return get_relative_url(files.get_file_from_path(path).url, page.url)
@@ -77,7 +77,7 @@ def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
 def on_env(env: Any, config: Any, files: Any) -> Any:
     from mkdocs.exceptions import PluginError
 
-    from course.problems import LessonProblems
+    from course.lesson_format.problems import LessonProblems
 
     if _BUILD.get("problems"):
         raise PluginError(str(LessonProblems(_BUILD["problems"])))
@@ -87,19 +87,19 @@ def on_env(env: Any, config: Any, files: Any) -> Any:
 def on_build_error(error: Exception) -> None:
     import logging
 
-    from course.notebooks import describe_cell_failure
+    from course.notebooks.lesson_notebooks import describe_cell_failure
 
     if _BUILD.get("docs_dir") and (message := describe_cell_failure(error, _BUILD["docs_dir"])):
         logging.getLogger("mkdocs.hooks.notebooks").error(message)
 
 
 def on_post_build(config: Any) -> None:
-    from course.frontend_assets import install_into_site
+    from course.widgets.runtime import install_into_site
 
     install_into_site(config.site_dir)  # Pyodide, the calculators archive and Vega for the widgets
-    from course.chart_assets import copy_into
+    from course.charts.assets import copy_into
 
     copy_into(config.site_dir)  # the pinned Vega runtime and the chart specs the pages reference
-    from course.notebooks import write_downloads
+    from course.notebooks.lesson_notebooks import write_downloads
 
     write_downloads(_BUILD["notebooks"], config.docs_dir, _BUILD["notebook_dirs"])  # the notebooks as .ipynb

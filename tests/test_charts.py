@@ -21,9 +21,9 @@ import vl_convert
 from calculators import Scenario, ridge_point
 from calculators.charts import CHARTS, ChartError, build_chart, chart_data
 from calculators.charts.render import render_course_chart, render_spec, tidy_svg
-from course import chart_assets
-from course.chart_markup import altair_chart_html, figure_html
-from course.markdown.charts import find_problems, parse_block, render_block
+from course.charts import assets as chart_assets
+from course.charts.extension import find_problems, parse_block, render_block
+from course.charts.markup import altair_chart_html, figure_html
 
 SNAPSHOTS = Path(__file__).parent / "snapshots" / "charts"
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
@@ -217,8 +217,8 @@ def test_parse_block_normalises_caption() -> None:
 def test_fence_works_in_plain_python_markdown(tmp_path: Path) -> None:
     import markdown
 
-    md = markdown.Markdown(extensions=["course.markdown.charts"], extension_configs={
-        "course.markdown.charts": {"cache_dir": str(tmp_path)}})  # fmt: skip
+    md = markdown.Markdown(extensions=["course.charts.extension"], extension_configs={
+        "course.charts.extension": {"cache_dir": str(tmp_path)}})  # fmt: skip
     html = md.convert("Text.\n\n```chart\nname: request-timeline\ncaption: One request.\n```\n")
     assert '<figure class="rp-chart" data-rp-chart="request-timeline"' in html
     assert list(tmp_path.glob("*.svg")), "rendered into the configured cache folder"

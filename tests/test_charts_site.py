@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import vl_convert
 
-from course import chart_assets
+from course.charts import assets as chart_assets
 
 LESSON = "inference/prefill-vs-decode/"
 FIGURE = re.compile(

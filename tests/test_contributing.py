@@ -1,7 +1,7 @@
-"""Contributing a lesson: the scaffold, ``python -m course.check``, the author reference, the guide.
+"""Contributing a lesson: the scaffold, the lesson check and the guide (the author reference has its own).
 
-The broken-lesson and broken-quiz expectations are imported from their own tests, so ``course.check`` is held
-to exactly the messages the site build gives.
+The broken-lesson and broken-quiz expectations are imported from their own tests, so
+``course.lesson_format.check`` is held to exactly the messages the site build gives.
 """
 
 from __future__ import annotations
@@ -18,16 +18,12 @@ from test_site_broken_lessons import CHART_FIXTURES
 from test_site_broken_lessons import EXPECTED as LESSON_EXPECTED
 from test_site_broken_lessons import FIXTURES as LESSON_FIXTURES
 
-from calculators.charts import CHARTS
-from calculators.hardware import GPUS
-from calculators.models import MODELS
-from course import check as course_check
-from course.lessons import load_course
-from course.navigation import build_nav, reading_order
-from course.reference import QUANTITY_SOURCES, SECTIONS, quantities, section_markdown
-from course.scaffold import TEMPLATE, ScaffoldError, create_lesson, lesson_id_from_title
-from course.site_config import write_derived_config
-from course.validation import DEFAULT_BLOCK_MODULES, block_validators, validate_page
+from course.lesson_format import check as course_check
+from course.lesson_format.lessons import load_course
+from course.lesson_format.navigation import build_nav, reading_order
+from course.lesson_format.scaffold import TEMPLATE, ScaffoldError, create_lesson, lesson_id_from_title
+from course.lesson_format.site_config import write_derived_config
+from course.lesson_format.validation import DEFAULT_BLOCK_MODULES, block_validators, validate_page
 
 SETTINGS = course_check.read_settings(ROOT / "mkdocs.yml")
 
@@ -121,7 +117,7 @@ def test_scaffold_needs_an_id_it_can_make() -> None:
 def test_scaffold_command_line_reports_errors_without_a_traceback(
     docs: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from course.scaffold import main
+    from course.lesson_format.scaffold import main
 
     assert main(["???", "--track", "inference", "--docs", str(docs)]) == 2
     assert "give one with --id" in capsys.readouterr().err
@@ -154,7 +150,7 @@ def test_scaffolded_lesson_builds_and_renders_each_block(tmp_path: Path, docs: P
     assert "rp-number--error" not in page
 
 
-# ---------------------------------------------------------------------------------------------- course.check
+# ------------------------------------------------------------------------------ course.lesson_format.check
 def _output(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
     status = course_check.main(argv)
     return status, capsys.readouterr().out
@@ -183,7 +179,7 @@ def test_check_reports_every_broken_lesson_with_line_field_message_and_fix(
         assert all(words in report.split("  fix:")[1] for words in fix_words), report
     for file, words in CHART_FIXTURES.items():
         assert any(w in out.split(f"{prefix}{file}:", 1)[1].split("\n\n", 1)[0] for w in words)
-    assert re.search(r"course\.check: \d+ problems in \d+ files", out)
+    assert re.search(r"course\.lesson_format\.check: \d+ problems in \d+ files", out)
 
 
 def test_check_reports_every_broken_quiz_with_its_line_and_message(
@@ -212,52 +208,8 @@ def test_check_of_one_file_still_sees_the_other_lessons(docs: Path) -> None:
 
 def test_check_uses_the_extensions_mkdocs_enables() -> None:
     assert set(DEFAULT_BLOCK_MODULES) <= set(SETTINGS.block_modules)
-    assert "course.markdown.author_reference" in SETTINGS.block_modules
+    assert "course.author_reference.extension" in SETTINGS.block_modules
     assert SETTINGS.docs_dir == ROOT / "docs"
-
-
-# ----------------------------------------------------------------------------------------------- reference
-def test_reference_lists_every_preset_chart_parameter_and_unit() -> None:
-    presets = section_markdown("gpu-presets") + section_markdown("model-presets")
-    for key in [*GPUS, *MODELS]:
-        assert f"| `{key}` |" in presets
-        assert f"- `{key}`: " in presets  # its source
-    charts = section_markdown("charts")
-    for kind in CHARTS.values():
-        assert f"### `{kind.name}`" in charts
-        for param in kind.params:
-            assert f"| `{param.name}` |" in charts
-
-
-def test_reference_quantities_follow_the_code_and_evaluate() -> None:
-    from calculators.scenario import Scenario
-
-    names = {q.name for q in quantities(Scenario, "Scenario()")}
-    public = {n for n in vars(Scenario) if not n.startswith("_")}
-    assert names == public
-    timing = {q.name: q for q in quantities(*QUANTITY_SOURCES["request-timing"])}
-    assert timing["time_to_first_token_s"].insertion == (
-        "{{ Scenario().request(2000, 256).time_to_first_token_s | ms }}"
-    )
-    assert timing["time_to_first_token_s"].shown == "32.3 ms"
-    for name in SECTIONS:
-        assert section_markdown(name).strip()
-
-
-def test_reference_block_reports_an_unknown_section_with_its_line() -> None:
-    from course.markdown.author_reference import find_problems
-
-    problems = find_problems("# Page\n\n```reference\nsection: gpus\n```\n", "contributing/reference.md")
-    assert [(p.line, p.field) for p in problems] == [(3, "reference block")]
-    assert "unknown section 'gpus'" in problems[0].message
-
-
-@pytest.mark.site
-def test_built_reference_page_lists_every_preset_and_every_chart(built_site: Path) -> None:
-    page = (built_site / "contributing" / "reference" / "index.html").read_text(encoding="utf-8")
-    for key in [*GPUS, *MODELS, *CHARTS]:
-        assert f"<code>{key}</code>" in page
-    assert "989 TFLOP/s" in page  # values are computed, not typed
 
 
 # ------------------------------------------------------------------------------------------------- guide

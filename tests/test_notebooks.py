@@ -17,11 +17,9 @@ from conftest import build_site
 
 from calculators import Scenario, format_value
 from calculators.charts.notebook_tables import format_cell, table_markdown
-from course.external_loads import html_loads, js_loads
-from course.lessons import load_course
-from course.navigation import build_nav, reading_order
-from course.notebook_renderer import with_course_style
-from course.notebooks import (
+from course.lesson_format.lessons import load_course
+from course.lesson_format.navigation import build_nav, reading_order
+from course.notebooks.lesson_notebooks import (
     Notebook,
     describe_cell_failure,
     execution_cache_dir,
@@ -31,6 +29,8 @@ from course.notebooks import (
     outputs_fingerprint,
     parse_notebook,
 )
+from course.notebooks.renderer import with_course_style
+from course.safety.external_loads import html_loads, js_loads
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -21,7 +21,7 @@ from conftest import ROOT, build_site
 from pypdf import PdfReader
 from pypdf.generic import ContentStream
 
-from course.lessons import load_course
+from course.lesson_format.lessons import load_course
 from course.pdf.combine import (
     PRINT_DESCRIPTION,
     Chapter,

@@ -11,7 +11,7 @@ from pathlib import Path
 import markdown
 import pytest
 
-from course.markdown.quiz import find_problems
+from course.quiz.extension import find_problems
 
 FIXTURES = Path(__file__).parent / "fixtures" / "broken_quizzes"
 
@@ -66,7 +66,7 @@ def test_broken_quiz_is_reported_with_file_line_question_and_message(name: str) 
 def test_broken_quiz_page_shows_its_problems_instead_of_a_quiz(name: str) -> None:
     html = markdown.markdown(
         (FIXTURES / name).read_text(encoding="utf-8"),
-        extensions=["pymdownx.superfences", "course.markdown.quiz"],
+        extensions=["pymdownx.superfences", "course.quiz.extension"],
     )
     if name == "duplicate-id.md":  # each block is sound alone; only the page-wide check sees the repeat
         assert html.count('class="rp-quiz"') == 2

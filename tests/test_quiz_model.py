@@ -9,9 +9,9 @@ import markdown
 import pytest
 
 from calculators import Scenario, ridge_point
-from course.markdown.quiz import find_problems
-from course.quiz_html import inline_renderer, render_quiz
-from course.quiz_model import (
+from course.quiz.extension import find_problems
+from course.quiz.html import inline_renderer, render_quiz
+from course.quiz.model import (
     ChoiceQuestion,
     NumericQuestion,
     Tolerance,
@@ -236,11 +236,11 @@ def test_rendered_quiz_carries_controls_answers_and_the_key() -> None:
 
 def test_extension_renders_the_fence_inside_a_page() -> None:
     page = "Intro.\n\n```quiz\n" + GOOD + "```\n\n```python\nprint(1)\n```\n"
-    html = markdown.markdown(page, extensions=["pymdownx.superfences", "course.markdown.quiz"])
+    html = markdown.markdown(page, extensions=["pymdownx.superfences", "course.quiz.extension"])
     assert html.count('class="rp-quiz"') == 1
     assert "print" in html  # other fences are untouched
 
 
 def test_extension_loads_superfences_itself_when_missing() -> None:
-    html = markdown.markdown("```quiz\n" + GOOD + "```\n", extensions=["course.markdown.quiz"])
+    html = markdown.markdown("```quiz\n" + GOOD + "```\n", extensions=["course.quiz.extension"])
     assert 'class="rp-quiz"' in html

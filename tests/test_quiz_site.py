@@ -11,7 +11,7 @@ import pytest
 from conftest import build_site
 
 from calculators.units import UNITS
-from course.quiz_model import NumericQuestion, find_quiz_fences, parse_quiz
+from course.quiz.model import NumericQuestion, find_quiz_fences, parse_quiz
 
 pytestmark = pytest.mark.site
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import build_site
 
-from course.problems import Problem
-from course.site_config import write_derived_config
-from course.validation import validate_docs
+from course.lesson_format.problems import Problem
+from course.lesson_format.site_config import write_derived_config
+from course.lesson_format.validation import validate_docs
 
 FIXTURES = Path(__file__).parent / "fixtures" / "broken_lessons"
 
@@ -76,7 +76,7 @@ EXPECTED: dict[str, tuple[str, int | None, tuple[str, ...], tuple[str, ...]]] = 
     "foundations/unknown-field.md": ("difficulty", 8, ("not a lesson field",), ("remove it",)),
     "foundations/too-many-takeaways.md": ("takeaways", 6, ("1 to 6", "got 7"), ("few ideas",)),
 }
-# Chart checks belong to course.markdown.charts; these fixtures wait for its find_problems.
+# Chart checks belong to course.charts.extension; these fixtures wait for its find_problems.
 CHART_FIXTURES = {
     "foundations/unknown-chart.md": ("no-such-chart",),
     "foundations/bad-chart-parameter.md": ("no-such-gpu",),
@@ -110,8 +110,8 @@ def test_each_broken_lesson_gets_its_clear_message(problems: list[Problem], file
 
 @pytest.mark.parametrize("file", sorted(CHART_FIXTURES))
 def test_broken_charts_get_a_message(problems: list[Problem], file: str) -> None:
-    if not callable(getattr(importlib.import_module("course.markdown.charts"), "find_problems", None)):
-        pytest.skip("course.markdown.charts has no find_problems yet")
+    if not callable(getattr(importlib.import_module("course.charts.extension"), "find_problems", None)):
+        pytest.skip("course.charts.extension has no find_problems yet")
     found = " ".join(str(p) for p in _problems_of(problems, file))
     for words in CHART_FIXTURES[file]:
         assert words in found

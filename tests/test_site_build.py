@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from calculators import UNITS, evaluate_number, format_value
-from course.external_loads import find_external_loads, html_loads
-from course.lessons import load_course
-from course.markdown.numbers import Tolerance, stated_value
-from course.navigation import build_nav, reading_order
+from course.lesson_format.lessons import load_course
+from course.lesson_format.navigation import build_nav, reading_order
+from course.numbers.extension import Tolerance, stated_value
+from course.safety.external_loads import find_external_loads, html_loads
 
 pytestmark = pytest.mark.site
 ROOT = Path(__file__).resolve().parent.parent

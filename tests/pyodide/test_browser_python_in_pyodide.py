@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from calculators.browser import handle
-from course.frontend_assets import ROOT, ensure_npm_packages
-from course.widget_package import widget_package
+from course.widgets.package import widget_package
+from course.widgets.runtime import ROOT, ensure_npm_packages
 
 pytestmark = pytest.mark.pyodide
 

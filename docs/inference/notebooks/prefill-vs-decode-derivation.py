@@ -33,7 +33,7 @@ import altair as alt
 from calculators import GPUS, MODELS, Scenario, format_value, get_gpu, get_model, ridge_point
 from calculators.charts.data import short_gpu_name
 from calculators.charts.notebook_tables import markdown_table
-from course.notebook_renderer import enable_course_charts
+from course.notebooks.renderer import enable_course_charts
 
 enable_course_charts()  # charts below use the course's own markup: a static SVG, interactive on demand
 

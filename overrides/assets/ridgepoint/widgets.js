@@ -331,7 +331,7 @@
           if (this.root.isConnected) writeURLState(this.name, state, this.defaults);
         }, URL_DELAY_MS);
       }
-      // The timings feed the benchmark (course/widget_benchmark.py): where a slider move's time goes.
+      // The timings feed the benchmark (course/widgets/benchmark.py): where a slider move's time goes.
       const timings = { python: answer.pythonMs, roundTrip: answered - asked, render: performance.now() - answered };
       this.root.dispatchEvent(new CustomEvent("ridgepoint:rendered", { detail: { result: answer.result, timings } }));
     }

@@ -1,0 +1,249 @@
+"""What the course's features cost: build time and page weight against the same pages on plain Material.
+
+``python -m course.benchmarks`` (the ``benchmark`` nox session) builds the course twice (cold: fresh
+process and empty chart cache; warm: again, with the cache filled), then builds the same pages with our
+blocks stripped on plain Material (no hook, no extensions, no extra CSS or JS) the same two ways, and prints
+the times and their ratios. It then measures the bytes a lesson page loads before the reader interacts,
+served over HTTP in headless Chromium (every response until the network is idle), for both sites.
+
+Targets (issue 3): warm build at most 1.3x plain, lesson page at most 1.25x plain. They are printed, never
+asserted: a timing depends on the machine. Others add figures with :func:`register` (a name and a function
+taking the :class:`Sites` and returning ``(label, value)`` rows).
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import http.server
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from course.lesson_format.lessons import load_course
+from course.lesson_format.site_config import read_site_config
+from course.numbers.extension import NUMBER_RE, evaluate_reference, parse_number
+
+ROOT = Path(__file__).resolve().parents[2]
+STRIPPED_FENCES = ("chart", "quiz", "widget", "lessons")
+PLAIN_EXTENSIONS = [
+    "toc",
+    "admonition",
+    "attr_list",
+    "md_in_html",
+    "tables",
+    "footnotes",
+    "pymdownx.details",
+    "pymdownx.highlight",
+    "pymdownx.inlinehilite",
+    "pymdownx.superfences",
+]
+FENCE_BLOCK_RE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<name>[\w.-]+)[^\n]*\n"
+    r".*?^(?P=indent)(?P=fence)[ \t]*$\n?",
+    re.MULTILINE | re.DOTALL,
+)
+
+
+@dataclass
+class Build:
+    """One build of a site: where it went and how long it took."""
+
+    site_dir: Path
+    seconds: float
+
+
+@dataclass
+class Sites:
+    """The four builds the figures compare."""
+
+    course_cold: Build
+    course_warm: Build
+    plain_cold: Build
+    plain_warm: Build
+    lesson_pages: list[str]  # site-relative URLs of the lessons, e.g. "inference/prefill-vs-decode/"
+
+
+Figure = Callable[[Sites], list[tuple[str, str]]]
+FIGURES: dict[str, Figure] = {}
+
+
+def register(name: str) -> Callable[[Figure], Figure]:
+    """Add a figure to the printout (a widget's start-up time, a notebook page's weight ...)."""
+
+    def add(function: Figure) -> Figure:
+        FIGURES[name] = function
+        return function
+
+    return add
+
+
+# ----------------------------------------------------------------------------------------------- stripping
+def strip_blocks(markdown: str) -> str:
+    """A lesson as plain Material would show it: our fences removed, numbers as plain text."""
+    text = FENCE_BLOCK_RE.sub(lambda m: "" if m.group("name") in STRIPPED_FENCES else m.group(0), markdown)
+
+    def plain_number(match: re.Match[str]) -> str:
+        try:
+            return evaluate_reference(parse_number(match.group("body"))).text
+        except ValueError:
+            return match.group(0)
+
+    return NUMBER_RE.sub(plain_number, text)
+
+
+def write_plain_site(destination: Path) -> Path:
+    """Copy docs/ with blocks stripped, and a plain Material config for it; returns the config path."""
+    docs = destination / "docs"
+    shutil.copytree(ROOT / "docs", docs, ignore=shutil.ignore_patterns("notebooks", "*.py", "*.ipynb"))
+    for page in docs.rglob("*.md"):
+        page.write_text(strip_blocks(page.read_text(encoding="utf-8")), encoding="utf-8")
+    real = read_site_config()
+    theme = {key: value for key, value in real["theme"].items() if key != "custom_dir"}
+    config = {
+        "site_name": real["site_name"],
+        "site_url": real.get("site_url"),
+        "repo_url": real.get("repo_url"),
+        "edit_uri": real.get("edit_uri"),
+        "docs_dir": str(docs),
+        "exclude_docs": real.get("exclude_docs", ""),
+        "theme": theme,
+        "plugins": ["search"],
+        "markdown_extensions": PLAIN_EXTENSIONS,
+    }
+    path = destination / "mkdocs-plain.yml"
+    path.write_text(yaml.safe_dump(config, sort_keys=False), encoding="utf-8")
+    return path
+
+
+# -------------------------------------------------------------------------------------------------- builds
+def timed_build(config: Path, site_dir: Path, env: dict[str, str], caches: Path) -> Build:
+    """Build in a fresh process (so that imports count, as they do for a reader's first build).
+
+    ``caches`` holds the build caches (rendered charts, executed notebooks): a new, empty one makes a cold
+    build. The build runs from the project root, where the config's relative paths point.
+    """
+    caches.mkdir(parents=True, exist_ok=True)
+    env = {
+        **env,
+        "RIDGEPOINT_CHART_CACHE": str(caches / "charts"),
+        "RIDGEPOINT_NOTEBOOK_CACHE": str(caches / "mkdocs-jupyter"),
+    }
+    start = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config), "-d", str(site_dir)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        raise RuntimeError(f"build of {config} failed:\n{result.stdout}\n{result.stderr}")
+    return Build(site_dir, seconds)
+
+
+def build_all(work: Path) -> Sites:
+    env = {key: value for key, value in os.environ.items() if not key.startswith("RIDGEPOINT_")}
+    env["NO_MKDOCS_2_WARNING"] = "1"
+    course_cold = timed_build(ROOT / "mkdocs.yml", work / "course-cold", env, work / "course-caches")
+    course_warm = timed_build(ROOT / "mkdocs.yml", work / "course-warm", env, work / "course-caches")
+    plain_config = write_plain_site(work / "plain")
+    plain_cold = timed_build(plain_config, work / "plain-cold", env, work / "plain-caches")
+    plain_warm = timed_build(plain_config, work / "plain-warm", env, work / "plain-caches")
+    lessons = [lesson.path.removesuffix(".md") + "/" for lesson in load_course(ROOT / "docs").lessons]
+    return Sites(course_cold, course_warm, plain_cold, plain_warm, lessons)
+
+
+# ------------------------------------------------------------------------------------------- page weight
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def serve(site_dir: Path) -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_Quiet, directory=str(site_dir))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+
+
+@dataclass(frozen=True)
+class PageWeight:
+    """Bytes a page loads before the reader interacts: as served here, and gzip-compressed.
+
+    Python's test server sends files uncompressed; static hosts (GitHub Pages, Netlify, nginx) compress text,
+    so the gzip figure is closer to what a reader downloads. Both are printed.
+    """
+
+    raw: int
+    gzip: int
+
+
+def bytes_before_interaction(site_dir: Path, page: str) -> PageWeight:
+    """Every response a page triggers until the network is idle (no scroll, hover or typing)."""
+    from playwright.sync_api import sync_playwright
+
+    from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
+
+    bodies: list[bytes] = []
+    with serve(site_dir) as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        tab = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        tab.on("response", lambda response: bodies.append(response.body() if response.ok else b""))
+        tab.goto(base + page, wait_until="networkidle")
+        browser.close()
+    return PageWeight(sum(map(len, bodies)), sum(len(gzip.compress(body, 6)) for body in bodies))
+
+
+def _weight(course: int, plain: int) -> str:
+    return f"{course / 1e3:,.0f} kB / {plain / 1e3:,.0f} kB = {_ratio(course, plain)}"
+
+
+def _ratio(course: float, plain: float) -> str:
+    return f"{course / plain:.2f}x" if plain else "n/a"
+
+
+@register("build time")
+def build_figures(sites: Sites) -> list[tuple[str, str]]:
+    return [
+        (
+            "cold build: course / plain",
+            f"{sites.course_cold.seconds:.1f} s / {sites.plain_cold.seconds:.1f} s = "
+            f"{_ratio(sites.course_cold.seconds, sites.plain_cold.seconds)}",
+        ),
+        (
+            "warm build: course / plain (target <= 1.3x)",
+            f"{sites.course_warm.seconds:.1f} s / "
+            f"{sites.plain_warm.seconds:.1f} s = "
+            f"{_ratio(sites.course_warm.seconds, sites.plain_warm.seconds)}",
+        ),
+    ]
+
+
+@register("lesson page weight before interaction")
+def weight_figures(sites: Sites) -> list[tuple[str, str]]:
+    rows = []
+    for page in sites.lesson_pages:
+        course = bytes_before_interaction(sites.course_warm.site_dir, page)
+        plain = bytes_before_interaction(sites.plain_warm.site_dir, page)
+        rows.append((f"{page} as served (target <= 1.25x)", _weight(course.raw, plain.raw)))
+        rows.append((f"{page} gzip-compressed, as hosts send it", _weight(course.gzip, plain.gzip)))
+    return rows

@@ -1,0 +1,181 @@
+"""The charts' browser side: the pinned Vega runtime and the spec files, copied into the built site.
+
+The runtime is vl-convert's own bundle of Vega, Vega-Lite and vega-embed (``vl_convert.javascript_bundle()``,
+about 0.9 MB), the same code that renders the static SVGs at build, so the interactive chart draws exactly
+what the static one shows. It is made locally (no network), checked against the SHA-256 recorded in
+``course/charts/vega-runtime.lock.json``, and copied under a name that includes that hash, so a browser cache
+can keep it forever. The page asks the browser to check the same hash (Subresource Integrity).
+
+If vl-convert is upgraded, the bundle changes and the build stops with instructions: look at the new versions,
+then run ``python -m course.charts.assets --pin`` and commit the lock file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import importlib.metadata
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+from calculators.charts.render import _write_atomically, default_cache_dir
+
+LOCK_FILE = Path(__file__).with_name("vega-runtime.lock.json")
+SITE_FOLDER = "assets/ridgepoint"  # where charts.js lives in the site; runtime and specs are resolved from it
+RUNTIME_FOLDER = "vega"
+SPEC_FOLDER = "charts"
+FIGURE_TAG = re.compile(r"<figure\b[^>]*\bdata-rp-spec=\"[0-9a-f]{24}\"[^>]*>")
+SPEC_REFERENCE = re.compile(r'data-rp-spec="([0-9a-f]{24})"')
+
+
+class RuntimeMismatch(RuntimeError):
+    """The Vega runtime made here is not the pinned one (vl-convert was upgraded or the lock file edited)."""
+
+
+@dataclass(frozen=True)
+class RuntimePin:
+    """What the lock file records about the runtime."""
+
+    file: str  # file name in the site, e.g. "vega-runtime-3425bd951a44.js"
+    sha256: str  # hex digest of the file's bytes
+    size: int
+    vl_convert: str  # vl-convert-python version that produced it
+    libraries: dict[str, str]
+
+    @property
+    def integrity(self) -> str:
+        """The Subresource Integrity value for the ``<script>`` that loads it."""
+        return "sha256-" + base64.b64encode(bytes.fromhex(self.sha256)).decode("ascii")
+
+    @property
+    def site_path(self) -> str:
+        """Path relative to charts.js (``SITE_FOLDER``)."""
+        return f"{RUNTIME_FOLDER}/{self.file}"
+
+
+@cache
+def runtime_pin() -> RuntimePin:
+    """The pinned runtime, read once from the committed lock file."""
+    record = json.loads(LOCK_FILE.read_text(encoding="utf-8"))
+    return RuntimePin(
+        record["file"], record["sha256"], record["size"], record["vl_convert"], record["libraries"]
+    )
+
+
+def _generate() -> tuple[bytes, dict[str, str]]:
+    import vl_convert
+
+    libraries = {
+        "vega": vl_convert.get_vega_version(),
+        "vega-lite": vl_convert.get_vegalite_versions()[-1],
+        "vega-embed": vl_convert.get_vega_embed_version(),
+    }
+    return vl_convert.javascript_bundle().encode("utf-8"), libraries
+
+
+def runtime_bytes(cache_dir: Path | None = None) -> bytes:
+    """The runtime's bytes, verified against the pin; generated once (about a second) and then cached."""
+    pin = runtime_pin()
+    cached = (cache_dir if cache_dir is not None else default_cache_dir()) / RUNTIME_FOLDER / pin.file
+    if cached.exists():
+        content = cached.read_bytes()
+        if hashlib.sha256(content).hexdigest() == pin.sha256:
+            return content
+    content, _ = _generate()
+    digest = hashlib.sha256(content).hexdigest()
+    if digest != pin.sha256:
+        installed = importlib.metadata.version("vl-convert-python")
+        raise RuntimeMismatch(
+            f"the Vega runtime from vl-convert-python {installed} has SHA-256 {digest}, but "
+            f"{LOCK_FILE.name} pins {pin.sha256} (made by vl-convert-python {pin.vl_convert}). "
+            "Fix: install the pinned vl-convert-python, or review the upgrade and run "
+            "`python -m course.charts.assets --pin`, then commit course/charts/vega-runtime.lock.json"
+        )
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_bytes(content)
+    return content
+
+
+def referenced_specs(site_dir: Path) -> set[str]:
+    """Spec keys that the built pages' charts fetch (``data-rp-spec``).
+
+    A figure that carries its spec inline (``data-rp-spec-inline``: notebook pages, whose HTML mkdocs-jupyter
+    caches apart from the chart cache) needs no file, so an emptied chart cache cannot break the build.
+    """
+    keys: set[str] = set()
+    for page in site_dir.rglob("*.html"):
+        for tag in FIGURE_TAG.findall(page.read_text(encoding="utf-8", errors="replace")):
+            if "data-rp-spec-inline" not in tag:
+                keys.update(SPEC_REFERENCE.findall(tag))
+    return keys
+
+
+def copy_into(site_dir: str | Path, cache_dir: Path | None = None) -> list[Path]:
+    """Copy the verified runtime and every spec the built pages reference into ``site_dir``; return the files.
+
+    Called once after the build (MkDocs ``on_post_build``). A spec missing from the cache is an error: the
+    page would show a chart that can never become interactive.
+    """
+    site = Path(site_dir)
+    folder = cache_dir if cache_dir is not None else default_cache_dir()
+    target = site / SITE_FOLDER
+    written = []
+    runtime = target / runtime_pin().site_path
+    runtime.parent.mkdir(parents=True, exist_ok=True)
+    runtime.write_bytes(runtime_bytes(folder))
+    written.append(runtime)
+    for key in sorted(referenced_specs(site)):
+        source = folder / f"{key}.vl.json"
+        if not source.exists():
+            raise FileNotFoundError(
+                f"chart spec {key} is referenced by a page but missing from {folder}; "
+                "Fix: rebuild without deleting the chart cache during the build"
+            )
+        destination = target / SPEC_FOLDER / f"{key}.json"
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, destination)
+        written.append(destination)
+    return written
+
+
+def pin() -> RuntimePin:
+    """Record the runtime that the installed vl-convert makes (run after reviewing an upgrade)."""
+    content, libraries = _generate()
+    digest = hashlib.sha256(content).hexdigest()
+    record = {
+        "source": "vl_convert.javascript_bundle() (Vega, Vega-Lite and vega-embed, bundled by vl-convert)",
+        "file": f"vega-runtime-{digest[:12]}.js",
+        "sha256": digest,
+        "size": len(content),
+        "vl_convert": importlib.metadata.version("vl-convert-python"),
+        "libraries": libraries,
+        "note": "globals vega and vegaLite are not usable from this bundle: use vegaEmbed and the view API",
+    }
+    _write_atomically(LOCK_FILE, json.dumps(record, indent=2) + "\n")
+    runtime_pin.cache_clear()
+    return runtime_pin()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m course.charts.assets", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument(
+        "--pin", action="store_true", help="record the runtime the installed vl-convert makes"
+    )
+    parser.add_argument("--check", action="store_true", help="verify the runtime against the lock file")
+    args = parser.parse_args(argv)
+    if args.pin:
+        print(f"pinned {pin()}")
+    if args.check or not args.pin:
+        runtime_bytes()
+        print(f"ok: {runtime_pin().file} matches {LOCK_FILE}")
+
+
+if __name__ == "__main__":
+    main()

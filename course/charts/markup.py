@@ -1,0 +1,135 @@
+"""The HTML of a chart on a page: static SVG first, caption and data table always, interactive on demand.
+
+The same markup serves lesson chart blocks, widgets' default state and notebook outputs, so a chart looks and
+behaves the same everywhere: readers without JavaScript, and the PDF, get the SVG, the caption and the table;
+``charts.js`` turns the figure into a live Vega view (tooltips) when the reader hovers, focuses or taps it,
+loading the runtime only then.
+
+Two ways to give the browser the spec: by key (``data-rp-spec``; the file is copied into the site after the
+build by :func:`course.charts.assets.copy_into`, so the spec costs no bytes until the reader interacts), or
+inline (a ``<script type="application/json">``, for notebook outputs rendered in another process).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from calculators.charts.render import RenderedChart, render_spec
+from course.charts.assets import runtime_pin
+
+MAX_TABLE_ROWS = 60  # beyond this a data table stops being a useful text alternative
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        return f"{value:,.4g}" if abs(value) < 1e15 else f"{value:.4g}"
+    return str(value)
+
+
+def table_html(columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain HTML table (Material styles and scroll-wraps it)."""
+    head = "".join(f"<th>{escape(str(column))}</th>" for column in columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(_cell(cell))}</td>" for cell in row) + "</tr>" for row in rows
+    )
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def figure_html(
+    rendered: RenderedChart,
+    *,
+    caption: str,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    chart: str = "altair",
+    inline_spec: bool = False,
+    note: str = "",
+) -> str:
+    """The figure for one rendered chart. ``chart`` names it (CSS, tests); ``note`` follows the table."""
+    pin = runtime_pin()
+    label = escape(caption, quote=True)
+    spec = ""
+    if inline_spec:
+        spec = '<script type="application/json" class="rp-chart__spec">' + rendered.spec_json.replace(
+            "</", "<\\/"
+        )
+        spec += "</script>"
+    extra = f"<p>{escape(note)}</p>" if note else ""
+    inline_flag = "data-rp-spec-inline " if inline_spec else ""
+    return (
+        f'<figure class="rp-chart" data-rp-chart="{escape(chart, quote=True)}" data-rp-spec="{rendered.key}" '
+        f"{inline_flag}"
+        f'data-rp-runtime="{pin.site_path}" data-rp-integrity="{pin.integrity}">'
+        f'<div class="rp-chart__view" role="img" aria-label="{label}" tabindex="0">{rendered.svg}</div>'
+        f'<figcaption class="rp-chart__caption">{escape(caption)}</figcaption>'
+        # Left out of the search index: a table of figures matches every query and helps none.
+        f'<details class="rp-chart__data" data-search-exclude><summary>Data behind the chart</summary>'
+        f"{table_html(columns, rows)}"
+        f"{extra}</details>{spec}</figure>"
+    )
+
+
+def _table_from_spec(spec: dict[str, Any]) -> tuple[list[str], list[list[Any]], str]:
+    """The largest dataset of a spec (Altair puts inline data in ``datasets``) as a table, and a note."""
+    candidates = list((spec.get("datasets") or {}).values())
+    values = (spec.get("data") or {}).get("values")
+    if isinstance(values, list):
+        candidates.append(values)
+    records = max((c for c in candidates if c and isinstance(c[0], dict)), key=len, default=[])
+    columns = list(dict.fromkeys(key for record in records for key in record))
+    rows = [[record.get(column, "") for column in columns] for record in records[:MAX_TABLE_ROWS]]
+    note = f"First {MAX_TABLE_ROWS} of {len(records)} rows." if len(records) > MAX_TABLE_ROWS else ""
+    return columns, rows, note
+
+
+def altair_chart_html(
+    chart: Any,
+    *,
+    caption: str | None = None,
+    columns: Sequence[str] | None = None,
+    rows: Sequence[Sequence[Any]] | None = None,
+    cache_dir: Path | None = None,
+    inline_spec: bool = True,
+) -> str:
+    """Our chart markup for any Altair chart (or Vega-Lite spec dict), for notebooks and widgets.
+
+    Without ``columns``/``rows`` the table shows the chart's largest dataset; without ``caption`` the chart's
+    title or description is used. The spec is inlined by default: a notebook kernel's files are not copied.
+    """
+    spec: dict[str, Any] = chart if isinstance(chart, dict) else chart.to_dict()
+    if columns is None or rows is None:
+        columns, rows, note = _table_from_spec(spec)
+    else:
+        note = ""
+    if caption is None:
+        title = spec.get("title")
+        title = title.get("text") if isinstance(title, dict) else title
+        caption = str(title or spec.get("description") or "Chart")
+    rendered = render_spec(spec, cache_dir)
+    return figure_html(
+        rendered, caption=caption, columns=columns, rows=rows, inline_spec=inline_spec, note=note
+    )
+
+
+def altair_renderer(spec: dict[str, Any], **metadata: Any) -> dict[str, str]:
+    """An Altair renderer (``alt.renderers.register("ridgepoint", altair_renderer)``): no CDN, works offline.
+
+    Returns a MIME bundle whose HTML is our chart markup; ``text/plain`` is for text-only front ends.
+    """
+    html = altair_chart_html(spec, caption=metadata.get("caption"))
+    return {"text/html": html, "text/plain": f"<chart: {json.dumps(spec.get('title', 'untitled'))}>"}
+
+
+def enable_altair_renderer() -> None:
+    """Register and enable :func:`altair_renderer` as Altair's renderer "ridgepoint"."""
+    import altair as alt
+
+    alt.renderers.register("ridgepoint", altair_renderer)
+    alt.renderers.enable("ridgepoint")

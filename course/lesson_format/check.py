@@ -1,0 +1,204 @@
+"""``python -m course.lesson_format.check [paths]``: check lessons as the site build does, without building.
+
+A contributor (or pre-commit) gets every problem at once in a second or two, instead of waiting for MkDocs to
+render charts and notebooks only to fail at the end. Nothing is checked here that the build does not check:
+the front matter and cross-lesson checks come from :func:`course.lesson_format.lessons.load_course`, the
+worked notebooks' headers from :func:`course.notebooks.lesson_notebooks.load_notebooks`, and every block from
+the ``find_problems`` of the Markdown extensions that ``mkdocs.yml`` enables, through
+:func:`course.lesson_format.validation.validate_page`. So the check and the build cannot disagree about what
+is wrong.
+
+With no paths, everything under the docs folder is checked. With paths (files or folders), only problems in
+those files are reported, but the whole course is still read, because a lesson's ``order`` and
+``prerequisites`` are only right or wrong relative to the others. A Markdown file outside the docs folder (a
+draft, a test fixture) gets the block checks, and the front-matter checks too when it names a ``track``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from course.lesson_format.lessons import load_course, parse_tracks, split_front_matter
+from course.lesson_format.problems import Problem
+from course.lesson_format.validation import (
+    COURSE_PREFIX,
+    DEFAULT_BLOCK_MODULES,
+    Validator,
+    block_validators,
+    validate_page,
+)
+
+CONFIG = "mkdocs.yml"
+PROG = "course.lesson_format.check"  # as run: python -m course.lesson_format.check
+
+
+class _TolerantLoader(yaml.SafeLoader):
+    """Reads mkdocs.yml without knowing its custom tags (``!ENV``, ``!!python/name:``): they become None."""
+
+
+_TolerantLoader.add_multi_constructor("", lambda loader, suffix, node: None)
+_TolerantLoader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader, suffix, node: None)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the check needs from the site's configuration: where the lessons are, which blocks they use."""
+
+    docs_dir: Path
+    block_modules: tuple[str, ...]
+
+
+def read_settings(config: Path) -> Settings:
+    """``docs_dir`` and the course's own extensions (``course.*``) in ``config`` (defaults if missing)."""
+    data: dict[str, Any] = {}
+    if config.is_file():
+        loaded = yaml.load(config.read_text(encoding="utf-8"), Loader=_TolerantLoader)
+        data = loaded if isinstance(loaded, dict) else {}
+    docs_dir = config.parent / str(data.get("docs_dir") or "docs")
+    names: list[str] = []
+    for entry in data.get("markdown_extensions") or []:
+        if isinstance(entry, str):
+            names.append(entry)
+        elif isinstance(entry, dict):
+            names.extend(str(key) for key in entry)
+    modules = tuple(name for name in names if name.startswith(COURSE_PREFIX))
+    return Settings(docs_dir, modules or DEFAULT_BLOCK_MODULES)
+
+
+def course_problems(docs_dir: Path) -> list[Problem]:
+    """Problems of the course as a whole: docs/tracks.yml, every lesson's front matter, notebook headers."""
+    course = load_course(docs_dir)
+    problems = list(course.problems)
+    from course.notebooks.lesson_notebooks import (
+        load_notebooks,  # the notebooks' own module reads their headers
+    )
+
+    problems.extend(load_notebooks(docs_dir, course)[1])
+    return problems
+
+
+def page_problems(
+    file: Path, shown_as: str, validators: Sequence[tuple[str, Validator]], docs_dir: Path
+) -> list[Problem]:
+    """Every block problem of one Markdown file, reported under the name ``shown_as``."""
+    return validate_page(file.read_text(encoding="utf-8"), shown_as, validators, docs_dir)
+
+
+def outside_lesson_problems(file: Path, shown_as: str, docs_dir: Path) -> list[Problem]:
+    """Front-matter problems of a file outside docs/ whose front matter names a track (a lesson)."""
+    from course.lesson_format.lessons import TRACKS_FILE, parse_lesson
+
+    text = file.read_text(encoding="utf-8")
+    front, problems = split_front_matter(text, shown_as)
+    if problems or front is None or "track" not in front.data:
+        return problems
+    tracks_file = docs_dir / TRACKS_FILE
+    tracks = parse_tracks(tracks_file.read_text(encoding="utf-8"))[0] if tracks_file.exists() else []
+    return parse_lesson(shown_as, text, [t.key for t in tracks])[1]
+
+
+def markdown_files(paths: Iterable[Path]) -> list[Path]:
+    """The Markdown files named by ``paths``: files as given, folders searched recursively."""
+    found: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(sorted(path.rglob("*.md")))
+        else:
+            found.append(path)
+    return found
+
+
+def check(paths: Sequence[Path] = (), settings: Settings | None = None) -> tuple[list[Problem], int]:
+    """Every problem of ``paths`` (everything under docs/ when empty), and how many files were checked.
+
+    A problem's ``file`` is relative to docs/ for a page inside it (as in the build's messages), else the
+    path as given.
+    """
+    settings = settings or read_settings(Path(CONFIG))
+    docs = settings.docs_dir
+    validators = block_validators(settings.block_modules)
+    files = markdown_files(paths) if paths else sorted(docs.rglob("*.md"))
+    whole_course = course_problems(docs) if docs.is_dir() else []
+    problems: list[Problem] = []
+    for file in files:
+        if not file.exists():
+            problems.append(
+                Problem(str(file), "file", "does not exist", "give the path of a Markdown file under docs/")
+            )
+            continue
+        inside = _relative_to(file, docs)
+        if inside is not None:
+            problems.extend(p for p in whole_course if p.file == inside)
+            problems.extend(page_problems(file, inside, validators, docs))
+        else:
+            problems.extend(outside_lesson_problems(file, str(file), docs))
+            problems.extend(page_problems(file, str(file), validators, docs))
+    if not paths:  # tracks.yml and other files that are not pages
+        checked = {_relative_to(file, docs) for file in files}
+        problems.extend(p for p in whole_course if p.file not in checked)
+    unique = list(dict.fromkeys(problems))
+    return sorted(unique, key=lambda p: (p.file, p.line or 0, p.field)), len(files)
+
+
+def _relative_to(file: Path, folder: Path) -> str | None:
+    try:
+        return file.resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def format_problem(problem: Problem, docs_prefix: str = "") -> str:
+    """One problem as a contributor reads it: where, which field, what is wrong, and an example fix.
+
+    The first line is ``path:line: field`` (editors and terminals turn it into a link to the line).
+    """
+    path = problem.file if problem.file.startswith(("/", ".")) else docs_prefix + problem.file
+    where = f"{path}:{problem.line}" if problem.line else path
+    fix = problem.fix.replace("\n", "\n         ")
+    return f"{where}: {problem.field}\n  problem: {problem.message}\n  fix:     {fix}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {PROG}",
+        description="Check lessons (front matter, numbers, charts, quizzes, widgets, math, safety) without "
+        "building the site. Exit status 1 when a problem is found.",
+    )
+    parser.add_argument(
+        "paths", nargs="*", type=Path, help="Markdown files or folders (default: all of docs/)"
+    )
+    parser.add_argument("--config", type=Path, default=Path(CONFIG), help="the MkDocs config (mkdocs.yml)")
+    args = parser.parse_args(argv)
+    settings = read_settings(args.config)
+    if not settings.docs_dir.is_dir():
+        print(
+            f"{PROG}: no docs folder at {settings.docs_dir}; run it from the repository root",
+            file=sys.stderr,
+        )
+        return 2
+    problems, count = check(args.paths, settings)
+    prefix = settings.docs_dir.as_posix().rstrip("/") + "/"
+    prefix = "" if prefix in ("./", "/") else prefix
+    for problem in problems:
+        print(format_problem(problem, prefix), end="\n\n")
+    files = len({p.file for p in problems})
+    checked = f"{count} file{'s' if count != 1 else ''} checked"
+    if problems:
+        print(
+            f"{PROG}: {len(problems)} problem{'s' if len(problems) != 1 else ''} in {files} "
+            f"file{'s' if files != 1 else ''} ({checked}). The site build would fail the same way."
+        )
+        return 1
+    print(f"{PROG}: no problems ({checked}).")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,534 @@
+"""The lesson format: tracks (docs/tracks.yml) and each lesson's front matter, parsed into typed records.
+
+Navigation, track index pages, previous/next and the "Key takeaways" box are all derived from these records,
+so a mistake in front matter would silently misplace a lesson. Parsing therefore never raises: it returns what
+it could read plus every :class:`~course.lesson_format.problems.Problem` found, each naming file, line,
+field, what was expected and an example fix, so that a build can report all of them together.
+
+A lesson is a Markdown file ``docs/<track>/<lesson-id>.md`` (not ``index.md``); its id is the file stem.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from course.lesson_format.problems import Problem
+
+TRACKS_FILE = "tracks.yml"
+MAX_TAKEAWAYS = 6
+FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+LESSON_ID_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+REQUIRED_FIELDS: Mapping[str, str] = {
+    "title": 'title: "The memory wall"',
+    "summary": "summary: Why a GPU spends most of its time waiting for memory.",
+    "track": "track: foundations",
+    "order": "order: 1",
+    "takeaways": "takeaways:\n  - Decode reads every weight once per step, so bandwidth sets its speed.",
+}
+OPTIONAL_FIELDS: Mapping[str, str] = {
+    "prerequisites": "prerequisites: [memory-wall]",
+}
+# Keys MkDocs or Material understand on any page; allowed in lessons without being part of our schema.
+PASSTHROUGH_FIELDS = frozenset({"hide", "search", "status", "template", "description", "icon", "subtitle"})
+
+
+@dataclass(frozen=True)
+class Track:
+    """A group of lessons read in order; one entry of docs/tracks.yml."""
+
+    key: str
+    title: str
+    summary: str
+    order: int
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """One lesson's validated front matter, with where it lives."""
+
+    id: str  # the file stem, e.g. "prefill-vs-decode"
+    path: str  # relative to docs/, with forward slashes, e.g. "inference/prefill-vs-decode.md"
+    title: str
+    summary: str
+    track: str
+    order: int
+    takeaways: tuple[str, ...]
+    prerequisites: tuple[str, ...] = ()
+
+
+@dataclass
+class Course:
+    """Everything the site layer needs: tracks, lessons, other pages, and the problems found reading them."""
+
+    tracks: list[Track]
+    lessons: list[Lesson]
+    problems: list[Problem] = field(default_factory=list)
+
+    def track(self, key: str) -> Track | None:
+        return next((t for t in self.tracks if t.key == key), None)
+
+    def lessons_in(self, track: str) -> list[Lesson]:
+        """The track's lessons in reading order (order, then id so that the result is stable)."""
+        return sorted(
+            (lesson for lesson in self.lessons if lesson.track == track), key=lambda x: (x.order, x.id)
+        )
+
+    def lesson_by_path(self, path: str) -> Lesson | None:
+        return next((lesson for lesson in self.lessons if lesson.path == path), None)
+
+    def lesson_by_id(self, lesson_id: str) -> Lesson | None:
+        return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)
+
+
+# ---------------------------------------------------------------------------------------------- front matter
+@dataclass(frozen=True)
+class FrontMatter:
+    """A file's raw front matter: its mapping, the line of each top-level key, where the body starts."""
+
+    data: dict[str, Any]
+    key_lines: dict[str, int]
+    start_line: int  # 1-based line of the opening ---
+    body_line: int  # 1-based line where the Markdown body starts
+
+
+def split_front_matter(text: str, path: str) -> tuple[FrontMatter | None, list[Problem]]:
+    """Read the YAML front matter at the top of ``text``; ``None`` (and no problem) when there is none."""
+    match = FRONT_MATTER_RE.match(text)
+    if not match:
+        if text.startswith("---"):
+            return None, [
+                Problem(
+                    path,
+                    "front matter",
+                    "the front matter opened with --- is never closed",
+                    "end the front matter with a line holding only ---",
+                    line=1,
+                )
+            ]
+        return None, []
+    source = match.group(1) or ""
+    body_line = text.count("\n", 0, match.end()) + 1 + (0 if text[: match.end()].endswith("\n") else 1)
+    try:
+        node = yaml.compose(source, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(source)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        line = 2 + mark.line if mark is not None else 1
+        reason = getattr(error, "problem", None) or str(error).splitlines()[0]
+        return None, [
+            Problem(
+                path,
+                "front matter",
+                f"is not valid YAML ({reason})",
+                'quote values that contain ": " or start with [ { * & ! | > \' " % @, e.g. '
+                'title: "Prefill vs decode: the two phases"',
+                line=line,
+            )
+        ]
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return None, [
+            Problem(
+                path,
+                "front matter",
+                f"must be a mapping of fields, got a {type(data).__name__}",
+                "write one `field: value` per line, e.g. title: The memory wall",
+                line=2,
+            )
+        ]
+    key_lines: dict[str, int] = {}
+    if isinstance(node, yaml.MappingNode):
+        for key_node, _ in node.value:
+            key_lines[str(key_node.value)] = 2 + key_node.start_mark.line
+    return FrontMatter({str(k): v for k, v in data.items()}, key_lines, 1, body_line), []
+
+
+def blank_front_matter(text: str) -> str:
+    """``text`` with its front matter lines emptied, so that line numbers found in the body match the file."""
+    match = FRONT_MATTER_RE.match(text)
+    if not match:
+        return text
+    return "\n" * text.count("\n", 0, match.end()) + text[match.end() :]
+
+
+PROSE_KEY_RE = re.compile(r"^(?:summary|takeaways)\s*:")
+LIST_ITEM_RE = re.compile(r"^\s+-\s|^-\s")
+
+
+def front_matter_prose_only(text: str) -> str:
+    """``text`` with its front matter emptied except the prose readers see: ``summary`` and ``takeaways``.
+
+    Those sentences are rendered as Markdown (the track list, the Key takeaways box), so a figure in them is
+    checked like one in the body; keeping them on their own lines keeps line numbers true to the file.
+    """
+    match = FRONT_MATTER_RE.match(text)
+    if not match:
+        return text
+    kept: list[str] = []
+    in_takeaways = False
+    for line in text[: match.end()].split("\n"):
+        if PROSE_KEY_RE.match(line):
+            in_takeaways = line.startswith("takeaways")
+            kept.append(line.split(":", 1)[1] if not in_takeaways else "")
+        elif in_takeaways and (LIST_ITEM_RE.match(line) or line.startswith((" ", "\t"))):
+            kept.append(line)
+        else:
+            in_takeaways = False
+            kept.append("")
+    return "\n".join(kept) + text[match.end() :]
+
+
+# -------------------------------------------------------------------------------------------------- tracks
+def parse_tracks(text: str, path: str = TRACKS_FILE) -> tuple[list[Track], list[Problem]]:
+    """Parse docs/tracks.yml: a list of ``{key, title, summary, order}``."""
+    example = "- key: foundations\n  title: The GPU and its memory\n  summary: One line.\n  order: 1"
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        return [], [
+            Problem(
+                path, "tracks", f"is not valid YAML ({error})", example, line=mark.line + 1 if mark else None
+            )
+        ]
+    if not isinstance(data, list) or not data:
+        return [], [Problem(path, "tracks", "expected a non-empty list of tracks", example)]
+    tracks: list[Track] = []
+    problems: list[Problem] = []
+    for index, entry in enumerate(data, start=1):
+        where = f"track #{index}"
+        if not isinstance(entry, dict):
+            problems.append(
+                Problem(path, where, "expected a mapping with key, title, summary, order", example)
+            )
+            continue
+        missing = [name for name in ("key", "title", "summary", "order") if name not in entry]
+        if missing:
+            problems.append(Problem(path, where, f"is missing {', '.join(missing)}", example))
+            continue
+        key, order = entry["key"], entry["order"]
+        if not isinstance(key, str) or not LESSON_ID_RE.match(key):
+            problems.append(
+                Problem(
+                    path,
+                    f"{where} key",
+                    f"expected a lowercase-hyphenated name, got {key!r}",
+                    "key: foundations",
+                )
+            )
+            continue
+        if isinstance(order, bool) or not isinstance(order, int):
+            problems.append(
+                Problem(path, f"{where} order", f"expected a whole number, got {order!r}", "order: 1")
+            )
+            continue
+        tracks.append(Track(key, str(entry["title"]), str(entry["summary"]), order))
+    seen: dict[str, Track] = {}
+    for track in tracks:
+        if track.key in seen:
+            problems.append(
+                Problem(path, f"track {track.key!r}", "is defined twice", "keep one entry per key")
+            )
+        seen[track.key] = track
+    return sorted(seen.values(), key=lambda t: (t.order, t.key)), problems
+
+
+# ------------------------------------------------------------------------------------------------- lessons
+def is_lesson_path(path: str, track_keys: Iterable[str], text: str = "") -> bool:
+    """A lesson is ``<track>/<id>.md`` (not a track index), or any page whose front matter names a track.
+
+    Other pages (the home page, a contributor's guide) are ordinary pages without the lesson schema.
+    """
+    parts = path.split("/")
+    if parts[-1] == "index.md" or not parts[-1].endswith(".md"):
+        return False
+    if len(parts) == 2 and parts[0] in set(track_keys):
+        return True
+    return re.search(r"^track\s*:", _front_matter_source(text), re.MULTILINE) is not None
+
+
+def _front_matter_source(text: str) -> str:
+    match = FRONT_MATTER_RE.match(text)
+    return (match.group(1) or "") if match else ""
+
+
+def _text_field(data: dict[str, Any], name: str, path: str, line: int | None, problems: list[Problem]) -> str:
+    value = data.get(name)
+    example = REQUIRED_FIELDS[name]
+    if not isinstance(value, str):
+        problems.append(Problem(path, name, f"expected text, got {_describe(value)}", example, line=line))
+        return ""
+    if not value.strip():
+        problems.append(Problem(path, name, "must not be empty", example, line=line))
+    elif "\n" in value.strip():
+        problems.append(Problem(path, name, "must be a single line", example, line=line))
+    return value.strip()
+
+
+def _describe(value: object) -> str:
+    if value is None:
+        return "nothing (the field is empty)"
+    if isinstance(value, list):
+        return f"a list ({value!r})"
+    if isinstance(value, dict):
+        return "a mapping"
+    return f"{type(value).__name__} {value!r}"
+
+
+def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesson | None, list[Problem]]:
+    """Validate one lesson's front matter against the schema; ``path`` is relative to docs/."""
+    keys = list(track_keys)
+    front, problems = split_front_matter(text, path)
+    if problems:
+        return None, problems
+    if front is None:
+        example = "---\n" + "\n".join(REQUIRED_FIELDS.values()) + "\n---"
+        return None, [
+            Problem(
+                path,
+                "front matter",
+                "a lesson starts with YAML front matter between --- lines",
+                f"begin the file with:\n{example}",
+                line=1,
+            )
+        ]
+    data, lines = front.data, front.key_lines
+    problems = []
+    for name, example in REQUIRED_FIELDS.items():
+        if name not in data:
+            problems.append(
+                Problem(
+                    path,
+                    name,
+                    "is required but missing",
+                    f"add `{example.splitlines()[0]}`",
+                    line=front.start_line,
+                )
+            )
+    known = set(REQUIRED_FIELDS) | set(OPTIONAL_FIELDS) | PASSTHROUGH_FIELDS
+    for name in data:
+        if name not in known:
+            fields = ", ".join([*REQUIRED_FIELDS, *OPTIONAL_FIELDS])
+            problems.append(
+                Problem(
+                    path,
+                    name,
+                    f"is not a lesson field (known: {fields})",
+                    "remove it or fix its spelling",
+                    line=lines.get(name),
+                )
+            )
+
+    title = _text_field(data, "title", path, lines.get("title"), problems) if "title" in data else ""
+    summary = _text_field(data, "summary", path, lines.get("summary"), problems) if "summary" in data else ""
+
+    track = data.get("track")
+    folder = path.split("/")[0] if "/" in path else ""
+    if "track" in data:
+        if not isinstance(track, str) or track not in keys:
+            problems.append(
+                Problem(
+                    path,
+                    "track",
+                    f"unknown track {track!r}; expected one of {', '.join(keys)}",
+                    f"track: {folder if folder in keys else keys[0] if keys else 'foundations'}"
+                    " (or add the track to docs/tracks.yml)",
+                    line=lines.get("track"),
+                )
+            )
+        elif folder and folder != track:
+            problems.append(
+                Problem(
+                    path,
+                    "track",
+                    f"is {track!r} but the file lives in docs/{folder}/",
+                    f"move the file to docs/{track}/ or write track: {folder}",
+                    line=lines.get("track"),
+                )
+            )
+    order = data.get("order")
+    if "order" in data and (isinstance(order, bool) or not isinstance(order, int) or order < 1):
+        problems.append(
+            Problem(
+                path,
+                "order",
+                f"expected a whole number from 1, got {_describe(order)}",
+                "order: 2",
+                line=lines.get("order"),
+            )
+        )
+
+    takeaways = data.get("takeaways")
+    if "takeaways" in data:
+        good_list = isinstance(takeaways, list) and all(isinstance(t, str) and t.strip() for t in takeaways)
+        if not good_list:
+            problems.append(
+                Problem(
+                    path,
+                    "takeaways",
+                    f"expected a list of sentences, got {_describe(takeaways)}",
+                    REQUIRED_FIELDS["takeaways"],
+                    line=lines.get("takeaways"),
+                )
+            )
+        elif not 1 <= len(takeaways) <= MAX_TAKEAWAYS:
+            problems.append(
+                Problem(
+                    path,
+                    "takeaways",
+                    f"expected 1 to {MAX_TAKEAWAYS} sentences, got {len(takeaways)}",
+                    "keep the few ideas a reader must remember",
+                    line=lines.get("takeaways"),
+                )
+            )
+
+    prerequisites = data.get("prerequisites", [])
+    if prerequisites is None:
+        prerequisites = []
+    if not isinstance(prerequisites, list) or not all(isinstance(p, str) for p in prerequisites):
+        problems.append(
+            Problem(
+                path,
+                "prerequisites",
+                f"expected a list of lesson ids, got {_describe(prerequisites)}",
+                OPTIONAL_FIELDS["prerequisites"],
+                line=lines.get("prerequisites"),
+            )
+        )
+        prerequisites = []
+
+    lesson_id = Path(path).stem
+    if not LESSON_ID_RE.match(lesson_id):
+        problems.append(
+            Problem(
+                path,
+                "file name",
+                f"lesson id {lesson_id!r} must be lowercase words joined by -",
+                "rename the file, e.g. docs/inference/prefill-vs-decode.md",
+                line=None,
+            )
+        )
+    if problems:
+        return None, problems
+    assert isinstance(track, str)
+    assert isinstance(order, int)
+    assert isinstance(takeaways, list)
+    return Lesson(
+        lesson_id,
+        path,
+        title,
+        summary,
+        track,
+        order,
+        tuple(t.strip() for t in takeaways),
+        tuple(prerequisites),
+    ), []
+
+
+def check_lessons(
+    lessons: list[Lesson], key_lines: Mapping[str, Mapping[str, int]] | None = None
+) -> list[Problem]:
+    """Checks across lessons: prerequisites exist, ids are unique, orders are unique within a track."""
+    lines = key_lines or {}
+    problems: list[Problem] = []
+    by_id: dict[str, Lesson] = {}
+    for lesson in sorted(lessons, key=lambda x: x.path):
+        if lesson.id in by_id:
+            problems.append(
+                Problem(
+                    lesson.path,
+                    "file name",
+                    f"lesson id {lesson.id!r} is also used by {by_id[lesson.id].path}",
+                    "rename one of the two files",
+                )
+            )
+        by_id.setdefault(lesson.id, lesson)
+    for lesson in lessons:
+        line = lines.get(lesson.path, {}).get("prerequisites")
+        for prerequisite in lesson.prerequisites:
+            if prerequisite == lesson.id:
+                problems.append(
+                    Problem(
+                        lesson.path,
+                        "prerequisites",
+                        "a lesson cannot be its own prerequisite",
+                        "remove it from the list",
+                        line=line,
+                    )
+                )
+            elif prerequisite not in by_id:
+                known = ", ".join(sorted(by_id)) or "none yet"
+                close = difflib.get_close_matches(prerequisite, list(by_id), n=1)
+                problems.append(
+                    Problem(
+                        lesson.path,
+                        "prerequisites",
+                        f"no lesson has the id {prerequisite!r} (lesson ids are file stems: {known})",
+                        f"prerequisites: [{close[0] if close else 'memory-wall'}]",
+                        line=line,
+                    )
+                )
+    slots: dict[tuple[str, int], list[Lesson]] = {}
+    for lesson in sorted(lessons, key=lambda x: x.path):
+        slots.setdefault((lesson.track, lesson.order), []).append(lesson)
+    for (track, order), sharing in slots.items():
+        if len(sharing) < 2:
+            continue
+        free = max(x.order for x in lessons if x.track == track) + 1
+        for lesson in sharing:
+            others = ", ".join(x.path for x in sharing if x is not lesson)
+            problems.append(
+                Problem(
+                    lesson.path,
+                    "order",
+                    f"{order} is also the order of {others} in track {track!r} (unique in a track)",
+                    f"order: {free} (or renumber the track's lessons)",
+                    line=lines.get(lesson.path, {}).get("order"),
+                )
+            )
+    return problems
+
+
+def load_course(docs_dir: Path | str) -> Course:
+    """Read docs/tracks.yml and every lesson's front matter under ``docs_dir``."""
+    docs = Path(docs_dir)
+    tracks_path = docs / TRACKS_FILE
+    if not tracks_path.exists():
+        return Course(
+            [],
+            [],
+            [
+                Problem(
+                    TRACKS_FILE,
+                    "tracks",
+                    f"{tracks_path} does not exist",
+                    "create docs/tracks.yml listing the tracks",
+                )
+            ],
+        )
+    tracks, problems = parse_tracks(tracks_path.read_text(encoding="utf-8"))
+    keys = [t.key for t in tracks]
+    lessons: list[Lesson] = []
+    key_lines: dict[str, dict[str, int]] = {}
+    for file in sorted(docs.rglob("*.md")):
+        path = file.relative_to(docs).as_posix()
+        text = file.read_text(encoding="utf-8")
+        if not is_lesson_path(path, keys, text):
+            continue
+        lesson, found = parse_lesson(path, text, keys)
+        problems.extend(found)
+        if lesson is not None:
+            lessons.append(lesson)
+            front, _ = split_front_matter(text, path)
+            key_lines[path] = front.key_lines if front else {}
+    problems.extend(check_lessons(lessons, key_lines))
+    return Course(tracks, lessons, problems)

@@ -1,0 +1,1 @@
+"""Math in lessons: the extension that turns ``$...$`` LaTeX into MathML and checks it (:mod:`.extension`)."""

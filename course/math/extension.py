@@ -1,0 +1,127 @@
+"""Math in lessons: ``$...$`` inline and ``$$...$$`` display LaTeX, turned into MathML when the site is built.
+
+Browsers render MathML natively, so the "Go deeper" formulas need no JavaScript library and no download: the
+page shows them at once, offline, and they print. latex2mathml is lenient (an unknown command becomes a plain
+identifier), so :func:`find_problems` also flags unknown commands and unbalanced braces, which a reader would
+otherwise see as a garbled formula.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as etree
+from typing import Any
+
+from latex2mathml.converter import convert
+from markdown import Extension, Markdown
+from markdown.inlinepatterns import InlineProcessor
+from markdown.preprocessors import Preprocessor
+
+from course.code_regions import line_of, prose_only
+from course.lesson_format.problems import Problem
+
+DISPLAY_RE = re.compile(r"(?<!\\)\$\$(?P<tex>.+?)(?<!\\)\$\$", re.DOTALL)
+# Inline: no space just inside the dollars and no digit right after the closing one, so "$5 or $10" is prose.
+INLINE_RE = re.compile(r"(?<![\\$\w])\$(?!\s)(?P<tex>[^$\n]+?)(?<![\s\\])\$(?![\w$])")
+UNKNOWN_COMMAND_RE = re.compile(r"<m[io][^>]*>(\\[a-zA-Z]+)</m[io]>")
+FIX = r"use standard LaTeX, e.g. $I = \frac{2PN}{2N} = P$"
+
+
+class MathError(ValueError):
+    """LaTeX that cannot be turned into a correct formula; the message says why."""
+
+
+def to_mathml(tex: str, *, display: bool) -> str:
+    """MathML for ``tex``; raises :class:`MathError` for unbalanced braces or commands latex2mathml lacks."""
+    depth = 0
+    for index, char in enumerate(tex):
+        if char in "{}" and (index == 0 or tex[index - 1] != "\\"):
+            depth += 1 if char == "{" else -1
+            if depth < 0:
+                raise MathError(f"a closing brace has no opening one in ${tex}$")
+    if depth:
+        raise MathError(f"{depth} opening brace(s) are never closed in ${tex}$")
+    try:
+        mathml = str(convert(tex.strip(), display="block" if display else "inline"))
+    except Exception as error:  # latex2mathml raises various types for malformed input
+        raise MathError(f"cannot read ${tex}$ ({type(error).__name__}: {error})") from None
+    unknown = UNKNOWN_COMMAND_RE.findall(mathml)
+    if unknown:
+        raise MathError(f"unknown LaTeX command {', '.join(sorted(set(unknown)))} in ${tex}$")
+    return mathml
+
+
+def find_formulas(markdown: str) -> list[tuple[int, str, bool]]:
+    """Every formula in the prose of a page: ``(line, tex, display)``."""
+    prose = prose_only(markdown)
+    found = [(line_of(prose, m.start()), m.group("tex"), True) for m in DISPLAY_RE.finditer(prose)]
+    without_display = DISPLAY_RE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), prose)
+    found += [(line_of(prose, m.start()), m.group("tex"), False) for m in INLINE_RE.finditer(without_display)]
+    return sorted(found)
+
+
+def find_problems(markdown: str, path: str) -> list[Problem]:
+    """Formulas that would not render correctly."""
+    problems: list[Problem] = []
+    for line, tex, display in find_formulas(markdown):
+        try:
+            to_mathml(tex, display=display)
+        except MathError as error:
+            problems.append(Problem(path, "math", str(error), FIX, line))
+    return problems
+
+
+def _error_html(message: str) -> str:
+    element = etree.Element("span", {"class": "rp-math rp-math--error", "title": message})
+    element.text = message
+    return etree.tostring(element, encoding="unicode")
+
+
+class DisplayMathPreprocessor(Preprocessor):
+    """``$$...$$`` (possibly over several lines) becomes a stashed MathML block on its own line."""
+
+    def run(self, lines: list[str]) -> list[str]:
+        text = "\n".join(lines)
+        if "$$" not in text:
+            return lines
+        # Matches are found in the prose only (code spans masked), so `$$` shown as code stays code.
+        pieces: list[str] = []
+        end = 0
+        for match in DISPLAY_RE.finditer(prose_only(text)):
+            pieces += [text[end : match.start()], self._stash(text, match)]
+            end = match.end()
+        return "".join([*pieces, text[end:]]).split("\n")
+
+    def _stash(self, text: str, match: re.Match[str]) -> str:
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        indent = text[line_start : match.start()]
+        try:
+            mathml = to_mathml(match.group("tex"), display=True)
+            html = f'<div class="rp-math rp-math--display">{mathml}</div>'
+        except MathError as error:
+            html = _error_html(str(error))
+        placeholder = self.md.htmlStash.store(html)
+        # A stashed block must stand alone in its paragraph (at its indent) to be put back as a block.
+        return f"\n\n{indent}{placeholder}\n\n{indent}" if indent.strip() == "" else placeholder
+
+
+class InlineMathProcessor(InlineProcessor):
+    """``$...$`` in running text; runs before escapes and emphasis so backslashes and ``_`` reach LaTeX."""
+
+    def handleMatch(self, m: re.Match[str], data: str) -> tuple[str, int, int]:
+        try:
+            html = f'<span class="rp-math">{to_mathml(m.group("tex"), display=False)}</span>'
+        except MathError as error:
+            html = _error_html(str(error))
+        return self.md.htmlStash.store(html), m.start(0), m.end(0)
+
+
+class MathExtension(Extension):
+    def extendMarkdown(self, md: Markdown) -> None:
+        # Display math after fences are stashed (25), before raw HTML (20); inline math before escapes (180).
+        md.preprocessors.register(DisplayMathPreprocessor(md), "rp_math_display", 24)
+        md.inlinePatterns.register(InlineMathProcessor(INLINE_RE.pattern, md), "rp_math_inline", 186)
+
+
+def makeExtension(**kwargs: Any) -> Extension:
+    return MathExtension(**kwargs)

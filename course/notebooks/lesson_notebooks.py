@@ -1,0 +1,342 @@
+"""Worked notebooks: the "go deeper" derivations a reader can run, stored as jupytext percent-format ``.py``.
+
+A notebook lives in ``docs/<track>/notebooks/<name>.py`` and names the lesson it belongs to in its jupytext
+header (``ridgepoint: {lesson: <lesson-id>}``); everything else follows from that one field: its place in the
+navigation (right after its lesson), the link back to the lesson, and the ``.ipynb`` offered for download.
+
+mkdocs-jupyter executes and renders the notebooks; this module holds what the course adds around it, as plain
+functions the MkDocs hook calls:
+
+- :func:`load_notebooks` reads and checks every notebook's header, returning problems like lesson problems.
+- :func:`nav_companions` says which pages the navigation places after each lesson.
+- :func:`configure_execution_cache` keys mkdocs-jupyter's cache on the calculators' sources too: the plugin's
+  own key is the notebook text alone, so a changed preset would otherwise keep serving stale numbers.
+- :func:`finish_notebook_page` removes the CDN scripts nbconvert's template writes (MathJax, Mermaid,
+  RequireJS) and adds the links to the lesson and to the download.
+- :func:`write_downloads` writes each notebook as ``.ipynb`` into the built site.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import os
+import re
+import shutil
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from course.lesson_format.lessons import Course
+from course.lesson_format.problems import Problem
+
+NOTEBOOK_FOLDER = "notebooks"
+NOTEBOOK_GLOB = f"*/{NOTEBOOK_FOLDER}/*.py"  # relative to docs/; also mkdocs-jupyter's `include` pattern
+METADATA_KEY = "ridgepoint"
+HEADER_EXAMPLE = "#   ridgepoint:\n#     lesson: prefill-vs-decode"
+# What the notebooks' outputs depend on besides their own text: the calculators (charts included), the chart
+# markup their renderer writes, and the libraries that execute and draw them. A change to any of these must
+# re-execute the notebooks.
+OUTPUT_PATHS = (
+    "calculators",
+    "course/charts/markup.py",
+    "course/charts/assets.py",
+    "course/notebooks/renderer.py",
+    "course/charts/vega-runtime.lock.json",
+)
+OUTPUT_DISTRIBUTIONS = ("altair", "vl-convert-python", "nbconvert", "nbclient", "mkdocs-jupyter", "jupytext")
+
+
+@dataclass(frozen=True)
+class Notebook:
+    """One worked notebook: where it is, its title (its first ``#`` heading) and the lesson it belongs to."""
+
+    path: (
+        str  # relative to docs/, forward slashes, e.g. "inference/notebooks/prefill-vs-decode-derivation.py"
+    )
+    title: str
+    lesson: str  # lesson id
+
+    @property
+    def download_name(self) -> str:
+        """File name of the ``.ipynb`` offered for download next to the notebook's page."""
+        return PurePosixPath(self.path).with_suffix(".ipynb").name
+
+
+def is_notebook_path(path: str) -> bool:
+    """Whether ``path`` (relative to docs/) is a worked notebook: ``<track>/notebooks/<name>.py``."""
+    return PurePosixPath(path).match(NOTEBOOK_GLOB)
+
+
+def load_notebooks(docs_dir: str | Path, course: Course) -> tuple[list[Notebook], list[Problem]]:
+    """Read every notebook's header under ``docs_dir``; a notebook with problems is left out and reported."""
+    docs = Path(docs_dir)
+    notebooks: list[Notebook] = []
+    problems: list[Problem] = []
+    for file in sorted(docs.glob(NOTEBOOK_GLOB)):
+        path = file.relative_to(docs).as_posix()
+        notebook, found = parse_notebook(path, file.read_text(encoding="utf-8"), course)
+        problems.extend(found)
+        if notebook is not None:
+            notebooks.append(notebook)
+    return notebooks, problems
+
+
+def parse_notebook(path: str, text: str, course: Course) -> tuple[Notebook | None, list[Problem]]:
+    """Check one notebook's jupytext header and title; never raises, returns the problems found instead."""
+    import jupytext
+
+    try:
+        notebook = jupytext.reads(text, fmt="py:percent")
+    except Exception as error:  # jupytext raises several kinds; any of them means the file cannot be read
+        return None, [
+            Problem(path, "notebook", f"jupytext cannot read it ({error})", "fix the percent format")
+        ]
+    problems: list[Problem] = []
+    settings = notebook.metadata.get(METADATA_KEY)
+    lesson_id = settings.get("lesson") if isinstance(settings, Mapping) else None
+    if not isinstance(lesson_id, str) or not lesson_id:
+        problems.append(
+            Problem(
+                path,
+                f"{METADATA_KEY}.lesson",
+                "is missing from the jupytext header; every notebook names the lesson it belongs to",
+                f"add to the header, under `# jupyter:`,\n{HEADER_EXAMPLE}",
+            )
+        )
+    elif course.lesson_by_id(lesson_id) is None:
+        known = ", ".join(sorted(lesson.id for lesson in course.lessons)) or "none yet"
+        problems.append(
+            Problem(
+                path,
+                f"{METADATA_KEY}.lesson",
+                f"names {lesson_id!r}, which is not a lesson (lessons: {known})",
+                "use the file stem of a lesson, e.g. `lesson: prefill-vs-decode`",
+            )
+        )
+    title = _first_heading(notebook.cells)
+    if title is None:
+        problems.append(
+            Problem(
+                path,
+                "title",
+                "the notebook has no `# ` heading in a Markdown cell; its first one is the page title",
+                "start the first Markdown cell with `# # Prefill vs decode, worked through in Python`",
+            )
+        )
+    if problems or title is None or not isinstance(lesson_id, str):
+        return None, problems
+    return Notebook(path, title, lesson_id), []
+
+
+def _first_heading(cells: Iterable[Any]) -> str | None:
+    for cell in cells:
+        if cell.cell_type != "markdown":
+            continue
+        match = re.search(r"^# +(.+?)\s*$", cell.source, re.MULTILINE)
+        if match:
+            return match.group(1)
+    return None
+
+
+def nav_companions(notebooks: Iterable[Notebook], course: Course) -> dict[str, list[dict[str, str]]]:
+    """Navigation entries to place right after each lesson (its notebooks): ``{lesson: [{title: path}]}``."""
+    companions: dict[str, list[dict[str, str]]] = {}
+    for notebook in sorted(notebooks, key=lambda n: n.path):
+        lesson = course.lesson_by_id(notebook.lesson)
+        if lesson is not None:
+            companions.setdefault(lesson.path, []).append({notebook.title: notebook.path})
+    return companions
+
+
+# ------------------------------------------------------------------------------------------ execution cache
+def outputs_fingerprint(project_root: str | Path) -> str:
+    """A short hash of everything besides a notebook's own text that its executed outputs depend on."""
+    digest = hashlib.sha256()
+    root = Path(project_root)
+    for name in OUTPUT_PATHS:
+        path = root / name
+        for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
+            digest.update(file.relative_to(root).as_posix().encode())
+            digest.update(file.read_bytes() if file.exists() else b"absent")
+    for distribution in OUTPUT_DISTRIBUTIONS:
+        try:
+            version = metadata.version(distribution)
+        except metadata.PackageNotFoundError:
+            version = "absent"
+        digest.update(f"{distribution}=={version}".encode())
+    return digest.hexdigest()[:16]
+
+
+def execution_cache_dir(cache_root: str | Path, fingerprint: str) -> Path:
+    """The cache folder for this fingerprint; folders of other fingerprints (stale outputs) are removed."""
+    root = Path(cache_root)
+    if root.is_dir():
+        for stale in root.iterdir():
+            if stale.is_dir() and stale.name != fingerprint:
+                shutil.rmtree(stale, ignore_errors=True)
+    return root / fingerprint
+
+
+# ------------------------------------------------------------------------------------------ the built page
+# nbconvert's lab template writes these into every page; each loads from a CDN (or from src=""), and none is
+# needed: the notebooks use no LaTeX in Markdown cells, no Mermaid, no widgets needing RequireJS.
+_EXTERNAL_SCRIPTS = (
+    re.compile(r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->", re.DOTALL),
+    re.compile(
+        r'<script type="module">\s*document\.addEventListener\("DOMContentLoaded".*?</script>', re.DOTALL
+    ),
+    re.compile(r"<script[^>]*\ssrc=\"[^\"]*require[^\"]*\"[^>]*>\s*</script>"),
+)
+
+
+def finish_notebook_page(content: str, notebook: Notebook, lesson_title: str, lesson_url: str) -> str:
+    """Strip the template's CDN scripts from a rendered notebook; open it with its lesson and download links.
+
+    Raises ``ValueError`` if anything in the page would still load from another host, so that a new
+    nbconvert template cannot quietly bring a CDN back.
+    """
+    from course.safety.external_loads import html_loads, js_loads
+
+    for pattern in _EXTERNAL_SCRIPTS:
+        content = pattern.sub("", content)
+    # html_loads reads tags and styles; js_loads also catches import()/fetch() of a URL in an inline script
+    external = [url for _, url in html_loads(content)] + js_loads(content)
+    if external:
+        raise ValueError(
+            f"{notebook.path}: the rendered notebook would load {', '.join(sorted(set(external)))} from "
+            "another host; the course loads nothing from elsewhere. Fix: remove it from the notebook's "
+            "output or strip it in course/notebooks/lesson_notebooks.py"
+        )
+    return notebook_links_html(notebook, lesson_title, lesson_url) + content
+
+
+def notebook_links_html(notebook: Notebook, lesson_title: str, lesson_url: str) -> str:
+    """The box at the top of a notebook page: which lesson it works through, and the notebook to download."""
+    return (
+        '<div class="admonition note rp-notebook-links">\n'
+        '<p class="admonition-title">Worked notebook</p>\n'
+        f'<p>This notebook works through the lesson <a href="{html.escape(lesson_url)}">'
+        f"{html.escape(lesson_title)}</a> in Python, with the course's <code>calculators</code> package. "
+        f'<a href="{html.escape(notebook.download_name)}" download>Download it as a Jupyter notebook '
+        f"(.ipynb)</a> and run it in a clone of the course with the project installed "
+        "(<code>pip install -e .[site]</code>).</p>\n"
+        "</div>\n"
+    )
+
+
+def write_downloads(
+    notebooks: Iterable[Notebook], docs_dir: str | Path, page_dirs: Mapping[str, str]
+) -> list[Path]:
+    """Write each notebook as ``.ipynb`` (no outputs: the reader runs it) into its page's folder in the site.
+
+    ``page_dirs`` maps a notebook's path to the folder its built page sits in (from MkDocs).
+    """
+    import jupytext
+
+    written: list[Path] = []
+    for notebook in notebooks:
+        if notebook.path not in page_dirs:
+            continue
+        source = jupytext.read(Path(docs_dir) / notebook.path, fmt="py:percent")
+        target = Path(page_dirs[notebook.path]) / notebook.download_name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        jupytext.write(source, target, fmt="ipynb")
+        written.append(target)
+    return written
+
+
+# ------------------------------------------------------------------------------------- what the hook calls
+JUPYTER_PLUGIN = "mkdocs-jupyter"
+# Under the working directory, like the charts' cache (a fresh one makes a cold build), unless overridden.
+CACHE_ROOT = ".cache/mkdocs-jupyter"
+CACHE_ENV = "RIDGEPOINT_NOTEBOOK_CACHE"
+
+
+def configure_execution_cache(
+    plugins: Mapping[str, Any], project_root: str | Path, docs_dir: str | Path
+) -> Path | None:
+    """Point mkdocs-jupyter's cache at the folder for these docs and the current calculators.
+
+    Each docs folder (the course, a test fixture site) gets its own cache: the plugin deletes every cached
+    page a build did not use, so two sites sharing a folder would evict each other's. Returns None if the
+    plugin or its cache is off.
+    """
+    plugin = plugins.get(JUPYTER_PLUGIN)
+    if plugin is None or not plugin.config["cache"]:
+        return None
+    root = Path(project_root).resolve()
+    docs = Path(docs_dir).resolve()
+    try:
+        site_key = "-".join(docs.relative_to(root).parts)
+    except ValueError:  # docs outside the project (a temporary test site): name the cache by the path's hash
+        site_key = "outside-" + hashlib.sha256(str(docs).encode()).hexdigest()[:12]
+    cache_root = Path(os.environ.get(CACHE_ENV) or Path.cwd() / CACHE_ROOT)
+    folder = execution_cache_dir(cache_root / site_key, outputs_fingerprint(root))
+    plugin.config["cache_dir"] = str(folder)
+    return folder
+
+
+def notebook_page_content(
+    content: str, path: str, notebooks: Iterable[Notebook], course: Course, lesson_link: Any
+) -> str:
+    """A built page's HTML, finished if ``path`` is a notebook (see :func:`finish_notebook_page`).
+
+    ``lesson_link(lesson_path)`` returns the lesson page's URL relative to this page.
+    """
+    notebook = next((n for n in notebooks if n.path == path), None)
+    if notebook is None:
+        return content
+    lesson = course.lesson_by_id(notebook.lesson)
+    if lesson is None:  # reported as a problem when the notebooks were loaded
+        return content
+    return finish_notebook_page(content, notebook, lesson.title, lesson_link(lesson.path))
+
+
+def notebook_page_folders(notebooks: Iterable[Notebook], files: Any) -> dict[str, str]:
+    """Where each notebook's page is written in the site (MkDocs ``Files``), for :func:`write_downloads`."""
+    folders: dict[str, str] = {}
+    for notebook in notebooks:
+        file = files.get_file_from_path(notebook.path)
+        if file is not None and not file.inclusion.is_excluded():  # exclude_docs keeps files, marked
+            folders[notebook.path] = str(Path(file.abs_dest_path).parent)
+    return folders
+
+
+# ------------------------------------------------------------------------------------------ a failing cell
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_FAILED_CELL = re.compile(r"executing the following cell:\n-{18}\n(?P<source>.*?)\n-{18}\n", re.DOTALL)
+
+
+def describe_cell_failure(error: BaseException, docs_dir: str | Path) -> str | None:
+    """One plain sentence naming the notebook, the code cell and the exception of a failed execution.
+
+    nbclient's error shows the cell's source and a colour-coded traceback but not the notebook; the source is
+    matched against the notebooks under ``docs_dir``. Returns None for any other error.
+    """
+    if type(error).__name__ != "CellExecutionError":
+        return None
+    text = _ANSI.sub("", str(error))
+    match = _FAILED_CELL.search(text)
+    if match is None:
+        return None
+    source = match.group("source").strip()
+    summary = f"{getattr(error, 'ename', 'Error')}: {getattr(error, 'evalue', '')}".rstrip(": ")
+    line = re.search(r"^-+> +(\d+)", text, re.MULTILINE)
+    at_line = f", line {line.group(1)}" if line else ""
+    import jupytext
+
+    docs = Path(docs_dir)
+    for file in sorted(docs.glob(NOTEBOOK_GLOB)):
+        code_cells = [c for c in jupytext.read(file, fmt="py:percent").cells if c.cell_type == "code"]
+        for number, cell in enumerate(code_cells, start=1):
+            if cell.source.strip() == source:
+                first = source.splitlines()[0] if source else ""
+                return (
+                    f"Notebook {file.relative_to(docs).as_posix()} failed in code cell {number} (starting "
+                    f"`{first}`){at_line}: {summary}. Fix the cell or the calculators it calls; the build "
+                    "runs every notebook and stops at the first failing cell."
+                )
+    return f"A notebook cell failed{at_line}: {summary}. The cell:\n{source}"

@@ -1,0 +1,1 @@
+"""Checked numbers in prose: ``{{ expression | unit }}`` evaluated by the calculators (:mod:`.extension`)."""

@@ -1,0 +1,55 @@
+"""The reference for lesson authors: generated from the code, complete, and its block checked."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from calculators.charts import CHARTS
+from calculators.hardware import GPUS
+from calculators.models import MODELS
+from course.author_reference.sections import QUANTITY_SOURCES, SECTIONS, quantities, section_markdown
+
+
+def test_reference_lists_every_preset_chart_parameter_and_unit() -> None:
+    presets = section_markdown("gpu-presets") + section_markdown("model-presets")
+    for key in [*GPUS, *MODELS]:
+        assert f"| `{key}` |" in presets
+        assert f"- `{key}`: " in presets  # its source
+    charts = section_markdown("charts")
+    for kind in CHARTS.values():
+        assert f"### `{kind.name}`" in charts
+        for param in kind.params:
+            assert f"| `{param.name}` |" in charts
+
+
+def test_reference_quantities_follow_the_code_and_evaluate() -> None:
+    from calculators.scenario import Scenario
+
+    names = {q.name for q in quantities(Scenario, "Scenario()")}
+    public = {n for n in vars(Scenario) if not n.startswith("_")}
+    assert names == public
+    timing = {q.name: q for q in quantities(*QUANTITY_SOURCES["request-timing"])}
+    assert timing["time_to_first_token_s"].insertion == (
+        "{{ Scenario().request(2000, 256).time_to_first_token_s | ms }}"
+    )
+    assert timing["time_to_first_token_s"].shown == "32.3 ms"
+    for name in SECTIONS:
+        assert section_markdown(name).strip()
+
+
+def test_reference_block_reports_an_unknown_section_with_its_line() -> None:
+    from course.author_reference.extension import find_problems
+
+    problems = find_problems("# Page\n\n```reference\nsection: gpus\n```\n", "contributing/reference.md")
+    assert [(p.line, p.field) for p in problems] == [(3, "reference block")]
+    assert "unknown section 'gpus'" in problems[0].message
+
+
+@pytest.mark.site
+def test_built_reference_page_lists_every_preset_and_every_chart(built_site: Path) -> None:
+    page = (built_site / "contributing" / "reference" / "index.html").read_text(encoding="utf-8")
+    for key in [*GPUS, *MODELS, *CHARTS]:
+        assert f"<code>{key}</code>" in page
+    assert "989 TFLOP/s" in page  # values are computed, not typed

@@ -1,0 +1,138 @@
+"""The lesson format's plain functions: front matter, navigation, the takeaways box."""
+
+from __future__ import annotations
+
+import pytest
+
+from course.lesson_format.lessons import Course, Lesson, Track, load_course, parse_lesson, split_front_matter
+from course.lesson_format.navigation import build_nav, lesson_list_markdown, reading_order
+from course.lesson_format.takeaways import insert_takeaways
+
+GOOD = """---
+title: "Prefill vs decode: two phases"
+summary: One line.
+track: inference
+order: 1
+prerequisites: [memory-wall]
+takeaways:
+  - First.
+  - Second.
+---
+Body.
+"""
+
+
+def _lesson(id: str, track: str, order: int, prerequisites: tuple[str, ...] = ()) -> Lesson:
+    return Lesson(id, f"{track}/{id}.md", id.title(), "Summary.", track, order, ("Takeaway.",), prerequisites)
+
+
+TRACKS = [Track("foundations", "Foundations", "F.", 1), Track("inference", "Inference", "I.", 2)]
+
+
+def test_good_front_matter_becomes_a_typed_lesson() -> None:
+    lesson, problems = parse_lesson("inference/prefill-vs-decode.md", GOOD, ["foundations", "inference"])
+    assert problems == []
+    assert lesson == Lesson(
+        "prefill-vs-decode",
+        "inference/prefill-vs-decode.md",
+        "Prefill vs decode: two phases",
+        "One line.",
+        "inference",
+        1,
+        ("First.", "Second."),
+        ("memory-wall",),
+    )
+
+
+def test_front_matter_keeps_the_line_of_each_field() -> None:
+    front, problems = split_front_matter(GOOD, "x.md")
+    assert problems == []
+    assert front is not None
+    assert front.key_lines["track"] == 4
+    assert front.key_lines["takeaways"] == 7
+
+
+def test_a_bool_is_not_an_order() -> None:
+    _, problems = parse_lesson("inference/x.md", GOOD.replace("order: 1", "order: true"), ["inference"])
+    assert [p.field for p in problems] == ["order"]
+
+
+def test_nav_follows_track_order_then_lesson_order_not_file_names() -> None:
+    course = Course(
+        list(reversed(TRACKS)),
+        [
+            _lesson("zeta", "foundations", 1),
+            _lesson("alpha", "foundations", 2),
+            _lesson("decode", "inference", 1),
+        ],
+    )
+    pages = [
+        "index.md",
+        "foundations/index.md",
+        "foundations/alpha.md",
+        "foundations/zeta.md",
+        "inference/index.md",
+        "inference/decode.md",
+        "about/write-a-lesson.md",
+    ]
+    course.tracks.sort(key=lambda t: t.order)
+    nav = build_nav(course, pages)
+    assert reading_order(nav) == [
+        "index.md",
+        "foundations/index.md",
+        "foundations/zeta.md",
+        "foundations/alpha.md",
+        "inference/index.md",
+        "inference/decode.md",
+        "about/write-a-lesson.md",
+    ]
+    assert nav[1] == {
+        "Foundations": [
+            {"Foundations": "foundations/index.md"},  # titled, so the footer's "Next" names the track
+            {"Zeta": "foundations/zeta.md"},
+            {"Alpha": "foundations/alpha.md"},
+        ]
+    }
+
+
+def test_track_list_links_lessons_and_prerequisites() -> None:
+    course = Course(
+        TRACKS,
+        [_lesson("memory-wall", "foundations", 1), _lesson("decode", "inference", 1, ("memory-wall",))],
+    )
+    text = lesson_list_markdown(course, "inference", from_track_folder=True)
+    assert text.startswith("# Inference\n\nI.")
+    assert "1. **[Decode](decode.md)**" in text
+    assert "[Memory-Wall](../foundations/memory-wall.md)" in text
+    home = lesson_list_markdown(course, None, from_track_folder=False)
+    assert "### [Foundations](foundations/index.md)" in home
+    assert "(inference/decode.md)" in home
+
+
+def test_real_course_front_matter_is_valid() -> None:
+    course = load_course("docs")
+    assert course.problems == []
+    assert [t.key for t in course.tracks] == ["foundations", "inference"]
+
+
+@pytest.mark.parametrize(
+    ("body", "expected_position"),
+    [
+        ("Intro.\n\n<!-- takeaways -->\n\nMore.\n\n## Check your understanding\n", "after-intro"),
+        ("Intro.\n\n## Check your understanding\n\nQuiz.\n", "before-quiz"),
+        ("Intro.\n", "end"),
+    ],
+)
+def test_takeaways_box_is_placed_at_marker_then_before_quiz_then_at_end(
+    body: str, expected_position: str
+) -> None:
+    result = insert_takeaways(body, ["Decode is memory-bound."])
+    box = result.index('!!! takeaways "Key takeaways"')
+    assert "    - Decode is memory-bound." in result
+    assert "<!-- takeaways -->" not in result
+    if expected_position == "after-intro":
+        assert result.index("Intro.") < box < result.index("More.")
+    elif expected_position == "before-quiz":
+        assert box < result.index("## Check your understanding")
+    else:
+        assert result.rstrip().endswith("- Decode is memory-bound.")
