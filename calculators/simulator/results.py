@@ -70,7 +70,7 @@ def _stats(values: Seq[float]) -> dict[str, float | None]:
         return {"mean": None, "p50": None, "p90": None, "p99": None, "max": None}
     ordered = sorted(values)
     n = len(ordered)
-    out: dict[str, float | None] = {"mean": sum(ordered) / n}
+    out: dict[str, float | None] = {"mean": math.fsum(ordered) / n}
     for p in PERCENTILES:
         out[f"p{p}"] = ordered[max(1, math.ceil(p / 100.0 * n)) - 1]
     out["max"] = ordered[-1]
@@ -275,7 +275,7 @@ class SimulationResult:
                     itl_pairs.append((gb[j], running))
         itl_count = sum(w for _, w in itl_pairs)
         itl_summary: dict[str, float | None] = {
-            "mean": (sum(v * w for v, w in itl_pairs) / itl_count) if itl_count else None,
+            "mean": (math.fsum(v * w for v, w in itl_pairs) / itl_count) if itl_count else None,
             **{f"p{p}": weighted_percentile(itl_pairs, p) for p in PERCENTILES},
             "max": max((v for v, _ in itl_pairs), default=None),
         }
@@ -291,11 +291,11 @@ class SimulationResult:
         peak_used = 0
         for inst, role in zip(instances, roles, strict=True):
             start, dt, dec, _pre, used, stored, comp, memt = log.columns[inst.index]
-            busy += sum(dt)
-            compute += sum(comp)
-            mem_time += sum(memt)
-            used_area += sum(u * t for u, t in zip(used, dt, strict=True))
-            stored_area += sum(s * t for s, t in zip(stored, dt, strict=True))
+            busy += math.fsum(dt)
+            compute += math.fsum(comp)
+            mem_time += math.fsum(memt)
+            used_area += math.fsum(u * t for u, t in zip(used, dt, strict=True))
+            stored_area += math.fsum(s * t for s, t in zip(stored, dt, strict=True))
             steps += len(dt)
             decode_steps += len(inst.decode_ends)
             decode_rows += sum(dec)

@@ -19,6 +19,15 @@ from course.widgets.runtime import ROOT, ensure_npm_packages
 
 pytestmark = pytest.mark.pyodide
 
+SIMULATION = """import hashlib, json
+work = poisson_workload(30, 300, Lengths.lognormal(600, 500), Lengths.lognormal(150, 140), seed=5)
+setup = make_setup("llama-3.1-8b", "h100-sxm", level="refined")
+for scheduler in (ContinuousBatching(), ChunkedPrefill(256), StaticBatching(8), Disaggregated(1, 1)):
+    result = simulate(work, setup, scheduler, memory=MemoryConfig(capacity_tokens=20000))
+    data = json.dumps(result.as_dict(token_latencies=True), sort_keys=True)
+    print(scheduler.name, result.summary["preemptions"], hashlib.sha256(data.encode()).hexdigest())
+"""
+
 REQUESTS = [
     {"widget": "prefill-decode", "state": {}},
     {
@@ -34,6 +43,10 @@ REQUESTS = [
     {"widget": "roofline-explorer", "state": {"gpus": "a100-sxm-80gb", "precision": "fp8"}},
     {"run": "from calculators import Scenario\nScenario().decode().time_s"},
     {"run": "Scenario('dense-8b', 'h100-sxm').prefill(-1)"},
+    # The serving simulator gives the same result to the last bit (every latency of every token) in
+    # Pyodide's Python as in ours, for each scheduler, with preemptions, at the refined level.
+    {"run": SIMULATION},
+    {"run": "simulate(poisson_workload(0, 10))"},
 ]
 
 
