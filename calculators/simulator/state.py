@@ -125,9 +125,12 @@ class Instance:
         return len(self.decoding) + len(self.prefilling)
 
     def can_reserve(self, seq: Sequence, tokens: int) -> bool:
-        """Whether ``seq`` can hold ``tokens`` tokens of cache and still leave the watermark free."""
+        """Whether ``seq`` can hold ``tokens`` tokens of cache and still leave the watermark free (with
+        nothing else running, the watermark protects no one, so it is waived).
+        """
         need = self.memory.slots_for(tokens, seq.prompt, seq.output) - seq.slots
-        return need <= 0 or self.memory.free - need >= self.memory.watermark_slots
+        left = self.memory.free - need
+        return need <= 0 or left >= self.memory.watermark_slots or (left >= 0 and not self.running())
 
     # --- admission and prefill -------------------------------------------------------------------------
     def admit(self, seq: Sequence) -> None:
