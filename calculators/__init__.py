@@ -11,10 +11,14 @@ under Pyodide. Units are decimal SI; FLOP/s are dense.
 295
 """
 
+from calculators.efficiency import Efficiency
 from calculators.expressions import ExpressionError, evaluate, evaluate_number
 from calculators.hardware import GPU, GPUS, custom_gpu, get_gpu
+from calculators.interconnect import INTERCONNECTS, Interconnect, get_interconnect
+from calculators.memory import MemoryPlan
 from calculators.models import MODELS, Model, custom_dense_model, get_model
-from calculators.passes import PassResult, Setup, decode_step, make_setup, prefill
+from calculators.operators import Operator
+from calculators.passes import PassResult, Setup, decode_step, make_setup, mixed_step, prefill
 from calculators.precision import PRECISIONS, get_precision
 from calculators.roofline import RooflineTime, attainable_flops_per_s, bound_at, ridge_point, roofline_time
 from calculators.scenario import Scenario
@@ -25,7 +29,6 @@ from calculators.simulator import (
     ContinuousBatching,
     Disaggregated,
     Lengths,
-    Link,
     MemoryConfig,
     Request,
     SimulationResult,
@@ -42,6 +45,7 @@ from calculators.units import UNITS, format_value
 __all__ = [
     "GPU",
     "GPUS",
+    "INTERCONNECTS",
     "MODELS",
     "PRECISIONS",
     "SLO",
@@ -49,12 +53,15 @@ __all__ = [
     "ChunkedPrefill",
     "ContinuousBatching",
     "Disaggregated",
+    "Efficiency",
     "ExpressionError",
+    "Interconnect",
     "Lengths",
-    "Link",
     "MemoryConfig",
     "MemoryFootprint",
+    "MemoryPlan",
     "Model",
+    "Operator",
     "PassResult",
     "Request",
     "RequestTiming",
@@ -73,12 +80,14 @@ __all__ = [
     "evaluate_number",
     "format_value",
     "get_gpu",
+    "get_interconnect",
     "get_model",
     "get_precision",
     "make_setup",
     "max_batch",
     "max_rate_meeting_slo",
     "memory_footprint",
+    "mixed_step",
     "poisson_workload",
     "prefill",
     "request_timing",
