@@ -20,8 +20,8 @@ from calculators import (
     ChunkedPrefill,
     ContinuousBatching,
     Disaggregated,
+    Interconnect,
     Lengths,
-    Link,
     MemoryConfig,
     Request,
     StaticBatching,
@@ -156,7 +156,7 @@ def test_disaggregated_sends_the_cache_over_the_link() -> None:
     # One request, prompt 1,000, 3 tokens. Prefill GPU: 16.171 ms, first token. The cache of 1,000 tokens
     # is 1,000 x 131,072 B (32 layers x 8 KV heads x 128 x 2 (K, V) x 2 B) = 131.07 MB; over a 1 GB/s
     # link with 1 ms latency it lands after 132.07 ms; the decode GPU then writes tokens 2 and 3.
-    link = Link("test link", 1e9, 0.001)
+    link = Interconnect("test", "test link", 1e9, 0.001, "hand-worked")
     result = simulate(trace((0.0, 1000, 3)), scheduler=Disaggregated(1, 1, link))
     prefill = 1000 * PER_PROMPT_TOKEN
     transfer = 0.001 + 1000 * 131072 / 1e9
@@ -221,10 +221,13 @@ def test_contiguous_reserves_a_slab_and_paged_a_block_at_a_time() -> None:
     assert slab.summary["kv_waste_fraction"] > paged.summary["kv_waste_fraction"]
 
 
-def test_memory_budget_comes_from_the_setup() -> None:
-    # 0.9 x 80 GB - 16 GB of weights = 56 GB; / 131,072 B per token = 427,246 tokens.
+def test_memory_budget_comes_from_the_cost_model() -> None:
+    # The cost model's plan for one H100: the device reports 81,559 MiB; 0.9 of it, less 16 GB of weights,
+    # a 2 GiB runtime reserve and the activation workspace of an 8,192-token step (8,192 x (2 x 4,096 +
+    # 6,144 + 3 x 14,336) values x 2 B = 0.94 GB), over 131,072 B of KV cache per token: 441,602 tokens.
     result = simulate(trace((0, 10, 2)))
-    assert result.summary["kv_capacity_tokens"] == int((0.9 * 80e9 - 16e9) // 131072) == 427246
+    budget = 81559 * 2**20 * 0.9 - 16e9 - 2 * 2**30 - 8192 * 57344 * 2
+    assert result.summary["kv_capacity_tokens"] == int(budget / 131072) == 441602
 
 
 # --- results -----------------------------------------------------------------------------------------------
@@ -342,7 +345,7 @@ def test_lognormal_lengths_have_the_stated_mean() -> None:
             "request 0 needs 110 tokens of cache .* raise max_sequence_tokens",
         ),
         (lambda: MemoryConfig("virtual"), "memory kind must be one of contiguous, paged"),
-        (lambda: Disaggregated(link="carrier-pigeon"), "unknown link 'carrier-pigeon'"),
+        (lambda: Disaggregated(link="carrier-pigeon"), "unknown interconnect 'carrier-pigeon'"),
         (lambda: simulate(trace((0, 10, 2)), max_steps=1), "ran past max_steps"),
         (lambda: Request(0, 0.0, 10, 0), "request 0: output_tokens must be a whole number >= 1"),
     ],

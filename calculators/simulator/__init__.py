@@ -10,11 +10,9 @@ from calculators.simulator.engine import simulate
 from calculators.simulator.kv_memory import MemoryConfig
 from calculators.simulator.results import SLO, SimulationResult
 from calculators.simulator.schedulers import (
-    LINKS,
     ChunkedPrefill,
     ContinuousBatching,
     Disaggregated,
-    Link,
     Scheduler,
     StaticBatching,
 )
@@ -22,13 +20,11 @@ from calculators.simulator.sweep import max_rate_meeting_slo, sweep_rates
 from calculators.simulator.workload import Lengths, Request, burst_workload, poisson_workload, trace_workload
 
 __all__ = [
-    "LINKS",
     "SLO",
     "ChunkedPrefill",
     "ContinuousBatching",
     "Disaggregated",
     "Lengths",
-    "Link",
     "MemoryConfig",
     "Request",
     "Scheduler",

@@ -13,12 +13,12 @@ import json
 from pathlib import Path
 from typing import Any
 
+from calculators.interconnect import INTERCONNECTS
 from calculators.passes import Setup
 from calculators.simulator.engine import simulate
-from calculators.simulator.kv_memory import KINDS, MemoryConfig
+from calculators.simulator.kv_memory import KINDS, RESERVES, MemoryConfig
 from calculators.simulator.results import SLO, SimulationResult
 from calculators.simulator.schedulers import (
-    LINKS,
     ChunkedPrefill,
     ContinuousBatching,
     Disaggregated,
@@ -80,14 +80,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sched.add_argument("--max-sequences", type=int, default=256, help="requests running at once (256)")
     sched.add_argument("--prefill-gpus", type=int, default=1, help="disaggregated: prefill pool GPUs")
     sched.add_argument("--decode-gpus", type=int, default=1, help="disaggregated: decode pool GPUs")
-    sched.add_argument("--link", default="nvlink-4", choices=sorted(LINKS), help="disaggregated: KV link")
+    sched.add_argument(
+        "--link", default="nvlink4", choices=sorted(INTERCONNECTS), help="disaggregated: KV link (nvlink4)"
+    )
     sched.add_argument("--replicas", type=int, default=1, help="independent copies of the setup (default 1)")
     mem = parser.add_argument_group("KV memory")
     mem.add_argument("--memory", default="paged", choices=KINDS, help="paged blocks or contiguous slabs")
     mem.add_argument("--block-tokens", type=int, default=16, help="tokens per block (default 16)")
     mem.add_argument("--kv-capacity-tokens", type=int, help="KV cache size in tokens (default: what fits)")
-    mem.add_argument("--memory-fraction", type=float, default=0.9, help="share of GPU memory used (0.9)")
     mem.add_argument("--max-sequence-tokens", type=int, help="contiguous: tokens reserved per request")
+    mem.add_argument(
+        "--reserve", default="max", choices=RESERVES, help="contiguous slab: max, pow2 or oracle (max)"
+    )
     out = parser.add_argument_group("results")
     out.add_argument("--slo-ttft", type=float, default=1.0, help="SLO: time to first token, s (default 1)")
     out.add_argument("--slo-tpot", type=float, default=0.05, help="SLO: time per output token, s (0.05)")
@@ -147,9 +151,9 @@ def _memory(args: argparse.Namespace) -> MemoryConfig:
     return MemoryConfig(
         args.memory,
         args.block_tokens,
-        args.memory_fraction,
         args.kv_capacity_tokens,
         args.max_sequence_tokens,
+        reserve=args.reserve,
     )
 
 

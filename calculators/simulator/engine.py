@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from calculators.interconnect import send_time_s
 from calculators.passes import Setup, make_setup
 from calculators.simulator.kv_memory import KVMemory, MemoryConfig, kv_capacity_tokens
 from calculators.simulator.results import SLO, SimulationResult, StepLog
@@ -95,7 +96,8 @@ def simulate(
             link_free = 0.0
             for seq in sorted(inst.handoffs, key=lambda s: (s.prefill_done_s, s.id)):
                 start = max(seq.prefill_done_s or 0.0, link_free)
-                link_free = start + scheduler.link.transfer_s(setup.kv_cache_bytes(1, seq.target))
+                share = setup.kv_cache_bytes(1, seq.target) / setup.total_gpus  # each GPU sends its own
+                link_free = start + send_time_s(share, scheduler.link, setup.communication_efficiency)
                 transfers[seq.id] = link_free - start
                 handoffs.append((link_free, seq.id, seq))
         handoffs.sort(key=lambda h: (h[0], h[1]))
@@ -128,11 +130,12 @@ def simulate(
 
 
 def _pool_size(field: str, gpus: int, setup: Setup) -> int:
-    if gpus % setup.gpus:
+    per_replica = setup.total_gpus
+    if gpus % per_replica:
         raise ValueError(
-            f"{field}={gpus} is not a multiple of the setup's {setup.gpus} GPUs per replica; give a multiple"
+            f"{field}={gpus} is not a multiple of the setup's {per_replica} GPUs per replica; give a multiple"
         )
-    return gpus // setup.gpus
+    return gpus // per_replica
 
 
 def _checked_requests(requests: Iterable[Request]) -> list[Request]:
@@ -162,6 +165,7 @@ def _run(
 ) -> None:
     """Run one instance until every request that reaches it is done (or handed off)."""
     scheduler.prepare(inst)
+    window = cost.window
     n = len(arrivals)
     ai = 0
     waiting = inst.waiting
@@ -193,11 +197,15 @@ def _run(
         nd = len(inst.decoding) if plan.decode else 0
         if plan.decode:
             rows = nd + inst.pad_tokens
-            context_sum = inst.decode_context_sum() + inst.pad_context_sum
+            if window is None:
+                keys = inst.decode_context_sum() + sum(inst.pad_contexts)
+            else:
+                contexts = inst.decode_contexts() + inst.pad_contexts
+                keys = sum(c if c < window else window for c in contexts)
         else:
-            rows = context_sum = 0
+            rows = keys = 0
         chunks = [(c, s.prefilled) for s, c in plan.prefill]
-        dt, compute_s, memory_s = cost.time(rows, context_sum, chunks)
+        dt, compute_s, memory_s = cost.time(rows, keys, chunks)
         if log.wants_timeline():
             log.timeline_step(inst, now, dt, plan, chunks)
         inst.now = end = now + dt

@@ -11,16 +11,18 @@ Large Language Model Serving with PagedAttention"):
   prompt plus the output rounded up to a power of two (at most 2x over); ``oracle``, exactly the prompt plus
   the output, as if the engine knew the output length in advance (the best a contiguous allocator can do).
 
-The budget is the memory of the setup's GPUs times ``memory_fraction`` (vLLM's ``gpu_memory_utilization``,
-0.9 by default) less the weights, divided by the KV-cache bytes of one token; or ``capacity_tokens`` directly.
+The budget is the cost model's (:mod:`calculators.memory`): the memory the devices report times the setup's
+``memory_utilization`` (vLLM's ``gpu_memory_utilization``, 0.9 by default), less the weights, the runtime
+reserve and the activation workspace, divided by the KV-cache bytes of one token; or ``capacity_tokens``.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from calculators.passes import Setup
-from calculators.validation import choice, count, fraction
+from calculators.validation import choice, count
 
 KINDS = ("paged", "contiguous")
 RESERVES = ("max", "pow2", "oracle")
@@ -39,7 +41,6 @@ class MemoryConfig:
 
     kind: str = "paged"
     block_tokens: int = 16
-    memory_fraction: float = 0.9
     capacity_tokens: int | None = None
     max_sequence_tokens: int | None = None
     watermark: float = 0.01
@@ -49,7 +50,6 @@ class MemoryConfig:
         choice("memory kind", self.kind, KINDS)
         choice("contiguous reserve", self.reserve, RESERVES)
         count("block_tokens", self.block_tokens)
-        fraction("memory_fraction", self.memory_fraction)
         if self.capacity_tokens is not None:
             count("capacity_tokens", self.capacity_tokens)
         if self.max_sequence_tokens is not None:
@@ -61,7 +61,6 @@ class MemoryConfig:
         return {
             "kind": self.kind,
             "block_tokens": self.block_tokens,
-            "memory_fraction": self.memory_fraction,
             "capacity_tokens": self.capacity_tokens,
             "max_sequence_tokens": self.max_sequence_tokens,
             "watermark": self.watermark,
@@ -69,30 +68,21 @@ class MemoryConfig:
         }
 
 
-def kv_bytes_per_token(setup: Setup) -> float:
-    """KV-cache bytes one token of context takes over all the setup's GPUs (copies included)."""
-    return setup.kv_cache_bytes(1, 1)
-
-
 def kv_capacity_tokens(setup: Setup, config: MemoryConfig) -> int:
-    """Tokens of KV cache the setup can hold under ``config``."""
+    """Tokens of KV cache one replica of the setup can hold under ``config``."""
     if config.capacity_tokens is not None:
         return config.capacity_tokens
-    per_token = kv_bytes_per_token(setup)
-    if per_token <= 0:
+    plan = setup.memory
+    tokens = plan.kv_tokens
+    if math.isinf(tokens):
         raise ValueError(
             f"the KV-cache size of {setup.model.name!r} is unknown (it is given only by its size); give "
             "MemoryConfig(capacity_tokens=...) or use a model preset"
         )
-    free = setup.memory_capacity_bytes * config.memory_fraction - setup.weight_bytes
-    tokens = int(free // per_token)
     if tokens < 1:
-        raise ValueError(
-            f"the weights of {setup.model.name} ({setup.weight_bytes / 1e9:,.1f} GB) leave no room for a KV "
-            f"cache in {config.memory_fraction:.0%} of {setup.gpus} x {setup.gpu.name} "
-            f"({setup.memory_capacity_bytes / 1e9:,.0f} GB); use more GPUs, fp8, or a smaller model"
-        )
-    return tokens
+        plan.check(1.0, f"a KV cache for {setup.model.name}")  # raises the cost model's own explanation
+        raise ValueError(f"{setup.model.name} leaves no room for a KV cache; give capacity_tokens")
+    return int(tokens)
 
 
 class KVMemory:

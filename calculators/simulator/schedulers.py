@@ -21,8 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from calculators.interconnect import Interconnect, get_interconnect
 from calculators.simulator.state import Instance, Sequence
-from calculators.validation import count, positive_number
+from calculators.validation import count
 
 DEFAULT_MAX_SEQUENCES = 256  # vLLM's default max_num_seqs
 DEFAULT_MAX_BATCH_TOKENS = 8192  # prompt tokens one prefill-first step takes at most
@@ -192,36 +193,15 @@ class ChunkedPrefill(Scheduler):
         return StepPlan(prefill=chunks, decode=bool(instance.decoding))
 
 
-@dataclass(frozen=True)
-class Link:
-    """The link a prefill instance sends KV caches over: bandwidth in bytes/s and a latency per transfer."""
-
-    name: str
-    bandwidth_bytes_per_s: float
-    latency_s: float = 0.0
-
-    def __post_init__(self) -> None:
-        positive_number("link bandwidth_bytes_per_s", self.bandwidth_bytes_per_s)
-        if not self.latency_s >= 0:
-            raise ValueError(f"link latency_s must be >= 0 seconds, got {self.latency_s!r}")
-
-    def transfer_s(self, bytes_sent: float) -> float:
-        return self.latency_s + bytes_sent / self.bandwidth_bytes_per_s
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "name": self.name,
-            "bandwidth_bytes_per_s": self.bandwidth_bytes_per_s,
-            "latency_s": self.latency_s,
-        }
-
-
 class Disaggregated(Scheduler):
     """Prefill on ``prefill_gpus`` GPUs, decode on ``decode_gpus``, KV caches sent over ``link``.
 
-    Each pool is made of replicas of the setup (``setup.gpus`` GPUs each), so the GPU counts must be
-    multiples of it. Requests go to prefill replicas in turn; each replica sends caches over its own link,
-    one at a time; a decode replica takes them in turn as they land. The prefill pool runs
+    ``link`` is an interconnect preset (:data:`calculators.INTERCONNECTS`: "nvlink4" inside one node,
+    "infiniband-ndr" between nodes ...) or an :class:`~calculators.Interconnect`. Each pool is made of
+    replicas of the setup (``setup.total_gpus`` GPUs each), so the GPU counts must be multiples of it.
+    Requests go to prefill replicas in turn; each replica sends one cache at a time, every GPU its own share
+    over its own link (the link's latency plus share / bandwidth); a decode replica takes caches in turn as
+    they land. The prefill pool runs
     ``prefill_scheduler`` (continuous batching by default), the decode pool continuous batching of
     sequences whose cache is already there. A full decode pool does not hold back the prefill pool.
     """
@@ -232,14 +212,14 @@ class Disaggregated(Scheduler):
         self,
         prefill_gpus: int = 1,
         decode_gpus: int = 1,
-        link: Link | str = "nvlink-4",
+        link: Interconnect | str = "nvlink4",
         *,
         max_sequences: int = DEFAULT_MAX_SEQUENCES,
         prefill_scheduler: Scheduler | None = None,
     ) -> None:
         self.prefill_gpus = count("prefill_gpus", prefill_gpus)
         self.decode_gpus = count("decode_gpus", decode_gpus)
-        self.link = get_link(link)
+        self.link = get_interconnect(link)
         self.max_sequences = count("max_sequences", max_sequences)
         self.prefill_scheduler = prefill_scheduler or ContinuousBatching(max_sequences)
         self.decode_scheduler = ContinuousBatching(max_sequences)
@@ -249,32 +229,14 @@ class Disaggregated(Scheduler):
             "name": self.name,
             "prefill_gpus": self.prefill_gpus,
             "decode_gpus": self.decode_gpus,
-            "link": self.link.as_dict(),
+            "link": {
+                "key": self.link.key,
+                "name": self.link.name,
+                "bandwidth_bytes_per_s": self.link.bandwidth_bytes_per_s,
+                "latency_s": self.link.latency_s,
+            },
             "prefill_scheduler": self.prefill_scheduler.describe(),
         }
 
     def plan(self, instance: Instance) -> StepPlan:  # pragma: no cover - the engine runs the two pools
         raise RuntimeError("Disaggregated is run by the engine as two pools; it plans no step itself")
-
-
-# Links for sending KV caches, one direction, decimal units. Used until the cost model's interconnect presets
-# land; each figure is the vendor's per-GPU bandwidth in one direction.
-LINKS: dict[str, Link] = {
-    # NVIDIA H100 datasheet: NVLink 900 GB/s bidirectional per GPU, so 450 GB/s each way.
-    "nvlink-4": Link("NVLink 4 (H100), 450 GB/s each way", 450e9, 5e-6),
-    # PCIe 5.0 x16: 32 GT/s x 16 lanes, 128b/130b encoding: about 63 GB/s each way.
-    "pcie-5": Link("PCIe 5.0 x16, 63 GB/s each way", 63e9, 10e-6),
-    # One 400 Gb/s InfiniBand NDR port (ConnectX-7): 50 GB/s each way.
-    "ib-ndr-400": Link("InfiniBand NDR 400 Gb/s, 50 GB/s each way", 50e9, 10e-6),
-}
-
-
-def get_link(link: Link | str) -> Link:
-    """A :class:`Link`, or a preset's name."""
-    if isinstance(link, Link):
-        return link
-    if isinstance(link, str) and link in LINKS:
-        return LINKS[link]
-    from calculators.validation import unknown_name
-
-    raise unknown_name("link", str(link), LINKS)

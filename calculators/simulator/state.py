@@ -100,7 +100,7 @@ class Instance:
         self.finish_heap: list[tuple[int, int, int, Sequence]] = []
         self.block_heap: list[tuple[int, int, int, Sequence]] = []
         self.pad_tokens = 0  # static batching: finished rows still computed until the batch ends
-        self.pad_context_sum = 0
+        self.pad_contexts: list[int] = []
         self.decode_ends = array("d")  # end time of each step that included decode
         self.done: list[Sequence] = []
         self.handoffs: list[Sequence] = []  # prefill-pool instances: sequences whose prefill is done
@@ -118,6 +118,7 @@ class Instance:
         return self.offset_sum + len(self.decoding) * len(self.decode_ends)
 
     def decode_contexts(self) -> list[int]:
+        """Each decoding sequence's context at the next step (for a sliding window, which caps each)."""
         j = len(self.decode_ends)
         return [s.ctx_at_join + j - s.join for s in self.decoding.values()]
 
@@ -265,12 +266,12 @@ class Instance:
                 continue
             if self.pad_rows:
                 self.pad_tokens += 1
-                self.pad_context_sum += seq.ctx_at_join + j - seq.join
+                self.pad_contexts.append(seq.ctx_at_join + j - seq.join + 1)
             self._leave_decode(seq, j)
             self._finish(seq, now)
         if self.pad_rows and not self.decoding:
             self.pad_tokens = 0
-            self.pad_context_sum = 0
+            self.pad_contexts = []
 
     pad_rows = False  # set by static batching
 

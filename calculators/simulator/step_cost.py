@@ -2,19 +2,27 @@
 
 A step runs some decode tokens (one per running sequence, each attending its own context) and some prefill
 chunks (each ``chunk`` new prompt tokens after ``cached`` tokens already in the cache) through the model
-together, reading the weights once. The simulator never times a step itself: it asks this adapter, which
-asks the cost model, so a step here is the same step a lesson computes by hand.
+together, reading the weights once. The simulator never times a step itself: it asks
+:func:`calculators.mixed_step`, so a step here is the same step a lesson computes by hand.
 
-The adapter memoises: many steps share a mix (the same number of decode tokens, no prefill), and the cost
-model is pure, so a repeated mix is looked up rather than recomputed.
+Two things keep this fast without changing any answer:
+
+- The cost model sees the decode contexts only through the keys they attend to in total (each context, or
+  the sliding window when shorter). So the adapter hands it a list with the same count and the same total
+  ([q + 1] x r + [q] x (n - r)) instead of building each sequence's context every step.
+- Steps repeat: at the simple level without KV traffic the time depends only on the token counts, and the
+  cost model is pure, so a repeated mix is looked up rather than recomputed.
+
+The simulator manages KV memory itself (blocks, admission, preemption), so it asks the cost model to time
+steps with ``ignore_memory``: a step never holds more cache than the simulator's budget.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
-from calculators.passes import Setup, decode_step, prefill
-from calculators.roofline import roofline_time
+from calculators.passes import Setup, mixed_step
 
 # (seconds, compute seconds, memory seconds) of one step; a tuple, because the engine builds one per step.
 StepTime = tuple[float, float, float]
@@ -25,69 +33,38 @@ _MEMO_LIMIT = 50_000
 class StepCost:
     """The time of one step for ``setup``, from the cost model.
 
-    ``needs_contexts`` says whether the time depends on each decode sequence's context (the refined level
-    counts KV-cache reads and attention); at the simple level only the token counts matter, and the engine
-    can skip building the list of contexts.
+    ``needs_keys`` says whether the time depends on the decode contexts at all (the refined level and KV
+    traffic count attention over the cache); ``window`` is the model's sliding window, which caps the keys
+    each context contributes, so the engine must then sum them itself.
     """
 
     def __init__(self, setup: Setup) -> None:
-        self.setup = setup
-        self.needs_contexts = setup.level != "simple"
+        self.setup = replace(setup, ignore_memory=True)
+        self.window = setup.model.sliding_window
+        self.needs_keys = setup.level != "simple" or setup.kv_traffic
         self._memo: dict[tuple[int, int, tuple[tuple[int, int], ...]], StepTime] = {}
-        self.weight_bytes = prefill(setup, 1).weight_bytes
 
     def time(
         self,
         decode_tokens: int,
-        decode_context_sum: int,
+        decode_keys: int,
         prefill_chunks: Sequence[tuple[int, int]] = (),
     ) -> StepTime:
-        """Seconds for a step of ``decode_tokens`` decode sequences whose contexts add up to
-        ``decode_context_sum``, plus ``prefill_chunks`` as (chunk tokens, tokens cached before) pairs.
+        """Seconds for a step of ``decode_tokens`` decoding sequences attending ``decode_keys`` tokens in
+        total (each context, capped at the sliding window), plus ``prefill_chunks`` as (chunk tokens, tokens
+        cached before) pairs.
         """
         chunks = tuple(prefill_chunks)
-        key = (decode_tokens, decode_context_sum if self.needs_contexts else 0, chunks)
+        key = (decode_tokens, decode_keys if self.needs_keys else 0, chunks)
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        result = self._compute(decode_tokens, decode_context_sum, chunks)
-        if len(self._memo) < _MEMO_LIMIT:
-            self._memo[key] = result
-        return result
-
-    def _compute(
-        self, decode_tokens: int, decode_context_sum: int, chunks: tuple[tuple[int, int], ...]
-    ) -> StepTime:
-        # Temporary adapter over the one-phase passes until the cost model's mixed step lands: the decode
-        # part is a decode step at the mean context, the prefill part one prefill pass over all chunk
-        # tokens, and the weights are counted once. Exact at the simple level; at the refined level it
-        # leaves out attention from a chunk to the tokens cached before it.
-        s = self.setup
-        flops = 0.0
-        bytes_moved = 0.0
-        parts = 0
+        contexts: list[int] = []
         if decode_tokens:
-            mean = max(1, round(decode_context_sum / decode_tokens))
-            d = decode_step(s, batch=decode_tokens, context_tokens=mean)
-            flops += d.flops
-            bytes_moved += d.bytes_moved
-            parts += 1
-        prefill_tokens = sum(c for c, _ in chunks)
-        if prefill_tokens:
-            p = prefill(s, prefill_tokens)
-            flops += p.flops
-            bytes_moved += p.bytes_moved
-            parts += 1
-        if parts == 0:
-            raise ValueError("a step needs at least one decode token or one prefill chunk")
-        bytes_moved -= (parts - 1) * self.weight_bytes  # one step reads the weights once
-        r = roofline_time(
-            flops,
-            bytes_moved,
-            s.gpu,
-            s.precision,
-            gpus=s.gpus,
-            compute_efficiency=s.compute_efficiency,
-            memory_efficiency=s.memory_efficiency,
-        )
-        return (r.time_s, r.compute_time_s, r.memory_time_s)
+            q, r = divmod(decode_keys, decode_tokens)
+            contexts = [q + 1] * r + [q] * (decode_tokens - r)
+        result = mixed_step(self.setup, decode_contexts=contexts, prefill_chunks=chunks)
+        timing = (result.time_s, result.compute_time_s, result.memory_time_s)
+        if len(self._memo) < _MEMO_LIMIT:
+            self._memo[key] = timing
+        return timing
