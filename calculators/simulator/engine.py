@@ -171,6 +171,8 @@ def _run(
     waiting = inst.waiting
     steps = log.new_instance(inst.index)
     starts, times, decode_tokens, prefill_tokens, used, stored, compute, memory = steps
+    mem = inst.memory
+    decoding, prefilling, decode_ends = inst.decoding, inst.prefilling, inst.decode_ends
     while True:
         now = inst.now
         while ai < n and arrivals[ai][0] <= now:
@@ -206,19 +208,28 @@ def _run(
             rows = keys = 0
         chunks = [(c, s.prefilled) for s, c in plan.prefill]
         dt, compute_s, memory_s = cost.time(rows, keys, chunks)
-        if log.wants_timeline():
+        if len(log.timeline) < log.timeline_limit:
             log.timeline_step(inst, now, dt, plan, chunks)
+        else:
+            log.truncated = True
         inst.now = end = now + dt
         if plan.decode:
             inst.finish_decode_step(end)
-        for seq, c in plan.prefill:
-            inst.finish_prefill_chunk(seq, c, end)
+        if chunks:
+            for seq, c in plan.prefill:
+                inst.finish_prefill_chunk(seq, c, end)
+            prefill_tokens.append(sum(c for c, _ in chunks))
+        else:
+            prefill_tokens.append(0)
         starts.append(now)
         times.append(dt)
         decode_tokens.append(nd)
-        prefill_tokens.append(sum(c for c, _ in chunks))
-        used.append(inst.memory.used_tokens)
-        stored.append(inst.stored_tokens())
+        used.append((mem.total - mem.free) * mem.unit)
+        # Tokens held now: each decoding sequence's next context less the token it has yet to write.
+        held = inst.offset_sum + len(decoding) * (len(decode_ends) - 1)
+        if prefilling:
+            held += sum(s.prefilled for s in prefilling.values())
+        stored.append(held)
         compute.append(compute_s)
         memory.append(memory_s)
 

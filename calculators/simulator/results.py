@@ -111,12 +111,6 @@ class StepLog:
         self.columns[index] = cols
         return cols
 
-    def wants_timeline(self) -> bool:
-        if len(self.timeline) < self.timeline_limit:
-            return True
-        self.truncated = True
-        return False
-
     def timeline_step(
         self,
         inst: Instance,
@@ -155,7 +149,8 @@ class SimulationResult:
         timeline: list[dict[str, Any]],
         timeline_truncated: bool,
         kv_series: list[dict[str, Any]],
-        token_times: dict[int, list[float]],
+        token_sources: dict[int, tuple[list[float], list[tuple[int, int, int]]]],
+        decode_ends: dict[int, array[Any]],
     ) -> None:
         self.config = config
         self.summary = summary
@@ -163,7 +158,10 @@ class SimulationResult:
         self.timeline = timeline
         self.timeline_truncated = timeline_truncated
         self.kv_series = kv_series
-        self._token_times = token_times
+        # Per request: the tokens written by prefills, and its stays in a decode batch; token times are
+        # built from them on demand, so a 10,000-request run does not build 3 million of them up front.
+        self._token_sources = token_sources
+        self._decode_ends = decode_ends
 
     def __repr__(self) -> str:
         s = self.summary
@@ -175,9 +173,14 @@ class SimulationResult:
     def token_times(self, request_id: int) -> list[float]:
         """When each of a request's output tokens came, seconds from the start."""
         try:
-            return list(self._token_times[request_id])
+            prefilled, segments = self._token_sources[request_id]
         except KeyError:
             raise ValueError(f"no request with id {request_id!r} in this result") from None
+        times = list(prefilled)
+        for index, first, last in segments:
+            times.extend(self._decode_ends[index][first : last + 1])
+        times.sort()
+        return times
 
     def inter_token_latencies(self, request_id: int) -> list[float]:
         """Seconds between each of a request's output tokens and the one before it."""
@@ -223,23 +226,22 @@ class SimulationResult:
         # time between the two steps' ends.
         followers = {i: [0] * (len(e) + 1) for i, e in ends.items()}
         records: list[dict[str, Any]] = []
-        token_times: dict[int, list[float]] = {}
+        token_sources: dict[int, tuple[list[float], list[tuple[int, int, int]]]] = {}
         single_gaps: list[float] = []
         output_tokens = 0
         for seq in sequences:
             assert seq.finish_s is not None
             assert seq.first_token_s is not None
-            times = [seq.first_token_s, *seq.recompute_token_s]
+            tokens = 1 + len(seq.recompute_token_s)
             longest = max(seq.gaps, default=0.0)
             for inst_index, a, b in seq.segments:
-                times.extend(ends[inst_index][a : b + 1])
+                tokens += b - a + 1
                 if b > a:
                     f = followers[inst_index]
                     f[a + 1] += 1
                     f[b + 1] -= 1
                     longest = max(longest, max(gaps_between[inst_index][a + 1 : b + 1]))
-            times.sort()
-            token_times[seq.id] = times
+            token_sources[seq.id] = ([seq.first_token_s, *seq.recompute_token_s], seq.segments)
             single_gaps.extend(seq.gaps)
             output_tokens += seq.output
             ttft = seq.first_token_s - seq.arrival_s
@@ -263,7 +265,7 @@ class SimulationResult:
                     "meets_slo": meets,
                 }
             )
-            assert len(times) == seq.output, (seq.id, len(times), seq.output)
+            assert tokens == seq.output, (seq.id, tokens, seq.output)
 
         itl_pairs: list[tuple[float, int]] = [(g, 1) for g in single_gaps]
         for i, f in followers.items():
@@ -353,7 +355,8 @@ class SimulationResult:
             timeline=log.timeline,
             timeline_truncated=log.truncated,
             kv_series=series,
-            token_times=token_times,
+            token_sources=token_sources,
+            decode_ends=ends,
         )
 
 
