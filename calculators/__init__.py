@@ -11,32 +11,68 @@ under Pyodide. Units are decimal SI; FLOP/s are dense.
 295
 """
 
+from calculators.efficiency import Efficiency
 from calculators.expressions import ExpressionError, evaluate, evaluate_number
 from calculators.hardware import GPU, GPUS, custom_gpu, get_gpu
+from calculators.interconnect import INTERCONNECTS, Interconnect, get_interconnect
+from calculators.memory import MemoryPlan
 from calculators.models import MODELS, Model, custom_dense_model, get_model
-from calculators.passes import PassResult, Setup, decode_step, make_setup, prefill
+from calculators.operators import Operator
+from calculators.passes import PassResult, Setup, decode_step, make_setup, mixed_step, prefill
 from calculators.precision import PRECISIONS, get_precision
 from calculators.roofline import RooflineTime, attainable_flops_per_s, bound_at, ridge_point, roofline_time
 from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming, max_batch, memory_footprint, request_timing
+from calculators.simulator import (
+    SLO,
+    ChunkedPrefill,
+    ContinuousBatching,
+    Disaggregated,
+    Lengths,
+    MemoryConfig,
+    Request,
+    SimulationResult,
+    StaticBatching,
+    burst_workload,
+    max_rate_meeting_slo,
+    poisson_workload,
+    simulate,
+    sweep_rates,
+    trace_workload,
+)
 from calculators.units import UNITS, format_value
 
 __all__ = [
     "GPU",
     "GPUS",
+    "INTERCONNECTS",
     "MODELS",
     "PRECISIONS",
+    "SLO",
     "UNITS",
+    "ChunkedPrefill",
+    "ContinuousBatching",
+    "Disaggregated",
+    "Efficiency",
     "ExpressionError",
+    "Interconnect",
+    "Lengths",
+    "MemoryConfig",
     "MemoryFootprint",
+    "MemoryPlan",
     "Model",
+    "Operator",
     "PassResult",
+    "Request",
     "RequestTiming",
     "RooflineTime",
     "Scenario",
     "Setup",
+    "SimulationResult",
+    "StaticBatching",
     "attainable_flops_per_s",
     "bound_at",
+    "burst_workload",
     "custom_dense_model",
     "custom_gpu",
     "decode_step",
@@ -44,13 +80,20 @@ __all__ = [
     "evaluate_number",
     "format_value",
     "get_gpu",
+    "get_interconnect",
     "get_model",
     "get_precision",
     "make_setup",
     "max_batch",
+    "max_rate_meeting_slo",
     "memory_footprint",
+    "mixed_step",
+    "poisson_workload",
     "prefill",
     "request_timing",
     "ridge_point",
     "roofline_time",
+    "simulate",
+    "sweep_rates",
+    "trace_workload",
 ]

@@ -4,6 +4,7 @@ Subcommands:
   presets   the GPU and model presets with their key figures and sources
   roofline  ridge points, or where a given arithmetic intensity falls on each GPU's roofline
   phases    prefill and decode of one request: the prefill-vs-decode lesson's numbers for any setup
+  simulate  many requests served over time: TTFT, TPOT, throughput, goodput, KV memory (calculators.simulator)
 
 A GPU or a model can be a preset name or numbers (``--gpu-tflops/--gpu-tbps/--gpu-gb``, ``--params-billion``).
 """
@@ -17,10 +18,11 @@ from collections.abc import Sequence
 
 from calculators.hardware import GPU, GPUS, custom_gpu, get_gpu
 from calculators.models import MODELS, Model, custom_dense_model, get_model
-from calculators.passes import LEVELS
+from calculators.passes import LEVELS, make_setup
 from calculators.precision import PRECISIONS
 from calculators.roofline import attainable_flops_per_s, bound_at, ridge_point
 from calculators.scenario import Scenario
+from calculators.simulator import command_line as simulate_command
 from calculators.units import format_value
 
 
@@ -240,6 +242,47 @@ def _phases(args: argparse.Namespace) -> tuple[object, str]:
     return record, "\n".join(summary)
 
 
+def _simulate(args: argparse.Namespace) -> tuple[object, str]:
+    setup = make_setup(
+        _model_from(args),
+        _gpu_from(args),
+        precision=args.precision,
+        level=args.level,
+        gpus=args.tensor_parallel,
+        compute_efficiency=args.compute_efficiency,
+        memory_efficiency=args.memory_efficiency,
+    )
+    text = (
+        f"{setup.model.name} on {args.tensor_parallel} x {setup.gpu.name} per replica, {args.precision}, "
+        f"{args.level} level"
+    )
+    return simulate_command.run(args, setup, text)
+
+
+def _add_setup_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", default="dense-8b", help="model preset (default dense-8b, the lesson's)")
+    parser.add_argument("--params-billion", type=float, help="a dense model by its size instead of a preset")
+    parser.add_argument("--gpu", default="h100-sxm", help="GPU preset (default h100-sxm)")
+    parser.add_argument("--gpu-tflops", type=float, help="custom GPU: dense BF16 TFLOP/s")
+    parser.add_argument("--gpu-fp8-tflops", type=float, help="custom GPU: dense FP8 TFLOP/s (optional)")
+    parser.add_argument("--gpu-tbps", type=float, help="custom GPU: memory bandwidth, TB/s")
+    parser.add_argument("--gpu-gb", type=float, help="custom GPU: memory, GB")
+    parser.add_argument("--precision", default="bf16", choices=sorted(PRECISIONS))
+    parser.add_argument("--level", default="simple", choices=LEVELS, help="simple (the lesson's) or refined")
+    parser.add_argument(
+        "--tensor-parallel",
+        "--gpus",
+        type=int,
+        default=1,
+        metavar="G",
+        help="GPUs sharing the model by tensor parallelism (default 1); --gpus is the same",
+    )
+    parser.add_argument("--compute-efficiency", type=float, default=1.0, help="share of peak FLOP/s reached")
+    parser.add_argument(
+        "--memory-efficiency", type=float, default=1.0, help="share of peak bandwidth reached"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; its help text is the CLI's documentation."""
     parser = argparse.ArgumentParser(
@@ -270,37 +313,30 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[json_after],
         help="prefill and decode of one request (default: the lesson's scenario)",
     )
-    phases.add_argument("--model", default="dense-8b", help="model preset (default dense-8b, the lesson's)")
-    phases.add_argument("--params-billion", type=float, help="a dense model by its size instead of a preset")
-    phases.add_argument("--gpu", default="h100-sxm", help="GPU preset (default h100-sxm)")
-    phases.add_argument("--gpu-tflops", type=float, help="custom GPU: dense BF16 TFLOP/s")
-    phases.add_argument("--gpu-fp8-tflops", type=float, help="custom GPU: dense FP8 TFLOP/s (optional)")
-    phases.add_argument("--gpu-tbps", type=float, help="custom GPU: memory bandwidth, TB/s")
-    phases.add_argument("--gpu-gb", type=float, help="custom GPU: memory, GB")
-    phases.add_argument("--precision", default="bf16", choices=sorted(PRECISIONS))
-    phases.add_argument("--level", default="simple", choices=LEVELS, help="simple (the lesson's) or refined")
+    _add_setup_options(phases)
     phases.add_argument("--prompt", type=int, default=2000, help="prompt tokens (default 2000)")
     phases.add_argument("--output", type=int, default=256, help="output tokens (default 256)")
     phases.add_argument("--batch", type=int, default=1, help="requests decoded together (default 1)")
-    phases.add_argument(
-        "--tensor-parallel",
-        "--gpus",
-        type=int,
-        default=1,
-        metavar="G",
-        help="GPUs sharing the model by tensor parallelism (default 1); --gpus is the same",
+
+    simulate = sub.add_parser(
+        "simulate",
+        parents=[json_after],
+        help="serve a workload over time: TTFT, TPOT, throughput, goodput, KV memory",
     )
-    phases.add_argument("--compute-efficiency", type=float, default=1.0, help="share of peak FLOP/s reached")
-    phases.add_argument(
-        "--memory-efficiency", type=float, default=1.0, help="share of peak bandwidth reached"
-    )
+    _add_setup_options(simulate)
+    simulate_command.add_arguments(simulate)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; bad input prints the calculators' message and exits with status 2."""
     args = build_parser().parse_args(argv)
-    handlers = {"presets": _presets, "roofline": _roofline, "phases": _phases}
+    handlers = {
+        "presets": _presets,
+        "roofline": _roofline,
+        "phases": _phases,
+        "simulate": _simulate,
+    }
     try:
         record, text = handlers[args.command](args)
     except ValueError as error:

@@ -1,0 +1,39 @@
+"""A step-level serving simulator: many requests sharing the steps, memory and GPUs of a serving engine.
+
+It runs a workload (:mod:`.workload`) through a scheduler (:mod:`.schedulers`) with KV memory in blocks
+(:mod:`.kv_memory`); each step's time is the cost model's time for that step's mix (:mod:`.step_cost`). The
+engine (:mod:`.engine`) is deterministic: the same inputs always give the same :class:`SimulationResult`
+(:mod:`.results`), in CPython and in Pyodide. :mod:`.sweep` runs one setup across arrival rates.
+"""
+
+from calculators.simulator.engine import simulate
+from calculators.simulator.kv_memory import MemoryConfig
+from calculators.simulator.results import SLO, SimulationResult
+from calculators.simulator.schedulers import (
+    ChunkedPrefill,
+    ContinuousBatching,
+    Disaggregated,
+    Scheduler,
+    StaticBatching,
+)
+from calculators.simulator.sweep import max_rate_meeting_slo, sweep_rates
+from calculators.simulator.workload import Lengths, Request, burst_workload, poisson_workload, trace_workload
+
+__all__ = [
+    "SLO",
+    "ChunkedPrefill",
+    "ContinuousBatching",
+    "Disaggregated",
+    "Lengths",
+    "MemoryConfig",
+    "Request",
+    "Scheduler",
+    "SimulationResult",
+    "StaticBatching",
+    "burst_workload",
+    "max_rate_meeting_slo",
+    "poisson_workload",
+    "simulate",
+    "sweep_rates",
+    "trace_workload",
+]

@@ -1,0 +1,286 @@
+"""``python -m calculators simulate``: serve a stated workload and print what happened.
+
+The options build a workload (Poisson arrivals at ``--rate``, a ``--burst``, or a ``--trace`` file), a
+scheduler and a memory configuration; the setup options (model, GPU, precision, ...) are those of the other
+subcommands and are parsed by :mod:`calculators.cli`. ``--sweep`` runs the same workload at several rates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+from calculators.interconnect import INTERCONNECTS
+from calculators.passes import Setup
+from calculators.simulator.engine import simulate
+from calculators.simulator.kv_memory import KINDS, RESERVES, MemoryConfig
+from calculators.simulator.results import SLO, SimulationResult
+from calculators.simulator.schedulers import (
+    ChunkedPrefill,
+    ContinuousBatching,
+    Disaggregated,
+    Scheduler,
+    StaticBatching,
+)
+from calculators.simulator.sweep import sweep_rates
+from calculators.simulator.workload import (
+    Lengths,
+    Request,
+    burst_workload,
+    poisson_workload,
+    trace_workload,
+)
+from calculators.units import format_duration, format_value
+
+SCHEDULERS = ("continuous", "chunked", "static", "disaggregated")
+
+
+def lengths_from_text(field: str, text: str) -> Lengths:
+    """``512`` (fixed), ``uniform:LOW:HIGH`` or ``lognormal:MEAN:SPREAD`` (spread = standard deviation)."""
+    parts = text.strip().split(":")
+    try:
+        if len(parts) == 1:
+            return Lengths.fixed(int(parts[0]))
+        if parts[0] == "uniform" and len(parts) == 3:
+            return Lengths.uniform(int(parts[1]), int(parts[2]))
+        if parts[0] == "lognormal" and len(parts) in (3, 4):
+            cap = int(parts[3]) if len(parts) == 4 else None
+            return Lengths.lognormal(float(parts[1]), float(parts[2]), cap=cap)
+    except ValueError as error:
+        raise ValueError(f"{field} {text!r}: {error}") from None
+    raise ValueError(
+        f"{field} {text!r} is not a length; give a number of tokens (512), uniform:LOW:HIGH, or "
+        "lognormal:MEAN:SPREAD[:CAP]"
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The workload, scheduler, memory and SLO options of ``simulate``."""
+    work = parser.add_argument_group("workload")
+    work.add_argument("--requests", type=int, default=200, help="requests in the workload (default 200)")
+    work.add_argument("--rate", type=float, default=5.0, help="Poisson arrivals per second (default 5)")
+    work.add_argument("--burst", action="store_true", help="every request arrives at t = 0 instead")
+    work.add_argument("--trace", help="CSV or JSON file of arrival_s, prompt_tokens, output_tokens rows")
+    work.add_argument(
+        "--prompt",
+        default="lognormal:512:256",
+        help="prompt tokens: N, uniform:LOW:HIGH or lognormal:MEAN:SPREAD[:CAP] (default lognormal:512:256)",
+    )
+    work.add_argument(
+        "--output", default="lognormal:128:64", help="output tokens, as --prompt (default lognormal:128:64)"
+    )
+    work.add_argument("--seed", type=int, default=0, help="seed of the workload's random draws (default 0)")
+    sched = parser.add_argument_group("scheduler")
+    sched.add_argument("--scheduler", default="continuous", choices=SCHEDULERS)
+    sched.add_argument("--batch-size", type=int, default=32, help="static batching: batch size (default 32)")
+    sched.add_argument("--token-budget", type=int, default=512, help="chunked: tokens per step (default 512)")
+    sched.add_argument("--max-sequences", type=int, default=256, help="requests running at once (256)")
+    sched.add_argument("--prefill-gpus", type=int, default=1, help="disaggregated: prefill pool GPUs")
+    sched.add_argument("--decode-gpus", type=int, default=1, help="disaggregated: decode pool GPUs")
+    sched.add_argument(
+        "--link", default="nvlink4", choices=sorted(INTERCONNECTS), help="disaggregated: KV link (nvlink4)"
+    )
+    sched.add_argument("--replicas", type=int, default=1, help="independent copies of the setup (default 1)")
+    mem = parser.add_argument_group("KV memory")
+    mem.add_argument("--memory", default="paged", choices=KINDS, help="paged blocks or contiguous slabs")
+    mem.add_argument("--block-tokens", type=int, default=16, help="tokens per block (default 16)")
+    mem.add_argument("--kv-capacity-tokens", type=int, help="KV cache size in tokens (default: what fits)")
+    mem.add_argument("--max-sequence-tokens", type=int, help="contiguous: tokens reserved per request")
+    mem.add_argument(
+        "--reserve", default="max", choices=RESERVES, help="contiguous slab: max, pow2 or oracle (max)"
+    )
+    out = parser.add_argument_group("results")
+    out.add_argument("--slo-ttft", type=float, default=1.0, help="SLO: time to first token, s (default 1)")
+    out.add_argument("--slo-tpot", type=float, default=0.05, help="SLO: time per output token, s (0.05)")
+    out.add_argument("--timeline-steps", type=int, default=200, help="steps kept in the JSON timeline (200)")
+    out.add_argument("--token-latencies", action="store_true", help="JSON: every inter-token latency")
+    out.add_argument("--sweep", help="comma-separated arrival rates: one row of results per rate")
+
+
+def _scheduler(args: argparse.Namespace) -> Scheduler:
+    if args.scheduler == "static":
+        return StaticBatching(args.batch_size)
+    if args.scheduler == "chunked":
+        return ChunkedPrefill(args.token_budget, args.max_sequences)
+    if args.scheduler == "disaggregated":
+        return Disaggregated(args.prefill_gpus, args.decode_gpus, args.link, max_sequences=args.max_sequences)
+    return ContinuousBatching(args.max_sequences)
+
+
+def _trace(path_text: str) -> tuple[Request, ...]:
+    path = Path(path_text)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ValueError(f"cannot read the trace {path}: {error.strerror}") from None
+    try:
+        if path.suffix == ".json":
+            rows = json.loads(text)
+            if not isinstance(rows, list):
+                raise ValueError("a JSON trace is a list of rows")
+        else:
+            rows = [
+                {k: float(v) if k == "arrival_s" else int(v) for k, v in r.items()}
+                for r in csv.DictReader(text.splitlines())
+            ]
+        return trace_workload(rows)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
+
+
+def _workload(args: argparse.Namespace) -> tuple[tuple[Request, ...], str]:
+    if args.trace:
+        requests = _trace(args.trace)
+        return requests, f"{len(requests):,} requests from {args.trace}"
+    prompt = lengths_from_text("--prompt", args.prompt)
+    output = lengths_from_text("--output", args.output)
+    lengths = f"prompt {prompt.describe()}, output {output.describe()} tokens"
+    if args.burst:
+        return burst_workload(args.requests, prompt, output, seed=args.seed), (
+            f"{args.requests:,} requests at once; {lengths}"
+        )
+    return poisson_workload(args.rate, args.requests, prompt, output, seed=args.seed), (
+        f"{args.requests:,} requests, Poisson at {args.rate:g}/s; {lengths}"
+    )
+
+
+def _memory(args: argparse.Namespace) -> MemoryConfig:
+    return MemoryConfig(
+        args.memory,
+        args.block_tokens,
+        args.kv_capacity_tokens,
+        args.max_sequence_tokens,
+        reserve=args.reserve,
+    )
+
+
+def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object, str]:
+    """Run ``simulate`` (or a sweep) for parsed ``args``; return the JSON record and the readable text."""
+    scheduler = _scheduler(args)
+    memory = _memory(args)
+    slo = SLO(args.slo_ttft, args.slo_tpot)
+    if args.sweep:
+        rates = _rates(args.sweep)
+        prompt = lengths_from_text("--prompt", args.prompt)
+        output = lengths_from_text("--output", args.output)
+        rows = sweep_rates(
+            rates,
+            args.requests,
+            prompt,
+            output,
+            setup=setup,
+            scheduler=scheduler,
+            memory=memory,
+            replicas=args.replicas,
+            slo=slo,
+            seed=args.seed,
+        )
+        return rows, _sweep_text(rows, setup_text, scheduler)
+    requests, workload_text = _workload(args)
+    result = simulate(
+        requests,
+        setup,
+        scheduler,
+        memory=memory,
+        replicas=args.replicas,
+        slo=slo,
+        timeline_steps=args.timeline_steps,
+    )
+    return result.as_dict(token_latencies=args.token_latencies), summary_text(
+        result, f"{setup_text}\n{workload_text}"
+    )
+
+
+def _rates(text: str) -> list[float]:
+    try:
+        return [float(r) for r in text.split(",") if r.strip()]
+    except ValueError:
+        raise ValueError(f"--sweep {text!r}: give arrival rates separated by commas, like 1,2,4,8") from None
+
+
+def _table(rows: list[list[str]], header: list[str]) -> str:
+    """Text table: the first column left-aligned, the numbers right-aligned."""
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    lines = []
+    for row in [header, ["-" * w for w in widths], *rows]:
+        cells = [c.rjust(w) if i else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths, strict=True))]
+        lines.append("  ".join(cells).rstrip())
+    return "\n".join(lines)
+
+
+def _time(value: Any) -> str:
+    return "-" if value is None else format_duration(float(value))
+
+
+def summary_text(result: SimulationResult, heading: str) -> str:
+    """The readable summary: latency percentiles in a table, then throughput, goodput and memory."""
+    s = result.summary
+    rows = []
+    for label, key in (
+        ("queueing", "queueing_s"),
+        ("time to first token", "ttft_s"),
+        ("time per output token", "tpot_s"),
+        ("inter-token latency", "itl_s"),
+        ("end to end", "e2e_s"),
+    ):
+        st = s[key]
+        rows.append([label, *(_time(st[k]) for k in ("mean", "p50", "p90", "p99", "max"))])
+    slo = result.config["slo"]
+    assert isinstance(slo, dict)
+    facts = [
+        (
+            "throughput",
+            f"{s['throughput_rps']:.3g} requests/s, "
+            f"{format_value(s['output_tokens_per_s'], 'tokens/s', digits=4)} out",
+        ),
+        (
+            "goodput",
+            f"{s['goodput_rps']:.3g} requests/s meet TTFT <= {_time(slo['ttft_s'])} and TPOT <= "
+            f"{_time(slo['tpot_s'])} ({s['slo_attainment']:.1%} of requests)",
+        ),
+        (
+            "utilisation",
+            f"compute {s['compute_utilisation']:.1%}, memory bandwidth "
+            f"{s['bandwidth_utilisation']:.1%}, busy {s['busy_fraction']:.1%}",
+        ),
+        ("decode batch", f"{s['mean_decode_batch']:.1f} on average over {s['decode_steps']:,} decode steps"),
+        (
+            "KV cache",
+            f"peak {s['kv_peak_reserved_tokens']:,} of {s['kv_capacity_tokens']:,} tokens "
+            f"reserved; {s['kv_waste_fraction']:.1%} of reserved memory held no token",
+        ),
+        ("preemptions", f"{s['preemptions']:,}"),
+        ("longest stall", f"{_time(s['longest_stall_s'])} (request {s['longest_stall_request']})"),
+    ]
+    width = max(len(label) for label, _ in facts)
+    scheduler = result.config["scheduler"]
+    assert isinstance(scheduler, dict)
+    return "\n".join(
+        [
+            heading,
+            f"scheduler {scheduler['name']}; {s['requests']:,} requests served in {_time(s['duration_s'])}",
+            "",
+            _table(rows, ["latency", "mean", "p50", "p90", "p99", "max"]),
+            "",
+            *(f"{label.ljust(width)}  {value}" for label, value in facts),
+        ]
+    )
+
+
+def _sweep_text(rows: list[dict[str, float | None]], heading: str, scheduler: Scheduler) -> str:
+    table = [
+        [
+            f"{r['rate_per_s']:g}",
+            f"{r['throughput_rps']:.3g}",
+            f"{r['output_tokens_per_s']:,.0f}",
+            f"{r['slo_attainment']:.0%}",
+            _time(r["ttft_p99_s"]),
+            _time(r["tpot_p99_s"]),
+        ]
+        for r in rows
+    ]
+    header = ["rate/s", "served/s", "out tok/s", "in SLO", "p99 TTFT", "p99 TPOT"]
+    return f"{heading}\nscheduler {scheduler.name}\n\n{_table(table, header)}"

@@ -1,0 +1,242 @@
+"""Schedulers: which sequences run in the next step, behind one small interface.
+
+Each scheduler looks at an :class:`~calculators.simulator.state.Instance` and returns a :class:`StepPlan`: the
+prefill chunks to run and whether the decoding sequences run too. The instance keeps the books (memory,
+preemption, tokens); the scheduler only decides. So a lesson can serve one workload with each of them and
+compare what changes.
+
+- :class:`StaticBatching`: wait for a full batch, run it until its longest request ends (finished rows are
+  still computed, as in engines that pad a batch), then take the next batch.
+- :class:`ContinuousBatching`: at every step, admit waiting requests as soon as memory allows (Orca, Yu et
+  al., OSDI 2022); a step with new prompts runs only their prefill, and the decoding requests wait one step
+  (prefill-first, as vLLM's original scheduler does).
+- :class:`ChunkedPrefill`: every step runs all decoding requests first, then fills a token budget with
+  pieces of prompts (Sarathi-Serve, Agrawal et al., OSDI 2024), so decodes never stall behind a long prompt.
+- :class:`Disaggregated`: prefill and decode on separate pools of GPUs, with each request's KV cache sent over
+  a link in between (DistServe, Zhong et al., OSDI 2024; Splitwise). The engine runs the pools; this class
+  says their sizes and the link.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from calculators.interconnect import Interconnect, get_interconnect
+from calculators.simulator.state import Instance, Sequence
+from calculators.validation import count
+
+DEFAULT_MAX_SEQUENCES = 256  # vLLM's default max_num_seqs
+DEFAULT_MAX_BATCH_TOKENS = 8192  # prompt tokens one prefill-first step takes at most
+
+
+@dataclass
+class StepPlan:
+    """What one step runs: (sequence, chunk tokens) prefill pieces, and whether the decode batch runs."""
+
+    prefill: list[tuple[Sequence, int]] = field(default_factory=list)
+    decode: bool = False
+
+    @property
+    def empty(self) -> bool:
+        return not self.prefill and not self.decode
+
+
+class Scheduler:
+    """The interface: ``plan(instance)`` decides the next step. ``name`` labels results and charts."""
+
+    name = "scheduler"
+
+    def plan(self, instance: Instance) -> StepPlan:  # pragma: no cover - the interface
+        raise NotImplementedError
+
+    def describe(self) -> dict[str, object]:
+        return {"name": self.name}
+
+    def prepare(self, instance: Instance) -> None:
+        """Set up a fresh instance before its first step."""
+
+
+def _admit_with_kv(instance: Instance, max_sequences: int) -> None:
+    """Sequences whose cache is already filled (sent by a prefill pool) join the batch when memory allows."""
+    waiting = instance.waiting
+    while waiting and waiting[0].prefilled >= waiting[0].target and instance.running() < max_sequences:
+        seq = waiting[0]
+        if not instance.can_reserve(seq, seq.target):
+            break
+        instance.admit(seq)
+
+
+class StaticBatching(Scheduler):
+    """Wait for ``batch_size`` requests (or the last ones), prefill them together, decode until all finish.
+
+    A partial batch starts only when no more requests will arrive, so at low load a request can wait a long
+    time for company: that wait is the price this scheduler teaches.
+    """
+
+    name = "static"
+
+    def __init__(self, batch_size: int = 32) -> None:
+        self.batch_size = count("batch_size", batch_size)
+
+    def describe(self) -> dict[str, object]:
+        return {"name": self.name, "batch_size": self.batch_size}
+
+    def prepare(self, instance: Instance) -> None:
+        instance.pad_rows = True
+
+    def plan(self, instance: Instance) -> StepPlan:
+        if instance.decoding:
+            instance.reserve_decode_step()
+            if instance.decoding:
+                return StepPlan(decode=True)
+        if instance.prefilling:
+            return StepPlan(prefill=[(s, s.target - s.prefilled) for s in instance.prefilling.values()])
+        waiting = instance.waiting
+        if len(waiting) < self.batch_size and instance.arrivals_pending:
+            return StepPlan()
+        chunks: list[tuple[Sequence, int]] = []
+        while waiting and len(chunks) < self.batch_size:
+            seq = waiting[0]
+            if not instance.can_reserve(seq, seq.target):
+                break
+            instance.admit(seq)
+            if seq.id in instance.prefilling:
+                chunks.append((seq, seq.target - seq.prefilled))
+        return StepPlan(prefill=chunks, decode=bool(instance.decoding) and not chunks)
+
+
+class ContinuousBatching(Scheduler):
+    """Iteration-level scheduling, prefill first: new prompts join at any step where memory allows.
+
+    A step with new prompts runs only their prefill (up to ``max_batch_tokens`` prompt tokens; a longer
+    prompt runs alone), and decoding requests wait for it; otherwise every decoding request writes a token.
+    At most ``max_sequences`` requests run at once.
+    """
+
+    name = "continuous"
+
+    def __init__(
+        self, max_sequences: int = DEFAULT_MAX_SEQUENCES, max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
+    ) -> None:
+        self.max_sequences = count("max_sequences", max_sequences)
+        self.max_batch_tokens = count("max_batch_tokens", max_batch_tokens)
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "max_sequences": self.max_sequences,
+            "max_batch_tokens": self.max_batch_tokens,
+        }
+
+    def plan(self, instance: Instance) -> StepPlan:
+        _admit_with_kv(instance, self.max_sequences)
+        chunks: list[tuple[Sequence, int]] = []
+        budget = self.max_batch_tokens
+        waiting = instance.waiting
+        while waiting and instance.running() < self.max_sequences:
+            seq = waiting[0]
+            need = seq.target - seq.prefilled
+            if need > budget and chunks:
+                break
+            if not instance.can_reserve(seq, seq.target):
+                break
+            instance.admit(seq)
+            if seq.id in instance.prefilling:
+                chunks.append((seq, need))
+                budget -= need
+        if chunks:
+            return StepPlan(prefill=chunks)
+        if instance.decoding:
+            instance.reserve_decode_step()
+            if not instance.decoding:  # every decoding request was preempted: admit again
+                return self.plan(instance)
+        return StepPlan(decode=bool(instance.decoding))
+
+
+class ChunkedPrefill(Scheduler):
+    """Decode first, then prompt pieces up to a token budget per step (Sarathi-Serve's stall-free batching).
+
+    Every decoding request writes a token at every step; what is left of ``token_budget`` goes to prompts,
+    oldest first, a chunk at a time. A request reserves cache for its whole prompt when it is admitted.
+    """
+
+    name = "chunked"
+
+    def __init__(self, token_budget: int = 512, max_sequences: int = DEFAULT_MAX_SEQUENCES) -> None:
+        self.token_budget = count("token_budget", token_budget)
+        self.max_sequences = count("max_sequences", max_sequences)
+
+    def describe(self) -> dict[str, object]:
+        return {"name": self.name, "token_budget": self.token_budget, "max_sequences": self.max_sequences}
+
+    def plan(self, instance: Instance) -> StepPlan:
+        _admit_with_kv(instance, self.max_sequences)
+        if instance.decoding:
+            instance.reserve_decode_step()
+        budget = self.token_budget - len(instance.decoding)
+        chunks: list[tuple[Sequence, int]] = []
+        for seq in instance.prefilling.values():
+            if budget <= 0:
+                break
+            piece = min(seq.target - seq.prefilled, budget)
+            chunks.append((seq, piece))
+            budget -= piece
+        waiting = instance.waiting
+        while budget > 0 and waiting and instance.running() < self.max_sequences:
+            seq = waiting[0]
+            if seq.prefilled >= seq.target or not instance.can_reserve(seq, seq.target):
+                break
+            instance.admit(seq)
+            piece = min(seq.target - seq.prefilled, budget)
+            chunks.append((seq, piece))
+            budget -= piece
+        return StepPlan(prefill=chunks, decode=bool(instance.decoding))
+
+
+class Disaggregated(Scheduler):
+    """Prefill on ``prefill_gpus`` GPUs, decode on ``decode_gpus``, KV caches sent over ``link``.
+
+    ``link`` is an interconnect preset (:data:`calculators.INTERCONNECTS`: "nvlink4" inside one node,
+    "infiniband-ndr" between nodes ...) or an :class:`~calculators.Interconnect`. Each pool is made of
+    replicas of the setup (``setup.total_gpus`` GPUs each), so the GPU counts must be multiples of it.
+    Requests go to prefill replicas in turn; each replica sends one cache at a time, every GPU its own share
+    over its own link (the link's latency plus share / bandwidth); a decode replica takes caches in turn as
+    they land. The prefill pool runs
+    ``prefill_scheduler`` (continuous batching by default), the decode pool continuous batching of
+    sequences whose cache is already there. A full decode pool does not hold back the prefill pool.
+    """
+
+    name = "disaggregated"
+
+    def __init__(
+        self,
+        prefill_gpus: int = 1,
+        decode_gpus: int = 1,
+        link: Interconnect | str = "nvlink4",
+        *,
+        max_sequences: int = DEFAULT_MAX_SEQUENCES,
+        prefill_scheduler: Scheduler | None = None,
+    ) -> None:
+        self.prefill_gpus = count("prefill_gpus", prefill_gpus)
+        self.decode_gpus = count("decode_gpus", decode_gpus)
+        self.link = get_interconnect(link)
+        self.max_sequences = count("max_sequences", max_sequences)
+        self.prefill_scheduler = prefill_scheduler or ContinuousBatching(max_sequences)
+        self.decode_scheduler = ContinuousBatching(max_sequences)
+
+    def describe(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "prefill_gpus": self.prefill_gpus,
+            "decode_gpus": self.decode_gpus,
+            "link": {
+                "key": self.link.key,
+                "name": self.link.name,
+                "bandwidth_bytes_per_s": self.link.bandwidth_bytes_per_s,
+                "latency_s": self.link.latency_s,
+            },
+            "prefill_scheduler": self.prefill_scheduler.describe(),
+        }
+
+    def plan(self, instance: Instance) -> StepPlan:  # pragma: no cover - the engine runs the two pools
+        raise RuntimeError("Disaggregated is run by the engine as two pools; it plans no step itself")

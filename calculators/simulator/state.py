@@ -1,0 +1,287 @@
+"""The state of one engine instance while it runs: queues, the running batch, KV memory, and what happened.
+
+Sequences in decode are never touched one by one per step: each keeps the decode-step index it joined at,
+its context then and its tokens then, so its context and tokens at any later decode step follow by adding
+the steps since. Finishing and needing a new KV block are events on two heaps keyed by decode-step index.
+That keeps a step's bookkeeping independent of the batch size (10,000 requests run in seconds), while the
+result is the same as advancing every sequence every step.
+"""
+
+from __future__ import annotations
+
+import heapq
+from array import array
+from collections import deque
+
+from calculators.simulator.kv_memory import KVMemory
+from calculators.simulator.workload import Request
+
+
+class Sequence:
+    """A request as it goes through an engine: prefill (possibly in chunks, possibly again after
+    preemption), then decode.
+
+    ``target`` is the tokens the current prefill must process: the prompt, or after a preemption by recompute
+    the prompt plus every token written so far. Times are seconds from the start of the simulation.
+    """
+
+    __slots__ = (
+        "arrival_s",
+        "ctx_at_join",
+        "finish_s",
+        "first_scheduled_s",
+        "first_token_s",
+        "gaps",
+        "gen_at_join",
+        "generated",
+        "id",
+        "instance",
+        "join",
+        "last_token_s",
+        "output",
+        "preemptions",
+        "prefill_done_s",
+        "prefilled",
+        "prompt",
+        "recompute_token_s",
+        "request",
+        "residence",
+        "segments",
+        "slots",
+        "target",
+    )
+
+    def __init__(self, request: Request, arrival_s: float | None = None) -> None:
+        self.request = request
+        self.id = request.id
+        self.arrival_s = request.arrival_s if arrival_s is None else arrival_s
+        self.prompt = request.prompt_tokens
+        self.output = request.output_tokens
+        self.target = request.prompt_tokens
+        self.prefilled = 0
+        self.generated = 0
+        self.slots = 0
+        self.join = -1  # decode-step index of the first decode step in the current stay in the batch
+        self.gen_at_join = 0
+        self.ctx_at_join = 0
+        self.residence = 0  # bumped on every leave, so stale heap entries can be skipped
+        self.first_scheduled_s: float | None = None
+        self.first_token_s: float | None = None
+        self.last_token_s = 0.0
+        self.finish_s: float | None = None
+        self.prefill_done_s: float | None = None
+        # Each stay in the decode batch: (instance, first, last decode-step index); its tokens came at those
+        # steps' ends, so the latencies after the first are the gaps between consecutive decode-step ends.
+        self.segments: list[tuple[int, int, int]] = []
+        # Inter-token latencies of the tokens that did not follow a decode step of the same stay: the first
+        # of each stay and the first after a recompute.
+        self.gaps: list[float] = []
+        self.recompute_token_s: list[float] = []  # when the tokens written by a recompute prefill came
+        self.preemptions = 0
+        self.instance = 0
+
+
+class Instance:
+    """One engine (one replica of the setup): its queues, its batch, its KV memory and its decode steps.
+
+    The scheduler decides each step; this class keeps the books consistent whatever it decides.
+    """
+
+    def __init__(self, index: int, memory: KVMemory, *, stop_after_prefill: bool = False) -> None:
+        self.index = index
+        self.memory = memory
+        self.stop_after_prefill = stop_after_prefill  # a prefill-pool instance of disaggregated serving
+        self.now = 0.0
+        self.waiting: deque[Sequence] = deque()
+        self.prefilling: dict[int, Sequence] = {}
+        self.decoding: dict[int, Sequence] = {}
+        # Sum over decoding of (ctx_at_join - join): the contexts at decode step j add up to this + n * j.
+        self.offset_sum = 0
+        self.finish_heap: list[tuple[int, int, int, Sequence]] = []
+        self.block_heap: list[tuple[int, int, int, Sequence]] = []
+        self.pad_tokens = 0  # static batching: finished rows still computed until the batch ends
+        self.pad_contexts: list[int] = []
+        self.decode_ends = array("d")  # end time of each step that included decode
+        self.done: list[Sequence] = []
+        self.handoffs: list[Sequence] = []  # prefill-pool instances: sequences whose prefill is done
+        self.preemptions = 0
+        self.arrivals_pending = False  # set by the engine: more requests will still arrive here
+
+    # --- queries the schedulers use --------------------------------------------------------------------
+    @property
+    def next_decode(self) -> int:
+        """Index the next decode step will get."""
+        return len(self.decode_ends)
+
+    def decode_context_sum(self) -> int:
+        """Contexts (tokens attended, the new one included) of every decoding sequence at the next step."""
+        return self.offset_sum + len(self.decoding) * len(self.decode_ends)
+
+    def decode_contexts(self) -> list[int]:
+        """Each decoding sequence's context at the next step (for a sliding window, which caps each)."""
+        j = len(self.decode_ends)
+        return [s.ctx_at_join + j - s.join for s in self.decoding.values()]
+
+    def running(self) -> int:
+        return len(self.decoding) + len(self.prefilling)
+
+    def can_reserve(self, seq: Sequence, tokens: int) -> bool:
+        """Whether ``seq`` can hold ``tokens`` tokens of cache and still leave the watermark free (with
+        nothing else running, the watermark protects no one, so it is waived).
+        """
+        need = self.memory.slots_for(tokens, seq.prompt, seq.output) - seq.slots
+        left = self.memory.free - need
+        return need <= 0 or left >= self.memory.watermark_slots or (left >= 0 and not self.running())
+
+    # --- admission and prefill -------------------------------------------------------------------------
+    def admit(self, seq: Sequence) -> None:
+        """Take ``seq`` from the head of the queue and reserve cache for its whole prefill target.
+
+        A sequence that arrives with its cache already filled (the decode pool of disaggregated serving)
+        joins the decode batch at once.
+        """
+        popped = self.waiting.popleft()
+        assert popped is seq
+        self._reserve(seq, seq.target)
+        if seq.first_scheduled_s is None:
+            seq.first_scheduled_s = self.now
+        if seq.prefilled >= seq.target:
+            self._join_decode(seq)
+        else:
+            self.prefilling[seq.id] = seq
+
+    def _reserve(self, seq: Sequence, tokens: int) -> None:
+        need = self.memory.slots_for(tokens, seq.prompt, seq.output) - seq.slots
+        if need > 0:
+            self.memory.free -= need
+            seq.slots += need
+
+    def _release(self, seq: Sequence) -> None:
+        self.memory.free += seq.slots
+        seq.slots = 0
+
+    def finish_prefill_chunk(self, seq: Sequence, tokens: int, now: float) -> None:
+        """Account a prefill chunk that ended at ``now``; the last chunk writes a token."""
+        seq.prefilled += tokens
+        if seq.prefilled < seq.target:
+            return
+        del self.prefilling[seq.id]
+        seq.generated += 1
+        if seq.first_token_s is None:
+            seq.first_token_s = now
+        else:
+            seq.gaps.append(now - seq.last_token_s)  # the first token after a preemption
+            seq.recompute_token_s.append(now)
+        seq.last_token_s = now
+        if seq.generated >= seq.output:
+            self._finish(seq, now)
+        elif self.stop_after_prefill:
+            seq.prefill_done_s = now
+            self._release(seq)
+            self.handoffs.append(seq)
+        else:
+            self._join_decode(seq)
+
+    # --- decode ------------------------------------------------------------------------------------------
+    def _join_decode(self, seq: Sequence) -> None:
+        j = len(self.decode_ends)
+        seq.join = j
+        seq.gen_at_join = seq.generated
+        seq.ctx_at_join = seq.prompt + seq.generated  # the newest token is the next step's input
+        self.decoding[seq.id] = seq
+        self.offset_sum += seq.ctx_at_join - j
+        last = j + seq.output - seq.generated - 1
+        heapq.heappush(self.finish_heap, (last, seq.residence, seq.id, seq))
+        self._push_block_need(seq)
+
+    def _push_block_need(self, seq: Sequence) -> None:
+        """Schedule the decode step at which ``seq`` outgrows the slots it holds (paged memory only)."""
+        if not self.memory.paged:
+            return
+        held_tokens = seq.slots * self.memory.unit
+        step = seq.join + held_tokens + 1 - seq.ctx_at_join
+        last = seq.join + seq.output - seq.gen_at_join - 1
+        if step <= last:
+            heapq.heappush(self.block_heap, (max(step, seq.join), seq.residence, seq.id, seq))
+
+    def reserve_decode_step(self) -> None:
+        """Give every decoding sequence the cache its next token needs, preempting by recompute if the
+        blocks run out (the most recently arrived running sequence first, as vLLM does).
+        """
+        j = len(self.decode_ends)
+        heap = self.block_heap
+        while heap and heap[0][0] <= j:
+            _, residence, _, seq = heapq.heappop(heap)
+            if residence != seq.residence or seq.id not in self.decoding:
+                continue
+            while self.memory.free < 1:
+                victim = self._latest_running()
+                self.preempt(victim)
+                if victim is seq:
+                    break
+            if seq.id not in self.decoding:
+                continue
+            self.memory.free -= 1
+            seq.slots += 1
+            self._push_block_need(seq)
+
+    def _latest_running(self) -> Sequence:
+        candidates = list(self.decoding.values()) + list(self.prefilling.values())
+        return max(candidates, key=lambda s: (s.arrival_s, s.id))
+
+    def preempt(self, seq: Sequence) -> None:
+        """Free ``seq``'s cache and put it at the head of the queue, to prefill again from scratch."""
+        if seq.id in self.decoding:
+            j = len(self.decode_ends)
+            self._leave_decode(seq, j - 1)
+        else:
+            del self.prefilling[seq.id]
+        self._release(seq)
+        seq.residence += 1
+        seq.target = seq.prompt + seq.generated
+        seq.prefilled = 0
+        seq.preemptions += 1
+        self.preemptions += 1
+        self.waiting.appendleft(seq)
+
+    def _leave_decode(self, seq: Sequence, last: int) -> None:
+        """Close the current stay in the batch after decode step ``last`` (none if last < join)."""
+        del self.decoding[seq.id]
+        self.offset_sum -= seq.ctx_at_join - seq.join
+        if last >= seq.join:
+            seq.gaps.append(self.decode_ends[seq.join] - seq.last_token_s)  # the stay's first token
+            seq.segments.append((self.index, seq.join, last))
+            seq.generated = seq.gen_at_join + last - seq.join + 1
+            seq.last_token_s = self.decode_ends[last]
+        seq.residence += 1
+
+    def finish_decode_step(self, now: float) -> None:
+        """Record a decode step that ended at ``now`` and retire the sequences that wrote their last token."""
+        self.decode_ends.append(now)
+        j = len(self.decode_ends) - 1
+        heap = self.finish_heap
+        while heap and heap[0][0] <= j:
+            _, residence, _, seq = heapq.heappop(heap)
+            if residence != seq.residence or seq.id not in self.decoding:
+                continue
+            if self.pad_rows:
+                self.pad_tokens += 1
+                self.pad_contexts.append(seq.ctx_at_join + j - seq.join + 1)
+            self._leave_decode(seq, j)
+            self._finish(seq, now)
+        if self.pad_rows and not self.decoding:
+            self.pad_tokens = 0
+            self.pad_contexts = []
+
+    pad_rows = False  # set by static batching
+
+    def _finish(self, seq: Sequence, now: float) -> None:
+        seq.finish_s = now
+        self._release(seq)
+        self.done.append(seq)
+
+    def stored_tokens(self) -> int:
+        """Tokens actually held in the cache now (what a perfect allocator would need)."""
+        n = len(self.decoding)
+        decoding = self.offset_sum + n * len(self.decode_ends) - n
+        return decoding + sum(s.prefilled for s in self.prefilling.values())

@@ -1,0 +1,230 @@
+"""Workloads: requests arriving over time, each with a prompt length and an output length.
+
+A workload is plain data (a tuple of :class:`Request`), so the same one can be served by every scheduler and a
+lesson can compare them fairly. Random draws come from ``random.Random`` objects seeded from the stated seed,
+one per stream (arrivals, prompts, outputs), so changing the output lengths leaves the arrival times alone,
+and the same inputs give the same workload in CPython and in Pyodide.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from calculators.validation import count, positive_number
+
+# A workload this large would take far longer to simulate than any lesson or widget can wait.
+MAX_REQUESTS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Request:
+    """One request: when it arrives and how many tokens it reads and writes.
+
+    ``output_tokens`` counts every token the request writes, the first one (made by prefill) included, as
+    :func:`calculators.request_timing` does.
+    """
+
+    id: int
+    arrival_s: float
+    prompt_tokens: int
+    output_tokens: int
+
+    def __post_init__(self) -> None:
+        where = f"request {self.id!r}"
+        if isinstance(self.id, bool) or not isinstance(self.id, int):
+            raise ValueError(f"{where}: id must be a whole number")
+        a = self.arrival_s
+        if isinstance(a, bool) or not isinstance(a, int | float) or not math.isfinite(a) or a < 0:
+            raise ValueError(f"{where}: arrival_s must be a finite number of seconds >= 0, got {a!r}")
+        count(f"{where}: prompt_tokens", self.prompt_tokens)
+        count(f"{where}: output_tokens", self.output_tokens)
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "id": self.id,
+            "arrival_s": self.arrival_s,
+            "prompt_tokens": self.prompt_tokens,
+            "output_tokens": self.output_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class Lengths:
+    """A distribution of token counts: fixed, uniform between two bounds, or log-normal.
+
+    Build one with :meth:`fixed`, :meth:`uniform` or :meth:`lognormal`. Every draw is a whole number of at
+    least 1 and at most ``cap`` when one is given (a log-normal has a long right tail).
+    """
+
+    kind: str
+    a: float
+    b: float = 0.0
+    cap: int | None = None
+
+    @classmethod
+    def fixed(cls, tokens: int) -> Lengths:
+        """Every request has exactly ``tokens`` tokens."""
+        return cls("fixed", count("tokens", tokens))
+
+    @classmethod
+    def uniform(cls, low: int, high: int) -> Lengths:
+        """Whole numbers from ``low`` to ``high`` inclusive, each equally likely."""
+        lo = count("low", low)
+        hi = count("high", high)
+        if hi < lo:
+            raise ValueError(f"uniform lengths need low <= high, got low={lo} and high={hi}")
+        return cls("uniform", lo, hi)
+
+    @classmethod
+    def lognormal(cls, mean: float, spread: float, *, cap: int | None = None) -> Lengths:
+        """A log-normal with the stated mean and standard deviation (``spread``), both in tokens.
+
+        Token counts of real chat traffic are skewed: most are short, a few very long. The log-normal with
+        mean m and standard deviation s has sigma^2 = ln(1 + s^2/m^2) and mu = ln(m) - sigma^2/2.
+        Rounding and the floor of 1 token move the mean of the draws slightly.
+        """
+        m = positive_number("mean", mean)
+        s = positive_number("spread", spread)
+        if cap is not None:
+            count("cap", cap)
+        return cls("lognormal", m, s, cap)
+
+    def describe(self) -> str:
+        if self.kind == "fixed":
+            return f"{int(self.a)}"
+        if self.kind == "uniform":
+            return f"uniform {int(self.a)}-{int(self.b)}"
+        cap = f", cap {self.cap}" if self.cap else ""
+        return f"log-normal mean {self.a:g} sd {self.b:g}{cap}"
+
+    def sample(self, rng: random.Random) -> int:
+        """One draw, using ``rng`` (the caller owns the seeded stream)."""
+        if self.kind == "fixed":
+            return int(self.a)
+        if self.kind == "uniform":
+            return rng.randint(int(self.a), int(self.b))
+        sigma2 = math.log(1.0 + (self.b / self.a) ** 2)
+        value = max(1, round(rng.lognormvariate(math.log(self.a) - sigma2 / 2.0, math.sqrt(sigma2))))
+        return min(value, self.cap) if self.cap is not None else value
+
+
+def _streams(seed: int) -> tuple[random.Random, random.Random, random.Random]:
+    """Three independent seeded streams: arrivals, prompt lengths, output lengths."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise ValueError(f"seed must be a whole number, got {seed!r}")
+    return (
+        random.Random(f"{seed}/arrivals"),
+        random.Random(f"{seed}/prompts"),
+        random.Random(f"{seed}/outputs"),
+    )
+
+
+def _lengths(field: str, value: Lengths | int) -> Lengths:
+    if isinstance(value, Lengths):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return Lengths.fixed(value)
+    raise ValueError(f"{field} must be a Lengths or a whole number of tokens, got {value!r}")
+
+
+def _count_requests(requests: int) -> int:
+    n = count("count", requests)
+    if n > MAX_REQUESTS:
+        raise ValueError(f"count must be at most {MAX_REQUESTS:,} requests, got {n:,}")
+    return n
+
+
+def poisson_workload(
+    rate_per_s: float,
+    count: int,
+    prompt: Lengths | int = 512,
+    output: Lengths | int = 128,
+    *,
+    seed: int = 0,
+) -> tuple[Request, ...]:
+    """``count`` requests arriving as a Poisson process at ``rate_per_s`` (exponential gaps), from t = 0.
+
+    The first request arrives after one gap, not at zero, as a Poisson process does.
+    """
+    if isinstance(rate_per_s, int | float) and not isinstance(rate_per_s, bool) and rate_per_s == 0:
+        raise ValueError(
+            "rate_per_s is 0: no request would ever arrive; give a rate above 0, or use burst_workload "
+            "for requests that all arrive together"
+        )
+    rate = positive_number("rate_per_s", rate_per_s)
+    n = _count_requests(count)
+    prompts, outputs = _lengths("prompt", prompt), _lengths("output", output)
+    arrivals, prompt_rng, output_rng = _streams(seed)
+    requests = []
+    t = 0.0
+    for i in range(n):
+        t += arrivals.expovariate(rate)
+        requests.append(Request(i, t, prompts.sample(prompt_rng), outputs.sample(output_rng)))
+    return tuple(requests)
+
+
+def burst_workload(
+    count: int,
+    prompt: Lengths | int = 512,
+    output: Lengths | int = 128,
+    *,
+    at_s: float = 0.0,
+    seed: int = 0,
+) -> tuple[Request, ...]:
+    """``count`` requests that all arrive at ``at_s``: the offline, throughput-only case."""
+    n = _count_requests(count)
+    if isinstance(at_s, bool) or not isinstance(at_s, int | float) or not math.isfinite(at_s) or at_s < 0:
+        raise ValueError(f"at_s must be a finite number of seconds >= 0, got {at_s!r}")
+    prompts, outputs = _lengths("prompt", prompt), _lengths("output", output)
+    _, prompt_rng, output_rng = _streams(seed)
+    return tuple(
+        Request(i, float(at_s), prompts.sample(prompt_rng), outputs.sample(output_rng)) for i in range(n)
+    )
+
+
+def trace_workload(
+    rows: Iterable[Mapping[str, float | int] | Sequence[float | int]],
+) -> tuple[Request, ...]:
+    """Requests from an explicit list: each row is ``(arrival_s, prompt_tokens, output_tokens)`` or a mapping
+    with those keys. Rows may come in any order; ids follow the order given.
+    """
+    requests = []
+    for i, row in enumerate(rows):
+        where = f"trace row {i}"
+        if isinstance(row, Mapping):
+            missing = [k for k in ("arrival_s", "prompt_tokens", "output_tokens") if k not in row]
+            if missing:
+                raise ValueError(
+                    f"{where} lacks {', '.join(missing)}; give arrival_s, prompt_tokens and output_tokens"
+                )
+            values = (row["arrival_s"], row["prompt_tokens"], row["output_tokens"])
+        else:
+            values = tuple(row)  # type: ignore[assignment]
+            if len(values) != 3:
+                raise ValueError(
+                    f"{where} has {len(values)} values; give (arrival_s, prompt_tokens, output_tokens)"
+                )
+        arrival = values[0]
+        if (
+            isinstance(arrival, bool)
+            or not isinstance(arrival, int | float)
+            or not math.isfinite(arrival)
+            or arrival < 0
+        ):
+            raise ValueError(f"{where}: arrival_s must be a finite number of seconds >= 0, got {arrival!r}")
+        requests.append(
+            Request(
+                i,
+                float(arrival),
+                count(f"{where}: prompt_tokens", values[1]),
+                count(f"{where}: output_tokens", values[2]),
+            )
+        )
+    if not requests:
+        raise ValueError("the trace has no rows; give at least one (arrival_s, prompt_tokens, output_tokens)")
+    if len(requests) > MAX_REQUESTS:
+        raise ValueError(f"the trace has {len(requests):,} rows; at most {MAX_REQUESTS:,} are allowed")
+    return tuple(requests)

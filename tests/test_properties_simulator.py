@@ -1,0 +1,131 @@
+"""Properties of the serving simulator that must hold for every workload, scheduler and memory, checked with
+Hypothesis.
+
+Every request finishes exactly once with exactly its output tokens; no request sees its first token before
+its prompt could have been processed on an idle GPU; tokens come in order and never before the request
+arrives; KV memory in use never exceeds capacity; an instance's steps never overlap or run backwards; and the
+same inputs give the same result.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from calculators import (
+    ChunkedPrefill,
+    ContinuousBatching,
+    Disaggregated,
+    MemoryConfig,
+    Request,
+    StaticBatching,
+    make_setup,
+    prefill,
+    simulate,
+)
+from calculators.simulator import Scheduler
+
+pytestmark = pytest.mark.properties
+
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@st.composite
+def workloads(draw: st.DrawFn) -> list[Request]:
+    n = draw(st.integers(1, 25))
+    gaps = draw(st.lists(st.floats(0.0, 0.2), min_size=n, max_size=n))
+    prompts = draw(st.lists(st.integers(1, 3000), min_size=n, max_size=n))
+    outputs = draw(st.lists(st.integers(1, 200), min_size=n, max_size=n))
+    arrivals = list(itertools.accumulate(gaps))
+    return [Request(i, arrivals[i], prompts[i], outputs[i]) for i in range(n)]
+
+
+schedulers: st.SearchStrategy[Scheduler] = st.one_of(
+    st.builds(ContinuousBatching, st.integers(1, 64), st.integers(64, 8192)),
+    st.builds(ChunkedPrefill, st.integers(16, 1024), st.integers(1, 64)),
+    st.builds(StaticBatching, st.integers(1, 16)),
+    st.builds(Disaggregated, st.integers(1, 2), st.integers(1, 2)),
+)
+
+
+@st.composite
+def memories(draw: st.DrawFn, requests: list[Request]) -> MemoryConfig:
+    longest = max(r.prompt_tokens + r.output_tokens for r in requests)
+    kind = draw(st.sampled_from(["paged", "contiguous"]))
+    block = draw(st.sampled_from([1, 8, 16, 32]))
+    smallest = -(-longest // block) * block if kind == "paged" else longest
+    capacity = draw(st.integers(smallest, smallest * 6))
+    return MemoryConfig(
+        kind,
+        block,
+        capacity_tokens=capacity,
+        watermark=draw(st.sampled_from([0.0, 0.01])),
+        reserve=draw(st.sampled_from(["max", "pow2", "oracle"])) if kind == "contiguous" else "max",
+        max_sequence_tokens=longest if kind == "contiguous" else None,
+    )
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[list[Request], Scheduler, MemoryConfig, int]:
+    requests = draw(workloads())
+    memory = draw(memories(requests))
+    if memory.reserve == "pow2":  # a pow2 slab may exceed the longest sequence: make room for it
+        longest = max(r.prompt_tokens + (1 << (r.output_tokens - 1).bit_length()) for r in requests)
+        memory = MemoryConfig(
+            "contiguous", capacity_tokens=max(memory.capacity_tokens or 0, longest), reserve="pow2"
+        )
+    return requests, draw(schedulers), memory, draw(st.integers(1, 2))
+
+
+LESSON = make_setup()
+REFINED = make_setup("llama-3.1-8b", "h100-sxm", level="refined")
+
+
+@FAST
+@given(cases(), st.sampled_from([LESSON, REFINED]))
+def test_every_request_is_served_once_in_order(case: tuple, setup: object) -> None:  # type: ignore[type-arg]
+    requests, scheduler, memory, replicas = case
+    result = simulate(requests, setup, scheduler, memory=memory, replicas=replicas, timeline_steps=100_000)
+    by_id = {r["id"]: r for r in result.requests}
+    assert sorted(by_id) == [r.id for r in requests]
+    assert result.summary["output_tokens"] == sum(r.output_tokens for r in requests)
+    for request in requests:
+        record = by_id[request.id]
+        times = result.token_times(request.id)
+        assert len(times) == request.output_tokens
+        assert times == sorted(times)
+        assert times[0] >= request.arrival_s
+        assert 0 <= record["queueing_s"] <= record["ttft_s"] <= record["e2e_s"]
+        assert record["finish_s"] == times[-1]
+    # Memory: never more reserved than there is.
+    for series in result.kv_series:
+        assert max(series["reserved_tokens"], default=0) <= result.summary["kv_capacity_tokens"]
+        assert all(s <= r for s, r in zip(series["stored_tokens"], series["reserved_tokens"], strict=True))
+    # Time: an instance's steps follow one another.
+    ends: dict[int, float] = {}
+    for step in result.timeline:
+        assert step["time_s"] > 0
+        assert step["start_s"] >= ends.get(step["instance"], 0.0)
+        ends[step["instance"]] = step["start_s"] + step["time_s"]
+
+
+@FAST
+@given(cases())
+def test_no_first_token_before_its_prompt_could_be_processed(case: tuple) -> None:  # type: ignore[type-arg]
+    requests, scheduler, memory, replicas = case
+    result = simulate(requests, LESSON, scheduler, memory=memory, replicas=replicas, timeline_steps=0)
+    for request, record in zip(requests, result.requests, strict=True):
+        alone = prefill(LESSON, request.prompt_tokens).time_s
+        assert record["ttft_s"] >= alone * (1 - 1e-12)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(cases(), st.sampled_from([LESSON, REFINED]))
+def test_same_inputs_same_result(case: tuple, setup: object) -> None:  # type: ignore[type-arg]
+    requests, scheduler, memory, replicas = case
+    first = simulate(requests, setup, scheduler, memory=memory, replicas=replicas)
+    again = simulate(list(requests), setup, scheduler, memory=memory, replicas=replicas)
+    assert first.as_dict(token_latencies=True) == again.as_dict(token_latencies=True)
