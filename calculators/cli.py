@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
@@ -324,9 +325,16 @@ def _phases(args: argparse.Namespace) -> tuple[object, str]:
     )
     if fits_batch is not None:
         memory_line += f"; at most {fits_batch:,} sequences of {context:,} tokens fit"
+    if (setup.compute_efficiency, setup.memory_efficiency, setup.step_overhead_s) == (1.0, 1.0, 0.0):
+        achieved = "at spec-sheet peaks, no per-step overhead"
+    else:
+        achieved = (
+            f"at {setup.compute_efficiency:.0%} of peak FLOP/s and {setup.memory_efficiency:.0%} of peak "
+            f"bandwidth, {format_duration(setup.step_overhead_s)} per step"
+        )
     summary = [
         f"{scenario.model.name} on {layout}, {formats}, {args.level} level;"
-        f" prompt {args.prompt:,} tokens, {args.output:,} output tokens, batch {args.batch}",
+        f" prompt {args.prompt:,} tokens, {args.output:,} output tokens, batch {args.batch}; {achieved}",
         "",
         _table(rows, ["phase", "FLOPs", "bytes", "FLOP/byte", "time", "bound"]),
         "",
@@ -459,7 +467,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         # OverflowError and ZeroDivisionError are bugs if they ever happen; they still get a message, not a
         # traceback, and json's "Out of range float values" lands here too.
         return _fail(str(error), wants_json)
-    print(output)
+    try:
+        print(output)
+    except BrokenPipeError:  # the reader stopped early (``| head``): not an error worth a traceback
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Python flushes stdout again at exit
     return 0
 
 
