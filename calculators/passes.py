@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from calculators.efficiency import MAX_STEP_OVERHEAD_S
+from calculators.efficiency import MAX_STEP_OVERHEAD_S, Efficiency
 from calculators.hardware import GPU, get_gpu
 from calculators.interconnect import (
     Interconnect,
@@ -283,13 +283,27 @@ def make_setup(
     compute_efficiency: float = 1.0,
     memory_efficiency: float = 1.0,
     weight_format: str | None = None,
+    efficiency: Efficiency | None = None,
     **options: object,
 ) -> Setup:
     """Build a :class:`Setup` from preset names (or objects); defaults are the lesson's scenario.
 
-    ``precision`` is the weight format (``weight_format`` is the same, by its new name); other keyword
-    arguments are the :class:`Setup` fields (``kv_cache_format``, ``pipeline_stages``, ``ignore_memory``...).
+    ``precision`` is the weight format (``weight_format`` is the same, by its new name); ``efficiency``
+    (an :class:`~calculators.efficiency.Efficiency`, e.g. one of ``efficiency.TYPICAL``) sets all four
+    achieved-performance inputs at once; other keyword arguments are the :class:`Setup` fields
+    (``kv_cache_format``, ``pipeline_stages``, ``ignore_memory``...).
     """
+    if efficiency is not None:
+        if not isinstance(efficiency, Efficiency):
+            raise ValueError(
+                f"efficiency must be an Efficiency (see calculators.efficiency), got {efficiency!r}"
+            )
+        compute_efficiency, memory_efficiency = efficiency.compute, efficiency.memory
+        options = {
+            **options,
+            "communication_efficiency": efficiency.communication,
+            "step_overhead_s": efficiency.step_overhead_s,
+        }
     unknown = sorted(set(options) - set(Setup.__dataclass_fields__))
     if unknown:
         raise ValueError(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from calculators import Scenario, make_setup, mixed_step
+from calculators.efficiency import TYPICAL
 from calculators.passes import decode_step, prefill
 
 PEAK, FP8_PEAK, BW = 989.4e12, 1978.9e12, 3.35e12
@@ -199,3 +200,13 @@ def test_deepseek_v3_mla_cache_matches_the_published_size() -> None:
     # if the heads were expanded (71x less). Exact.
     s = make_setup("deepseek-v3", "h200", gpus=8, data_parallel_attention=True, level="refined")
     assert s.kv_bytes_per_token == 70_272
+
+
+def test_efficiency_presets_and_overhead_slow_every_pass() -> None:
+    # The "well-tuned-h100" preset: 70 % of peak FLOP/s, 80 % of bandwidth, 0.5 ms per step. The lesson's
+    # decode step becomes 16e9 / (0.8 x 3.35e12) + 0.5 ms = 5.970 + 0.5 = 6.470 ms; spec peaks stay default.
+    tuned, _source = TYPICAL["well-tuned-h100"]
+    step = Scenario(efficiency=tuned).decode()
+    assert step.time_s == pytest.approx(16e9 / (0.8 * BW) + 0.5e-3)
+    assert step.overhead_s == 0.5e-3
+    assert Scenario().decode().time_s == pytest.approx(16e9 / BW)
