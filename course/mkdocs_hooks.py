@@ -88,10 +88,10 @@ def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
 def on_env(env: Any, config: Any, files: Any) -> Any:
     from mkdocs.exceptions import PluginError
 
-    from course.lesson_format.problems import LessonProblems
+    from course.lesson_format.problems import LessonProblems, docs_prefix
 
     if _BUILD.get("problems"):
-        report = str(LessonProblems(_BUILD["problems"]))
+        report = str(LessonProblems(_BUILD["problems"], docs_prefix(config.docs_dir)))
         if _serving():  # printed, not logged: the config is strict, and a logged error would stop the build
             import sys
 

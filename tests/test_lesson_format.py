@@ -136,3 +136,11 @@ def test_takeaways_box_is_placed_at_marker_then_before_quiz_then_at_end(
         assert box < result.index("## Check your understanding")
     else:
         assert result.rstrip().endswith("- Decode is memory-bound.")
+
+
+def test_a_misspelt_field_is_one_problem_that_names_the_field_it_looks_like() -> None:
+    lesson, problems = parse_lesson("inference/x.md", GOOD.replace("title:", "titel:"), ["inference"])
+    assert lesson is None
+    assert [(p.field, p.line) for p in problems] == [("titel", 2)]  # not also "title is required"
+    assert "did you mean 'title'?" in problems[0].message
+    assert problems[0].fix == "rename it to `title:`"

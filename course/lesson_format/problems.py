@@ -10,6 +10,7 @@ import html
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 
 @dataclass(frozen=True)
@@ -30,10 +31,11 @@ class Problem:
 class LessonProblems(Exception):
     """Raised at the end of a build that found problems; its message lists every one."""
 
-    def __init__(self, problems: Iterable[Problem]) -> None:
+    def __init__(self, problems: Iterable[Problem], docs_prefix: str = "") -> None:
         self.problems = sorted(problems, key=lambda p: (p.file, p.line or 0, p.field))
         count = len(self.problems)
-        listing = "\n".join(f"  - {p}" for p in self.problems)
+        # With the docs folder in front (docs/inference/x.md), as `check` prints them: one path for both.
+        listing = "\n".join(f"  - {'' if p.file.startswith('/') else docs_prefix}{p}" for p in self.problems)
         super().__init__(f"{count} lesson problem{'s' if count != 1 else ''} found:\n{listing}")
 
 
@@ -71,6 +73,16 @@ def with_problems_panel(page_html: str, panel: str) -> str:
         if match := start.search(page_html):
             return page_html[: match.end()] + panel + page_html[match.end() :]
     return panel + page_html
+
+
+def docs_prefix(docs_dir: str | Path) -> str:
+    """``"docs/"``: the docs folder as the shell sees it (relative to the working directory if inside)."""
+    folder = Path(docs_dir).resolve()
+    try:
+        shown = folder.relative_to(Path.cwd().resolve()).as_posix()
+    except ValueError:
+        shown = folder.as_posix()
+    return "" if shown in ("", ".") else shown.rstrip("/") + "/"
 
 
 def _where(problem: Problem) -> str:
