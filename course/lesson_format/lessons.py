@@ -405,7 +405,7 @@ def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesso
                     line=lines.get("takeaways"),
                 )
             )
-        elif not 1 <= len(takeaways) <= MAX_TAKEAWAYS:
+        elif isinstance(takeaways, list) and not 1 <= len(takeaways) <= MAX_TAKEAWAYS:
             problems.append(
                 Problem(
                     path,

@@ -30,6 +30,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from course.lesson_format.lessons import Course
+from course.lesson_format.navigation import NavItem
 from course.lesson_format.problems import Problem
 
 NOTEBOOK_FOLDER = "notebooks"
@@ -162,9 +163,9 @@ def _first_heading(cells: Iterable[Any]) -> str | None:
     return None
 
 
-def nav_companions(notebooks: Iterable[Notebook], course: Course) -> dict[str, list[dict[str, str]]]:
+def nav_companions(notebooks: Iterable[Notebook], course: Course) -> dict[str, list[NavItem]]:
     """Navigation entries to place right after each lesson (its notebooks): ``{lesson: [{title: path}]}``."""
-    companions: dict[str, list[dict[str, str]]] = {}
+    companions: dict[str, list[NavItem]] = {}
     for notebook in sorted(notebooks, key=lambda n: n.path):
         lesson = course.lesson_by_id(notebook.lesson)
         if lesson is not None:

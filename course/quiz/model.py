@@ -159,8 +159,10 @@ _LocatingLoader.add_constructor("tag:yaml.org,2002:map", _construct_located_map)
 
 
 def _closest(word: str, known: tuple[str, ...]) -> str | None:
-    close = difflib.get_close_matches(word, known, n=1)
-    return close[0] if close else None
+    """The known name ``word`` most looks like, ignoring case (``flop/byte`` is ``FLOP/byte``)."""
+    by_lower = {name.lower(): name for name in known}
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=1)
+    return by_lower[close[0]] if close else None
 
 
 def _suggest(word: str, known: tuple[str, ...]) -> str:
