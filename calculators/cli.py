@@ -20,7 +20,7 @@ import math
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from calculators.hardware import GPU, GPUS, custom_gpu, get_gpu
 from calculators.interconnect import INTERCONNECTS
@@ -360,7 +360,7 @@ def _overhead_s(milliseconds: float) -> float:
     return milliseconds * 1e-3
 
 
-def _setup_options(args: argparse.Namespace) -> dict[str, object]:
+def _setup_options(args: argparse.Namespace) -> dict[str, Any]:
     """The setup keywords of ``phases`` and ``simulate`` (see :class:`calculators.passes.Setup`)."""
     return {
         "precision": args.precision,
