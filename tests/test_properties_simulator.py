@@ -77,7 +77,9 @@ def cases(draw: st.DrawFn) -> tuple[list[Request], Scheduler, MemoryConfig, int]
         memory = MemoryConfig(
             "contiguous", capacity_tokens=max(memory.capacity_tokens or 0, longest), reserve="pow2"
         )
-    return requests, draw(schedulers), memory, draw(st.integers(1, 2))
+    scheduler = draw(schedulers)
+    replicas = 1 if isinstance(scheduler, Disaggregated) else draw(st.integers(1, 2))
+    return requests, scheduler, memory, replicas
 
 
 LESSON = make_setup()

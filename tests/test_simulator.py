@@ -173,6 +173,8 @@ def test_disaggregated_sends_the_cache_over_the_link() -> None:
 def test_disaggregated_pools_must_be_whole_replicas() -> None:
     with pytest.raises(ValueError, match="prefill_gpus=3 is not a multiple of the setup's 2 GPUs"):
         simulate(trace((0, 10, 2)), make_setup(gpus=2), Disaggregated(3, 2))
+    with pytest.raises(ValueError, match="replicas=2 with disaggregated serving: size the pools"):
+        simulate(trace((0, 10, 2)), scheduler=Disaggregated(1, 1), replicas=2)
 
 
 def test_replicas_take_requests_in_turn() -> None:

@@ -86,6 +86,11 @@ def simulate(
     roles: list[str] = []
     transfers: dict[int, float] = {}
     if isinstance(scheduler, Disaggregated):
+        if replicas != 1:
+            raise ValueError(
+                f"replicas={replicas} with disaggregated serving: size the pools with prefill_gpus and "
+                "decode_gpus instead, and leave replicas at 1"
+            )
         n_prefill = _pool_size("prefill_gpus", scheduler.prefill_gpus, setup)
         n_decode = _pool_size("decode_gpus", scheduler.decode_gpus, setup)
         prefill_pool = [new_instance(i, stop_after_prefill=True) for i in range(n_prefill)]
