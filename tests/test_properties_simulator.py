@@ -21,6 +21,7 @@ from calculators import (
     Disaggregated,
     MemoryConfig,
     Request,
+    Setup,
     StaticBatching,
     make_setup,
     prefill,
@@ -115,12 +116,12 @@ def test_every_request_is_served_once_in_order(case: tuple, setup: object) -> No
 
 
 @FAST
-@given(cases())
-def test_no_first_token_before_its_prompt_could_be_processed(case: tuple) -> None:  # type: ignore[type-arg]
+@given(cases(), st.sampled_from([LESSON, REFINED]))
+def test_no_first_token_before_its_prompt_could_be_processed(case: tuple, setup: Setup) -> None:  # type: ignore[type-arg]
     requests, scheduler, memory, replicas = case
-    result = simulate(requests, LESSON, scheduler, memory=memory, replicas=replicas, timeline_steps=0)
+    result = simulate(requests, setup, scheduler, memory=memory, replicas=replicas, timeline_steps=0)
     for request, record in zip(requests, result.requests, strict=True):
-        alone = prefill(LESSON, request.prompt_tokens).time_s
+        alone = prefill(setup, request.prompt_tokens).time_s
         assert record["ttft_s"] >= alone * (1 - 1e-12)
 
 
