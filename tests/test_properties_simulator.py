@@ -89,7 +89,7 @@ REFINED = make_setup("llama-3.1-8b", "h100-sxm", level="refined")
 
 @FAST
 @given(cases(), st.sampled_from([LESSON, REFINED]))
-def test_every_request_is_served_once_in_order(case: tuple, setup: object) -> None:  # type: ignore[type-arg]
+def test_every_request_is_served_once_in_order(case: tuple, setup: Setup) -> None:  # type: ignore[type-arg]
     requests, scheduler, memory, replicas = case
     result = simulate(requests, setup, scheduler, memory=memory, replicas=replicas, timeline_steps=100_000)
     by_id = {r["id"]: r for r in result.requests}
@@ -127,7 +127,7 @@ def test_no_first_token_before_its_prompt_could_be_processed(case: tuple, setup:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.sampled_from([LESSON, REFINED]))
-def test_same_inputs_same_result(case: tuple, setup: object) -> None:  # type: ignore[type-arg]
+def test_same_inputs_same_result(case: tuple, setup: Setup) -> None:  # type: ignore[type-arg]
     requests, scheduler, memory, replicas = case
     first = simulate(requests, setup, scheduler, memory=memory, replicas=replicas)
     again = simulate(list(requests), setup, scheduler, memory=memory, replicas=replicas)

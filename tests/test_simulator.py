@@ -248,7 +248,7 @@ def test_summary_latencies_agree_with_every_request_record() -> None:
     all_itls = [x for r in result.requests for x in result.inter_token_latencies(r["id"])]
     itl = result.summary["itl_s"]
     for p in (50, 90, 99):
-        assert itl[f"p{p}"] == approx(percentile(all_itls, p))
+        assert itl[f"p{p}"] == approx(percentile(all_itls, p) or 0.0)
     assert itl["mean"] == pytest.approx(sum(all_itls) / len(all_itls))
     assert result.summary["longest_stall_s"] == approx(max(all_itls))
     for r in result.requests:
@@ -289,9 +289,9 @@ def test_kv_series_is_capped() -> None:
 # --- load: sweeps and the highest rate meeting an SLO ------------------------------------------------------
 def test_latency_rises_with_load() -> None:
     rows = sweep_rates([2, 20, 60, 120], 200, Lengths.lognormal(512, 256), Lengths.lognormal(128, 64))
-    p99s = [r["ttft_p99_s"] for r in rows]
+    p99s = [r["ttft_p99_s"] or 0.0 for r in rows]
     assert p99s == sorted(p99s)
-    tpots = [r["tpot_p50_s"] for r in rows]
+    tpots = [r["tpot_p50_s"] or 0.0 for r in rows]
     assert tpots == sorted(tpots)
 
 

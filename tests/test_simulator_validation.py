@@ -45,6 +45,7 @@ Why ours differs:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -185,7 +186,7 @@ def test_sarathi_chunked_prefill_removes_generation_stalls() -> None:
 # 3.3 per GPU, 2.1x.
 def test_distserve_disaggregation_raises_per_gpu_goodput_under_tight_slos() -> None:
     setup = make_setup(custom_dense_model(params_billion=13), "a100-sxm-80gb")
-    kwargs = {
+    kwargs: dict[str, Any] = {
         "setup": setup,
         "memory": MemoryConfig(capacity_tokens=100_000),
         "slo": SLO(ttft_s=0.2, tpot_s=0.02),
