@@ -295,6 +295,27 @@ def test_latency_rises_with_load() -> None:
     assert tpots == sorted(tpots)
 
 
+def test_more_kv_memory_means_fewer_preemptions_bigger_batches_and_more_throughput() -> None:
+    work = poisson_workload(30, 200, Lengths.lognormal(600, 400), Lengths.lognormal(200, 150), seed=3)
+    runs = [
+        simulate(work, memory=MemoryConfig(capacity_tokens=c), timeline_steps=0).summary
+        for c in (4000, 8000, 16000, 64000)
+    ]
+    for smaller, larger in itertools.pairwise(runs):
+        assert larger["preemptions"] <= smaller["preemptions"]
+        assert larger["mean_decode_batch"] > smaller["mean_decode_batch"]
+        assert larger["throughput_rps"] > smaller["throughput_rps"]
+        assert larger["ttft_s"]["p99"] < smaller["ttft_s"]["p99"]
+
+
+def test_a_faster_gpu_means_faster_tokens() -> None:
+    work = poisson_workload(30, 200, Lengths.lognormal(600, 400), Lengths.lognormal(200, 150), seed=3)
+    runs = [simulate(work, make_setup(memory_efficiency=e)).summary for e in (0.25, 0.5, 1.0)]
+    for slower, faster in itertools.pairwise(runs):
+        assert faster["tpot_s"]["p50"] < slower["tpot_s"]["p50"]
+        assert faster["e2e_s"]["mean"] < slower["e2e_s"]["mean"]
+
+
 def test_max_rate_meeting_slo_sits_at_the_knee() -> None:
     slo = SLO(ttft_s=0.5, tpot_s=0.05)
     best = max_rate_meeting_slo(
