@@ -50,13 +50,19 @@ def trace(*rows: tuple[float, int, int]) -> tuple[Request, ...]:
 
 # --- one request: the simulator reproduces the cost model's single-request figures exactly -----------------
 @pytest.mark.parametrize(
-    ("model", "level", "gpus"),
-    [("dense-8b", "simple", 1), ("llama-3.1-8b", "refined", 1), ("llama-3.1-70b", "refined", 2)],
+    ("model", "level", "gpus", "prompt"),
+    [
+        ("dense-8b", "simple", 1, 2000),
+        ("llama-3.1-8b", "refined", 1, 2000),
+        ("llama-3.1-70b", "refined", 2, 2000),
+        ("mistral-7b", "refined", 1, 5000),  # past its 4,096-token sliding window
+        ("mixtral-8x7b", "refined", 2, 2000),
+    ],
 )
-def test_one_request_alone_matches_request_timing(model: str, level: str, gpus: int) -> None:
+def test_one_request_alone_matches_request_timing(model: str, level: str, gpus: int, prompt: int) -> None:
     setup = make_setup(model, "h200", level=level, gpus=gpus)
-    result = simulate(trace((0.0, 2000, 256)), setup)
-    expected = request_timing(setup, 2000, 256)
+    result = simulate(trace((0.0, prompt, 256)), setup)
+    expected = request_timing(setup, prompt, 256)
     record = result.requests[0]
     assert record["queueing_s"] == 0.0
     assert record["ttft_s"] == approx(expected.time_to_first_token_s)
