@@ -28,12 +28,14 @@ from calculators import (
     burst_workload,
     make_setup,
     max_rate_meeting_slo,
+    mixed_step,
     poisson_workload,
     request_timing,
     simulate,
     sweep_rates,
     trace_workload,
 )
+from calculators.simulator import Scheduler
 from calculators.simulator.results import percentile, weighted_percentile
 
 STEP = 16e9 / 3.35e12  # one memory-bound step: the weights read once, 4.7761 ms
@@ -69,6 +71,25 @@ def test_one_request_alone_matches_request_timing(model: str, level: str, gpus: 
     assert record["e2e_s"] == approx(expected.total_time_s)
     assert record["tpot_s"] == approx(expected.time_per_output_token_s)
     assert len(result.inter_token_latencies(0)) == 255
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "mistral-7b"])
+@pytest.mark.parametrize("scheduler", [ContinuousBatching(), ChunkedPrefill(token_budget=256)])
+def test_every_step_is_the_cost_models_step_for_its_actual_mix(model: str, scheduler: Scheduler) -> None:
+    # Rebuild each step's mix from the result alone (a decoding request attends its prompt plus the tokens
+    # it has written so far) and time it with mixed_step: the simulator's step times must be exactly those.
+    setup = make_setup(model, "h100-sxm", level="refined", ignore_memory=True)
+    work = poisson_workload(50, 30, Lengths.uniform(200, 4000), Lengths.uniform(50, 300), seed=2)
+    result = simulate(work, setup, scheduler, memory=MemoryConfig(capacity_tokens=12_000, watermark=0.0))
+    assert result.summary["preemptions"] > 0
+    prompts = {r.id: r.prompt_tokens for r in work}
+    times = {r.id: result.token_times(r.id) for r in work}
+    for step in result.timeline:
+        start = step["start_s"]
+        contexts = [prompts[i] + sum(1 for t in times[i] if t <= start) for i in step["decode"]]
+        chunks = [(tokens, cached) for _, tokens, cached in step["prefill"]]
+        expected = mixed_step(setup, decode_contexts=contexts, prefill_chunks=chunks)
+        assert step["time_s"] == approx(expected.time_s)
 
 
 def test_lesson_request_by_hand() -> None:
