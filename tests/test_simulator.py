@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 
 import pytest
 
@@ -35,6 +36,7 @@ from calculators import (
     sweep_rates,
     trace_workload,
 )
+from calculators.cli import main
 from calculators.simulator import Scheduler
 from calculators.simulator.results import percentile, weighted_percentile
 
@@ -403,3 +405,31 @@ def test_lognormal_lengths_have_the_stated_mean() -> None:
 def test_bad_input_gets_a_clear_message(call: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()  # type: ignore[operator]
+
+
+# --- the command line --------------------------------------------------------------------------------------
+def test_cli_reads_a_trace_as_csv_or_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    csv_file = tmp_path / "trace.csv"
+    csv_file.write_text("arrival_s,prompt_tokens,output_tokens\n0,1000,3\n0,1000,3\n", encoding="utf-8")
+    json_file = tmp_path / "trace.json"
+    rows = [[0, 1000, 3], {"arrival_s": 0, "prompt_tokens": 1000, "output_tokens": 3}]
+    json_file.write_text(json.dumps(rows), encoding="utf-8")
+    for path in (csv_file, json_file):
+        assert main(["--json", "simulate", "--trace", str(path)]) == 0
+        data = json.loads(capsys.readouterr().out)
+        # The two-request case worked above: one 2,000-token prefill, then two decode steps of batch 2.
+        assert [r["ttft_s"] for r in data["requests"]] == [approx(2000 * PER_PROMPT_TOKEN)] * 2
+
+
+def test_cli_explains_a_bad_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("arrival_s,prompt_tokens,output_tokens\n0,0,3\n", encoding="utf-8")
+    assert main(["simulate", "--trace", str(bad)]) == 2
+    assert "trace row 0: prompt_tokens must be a whole number >= 1" in capsys.readouterr().err
+    bad.write_text("arrival_s,prompt_tokens,output_tokens\n0,ten,3\n", encoding="utf-8")
+    assert main(["simulate", "--trace", str(bad)]) == 2
+    assert "trace row 0: prompt_tokens 'ten' is not a whole number" in capsys.readouterr().err
+    assert main(["simulate", "--trace", str(tmp_path / "missing.csv")]) == 2
+    assert "cannot read the trace" in capsys.readouterr().err
+    assert main(["simulate", "--prompt", "gaussian:5:1"]) == 2
+    assert "--prompt 'gaussian:5:1' is not a length" in capsys.readouterr().err
