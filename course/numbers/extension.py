@@ -190,7 +190,7 @@ def evaluate_reference(reference: NumberReference) -> Evaluated:
             None,
             reference.quoted or reference.source.strip(),
             str(error),
-            "use a name the calculators know, e.g. Scenario().decode().time_s",
+            error.fix,
         )
     computed = format_value(value, reference.unit, digits=reference.digits, decimals=reference.decimals)
     if not reference.is_claim:
