@@ -30,7 +30,7 @@ from course.notebooks.lesson_notebooks import (
     parse_notebook,
 )
 from course.notebooks.renderer import with_course_style
-from course.safety.external_loads import html_loads, js_loads
+from course.sanitising.external_loads import html_loads, js_loads
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -32,6 +32,7 @@ from calculators.charts import CHARTS, ChartError, chart_data, chart_kind
 from calculators.charts.render import render_course_chart
 from course.charts.markup import figure_html
 from course.lesson_format.problems import Problem
+from course.sanitising.trusted import store_trusted
 
 __all__ = ["ChartBlock", "ChartsExtension", "find_problems", "makeExtension", "parse_block", "render_block"]
 
@@ -176,8 +177,9 @@ class ChartsExtension(Extension):
         configured = self.getConfig("cache_dir")
         cache_dir = Path(configured) if configured else None
 
-        def formatter(src: str = "", **_: Any) -> str:
-            return render_block(src, cache_dir)
+        def formatter(src: str = "", md: Markdown | None = None, **_: Any) -> str:
+            assert md is not None  # superfences passes the Markdown instance
+            return store_trusted(md, render_block(src, cache_dir))
 
         md.preprocessors["fenced_code_block"].extension.extend_super_fences(
             FENCE_NAME, formatter, _accept, None

@@ -23,7 +23,7 @@ COURSE_PREFIX = "course."
 
 # The lesson blocks, in the order their problems are most useful to read.
 DEFAULT_BLOCK_MODULES: tuple[str, ...] = (
-    "course.safety.extension",
+    "course.sanitising.extension",
     "course.numbers.extension",
     "course.math.extension",
     "course.charts.extension",

@@ -198,7 +198,7 @@ def finish_notebook_page(content: str, notebook: Notebook, lesson_title: str, le
     Raises ``ValueError`` if anything in the page would still load from another host, so that a new
     nbconvert template cannot quietly bring a CDN back.
     """
-    from course.safety.external_loads import html_loads, js_loads
+    from course.sanitising.external_loads import html_loads, js_loads
 
     for pattern in _EXTERNAL_SCRIPTS:
         content = pattern.sub("", content)

@@ -23,6 +23,7 @@ from calculators.browser import prefill_decode, roofline_explorer
 from calculators.charts.render import render_course_chart
 from course.charts.markup import figure_html
 from course.lesson_format.problems import Problem
+from course.sanitising.trusted import store_trusted
 from course.widgets.package import widget_package
 from course.widgets.runtime import pyodide_site_path
 
@@ -335,7 +336,7 @@ class WidgetPreprocessor(Preprocessor):
             seen[name] = seen.get(name, 0) + 1
             widget_id = f"widget-{name}" + (f"-{seen[name]}" if seen[name] > 1 else "")
             html = render_widget(name, defaults, widget_id)
-            out += ["", self.md.htmlStash.store(html), ""]
+            out += ["", store_trusted(self.md, html), ""]
             index = end + 1
         return out
 
