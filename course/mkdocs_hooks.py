@@ -28,6 +28,14 @@ def on_config(config: Any) -> Any:
     from course.lesson_format.validation import block_validators
 
     course = load_course(config.docs_dir)
+    from mkdocs.exceptions import PluginError
+
+    from course.lesson_format.problems import LessonProblems
+    from course.sanitising.source_files import SOURCE_FIELD
+
+    unreadable = [p for p in course.problems if p.field == SOURCE_FIELD]
+    if unreadable:  # stop before MkDocs reads or copies these files
+        raise PluginError(str(LessonProblems(unreadable)))
     _BUILD.clear()
     _BUILD.update(
         course=course, problems=list(course.problems), validators=block_validators(config.markdown_extensions)
@@ -54,6 +62,9 @@ def on_files(files: Any, config: Any) -> Any:
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     from course.lesson_format.pages import prepare_page
+    from course.sanitising.front_matter import escape_meta
+
+    escape_meta(page.meta)  # plain text wherever Material prints it (the check refuses markup in them)
 
     source = Path(page.file.abs_src_path).read_text(encoding="utf-8") if page.file.abs_src_path else markdown
     markdown, problems = prepare_page(

@@ -32,6 +32,7 @@ from calculators.charts import CHARTS, ChartError, chart_data, chart_kind
 from calculators.charts.render import render_course_chart
 from course.charts.markup import figure_html
 from course.lesson_format.problems import Problem
+from course.sanitising.source_files import load_yaml
 from course.sanitising.trusted import store_trusted
 
 __all__ = ["ChartBlock", "ChartsExtension", "find_problems", "makeExtension", "parse_block", "render_block"]
@@ -52,7 +53,7 @@ class ChartBlock:
 def parse_block(source: str) -> ChartBlock:
     """Read a chart block's YAML; raises :class:`ChartError` naming the field and a fix."""
     try:
-        body = yaml.safe_load(source)
+        body = load_yaml(source)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None

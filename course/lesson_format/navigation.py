@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from course.lesson_format.lessons import Course
+from course.sanitising.front_matter import escape_text
 
 NavItem = str | dict[str, Any]
 
@@ -50,7 +51,23 @@ def build_nav(
         if section:
             nav.append({track.title: section})
     nav.extend(_other_pages([p for p in all_pages if p not in placed]))
-    return nav
+    return _escaped_titles(nav)
+
+
+def _escaped_titles(items: list[NavItem]) -> list[NavItem]:
+    """``items`` with every title escaped: Material prints navigation titles as HTML."""
+    escaped: list[NavItem] = []
+    for item in items:
+        if isinstance(item, dict):
+            escaped.append(
+                {
+                    escape_text(str(k)): _escaped_titles(v) if isinstance(v, list) else v
+                    for k, v in item.items()
+                }
+            )
+        else:
+            escaped.append(item)
+    return escaped
 
 
 def _other_pages(pages: list[str]) -> list[NavItem]:

@@ -23,6 +23,7 @@ from calculators.browser import prefill_decode, roofline_explorer
 from calculators.charts.render import render_course_chart
 from course.charts.markup import figure_html
 from course.lesson_format.problems import Problem
+from course.sanitising.source_files import load_yaml
 from course.sanitising.trusted import store_trusted
 from course.widgets.package import widget_package
 from course.widgets.runtime import pyodide_site_path
@@ -188,7 +189,7 @@ ALLOWED_KEYS = {
 def parse_block(body: str) -> tuple[str, dict[str, Any]]:
     """Read a widget block's YAML: returns (name, defaults); raises :class:`WidgetError` with a fix."""
     try:
-        data = yaml.safe_load(body) or {}
+        data = load_yaml(body) or {}
     except yaml.YAMLError as error:
         raise WidgetError(
             f"widget block: the YAML does not parse ({error})", "widget", "write `name: prefill-decode`"
