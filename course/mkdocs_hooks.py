@@ -47,6 +47,9 @@ def on_config(config: Any) -> Any:
     _BUILD.update(notebooks=notebooks, notebook_dirs={}, docs_dir=config.docs_dir)  # dirs: see on_files
     _BUILD["problems"].extend(notebook_problems)
     configure_execution_cache(config.plugins, project, config.docs_dir)
+    from course.notebooks.sandbox import configure_kernel_sandbox
+
+    configure_kernel_sandbox(project)  # an empty environment and a time limit per cell
     return config
 
 

@@ -248,3 +248,52 @@ def markdown_problems(prose: str) -> Iterator[HtmlProblem]:
             message = attribute_problem("*", pair.group("key"), value)
             if message:
                 yield _problem(match.start(), pair.group("key"), value, message)
+
+
+# ------------------------------------------------------------------------------------ notebook outputs
+SVG_TAGS: frozenset[str] = frozenset(
+    {"svg", "g", "path", "line", "rect", "circle", "ellipse", "polyline", "polygon", "text", "tspan"}
+    | {"title", "desc", "defs", "clipPath", "linearGradient", "radialGradient", "stop"}
+)
+"""The drawing part of SVG that static charts use: no scripts, links, animation, filters or foreign HTML."""
+SVG_ATTRIBUTES: frozenset[str] = frozenset(
+    {"viewBox", "xmlns", "version", "width", "height", "x", "y", "x1", "x2", "y1", "y2", "dx", "dy"}
+    | {"cx", "cy", "r", "rx", "ry", "d", "points", "transform", "fill", "fill-opacity", "fill-rule"}
+    | {"stroke", "stroke-width", "stroke-opacity", "stroke-dasharray", "stroke-dashoffset", "stroke-linecap"}
+    | {"stroke-linejoin", "stroke-miterlimit", "opacity", "font-family", "font-size", "font-weight"}
+    | {"font-style", "text-anchor", "dominant-baseline", "clip-path", "offset", "stop-color", "stop-opacity"}
+    | {"gradientUnits", "pointer-events", "aria-hidden", "aria-label", "role", "focusable", "id", "class"}
+)
+NOTEBOOK_ATTRIBUTES: dict[str, frozenset[str]] = {
+    **{tag: ATTRIBUTES.get(tag, frozenset()) | {"role", "aria-label", "tabindex", "hidden"} for tag in TAGS},
+    **{tag: SVG_ATTRIBUTES for tag in SVG_TAGS},
+    # The course's chart figure from the notebooks' renderer: its name and the content hash of its spec,
+    # both checked by value in _keep_notebook_attribute (charts.js takes nothing else from a figure).
+    "figure": ATTRIBUTES.get("figure", frozenset()) | {"data-rp-chart", "data-rp-spec"},
+    "*": GLOBAL_ATTRIBUTES,
+}
+_CHART_VALUE_RE = re.compile(r"^[a-z0-9-]{1,64}$")
+_CLIP_PATH_RE = re.compile(r"^url\(#[\w-]+\)$")
+
+
+def _keep_notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
+    if attribute in {"data-rp-chart", "data-rp-spec"}:
+        return value if _CHART_VALUE_RE.match(value) else None
+    if attribute == "clip-path" or (tag in SVG_TAGS and attribute in {"fill", "stroke"} and "url(" in value):
+        return value if _CLIP_PATH_RE.match(value) else None  # only references within the figure
+    return _keep_attribute(tag, attribute, value)
+
+
+def sanitise_notebook_html(fragment: str) -> str:
+    """A notebook's cells and outputs, sanitised like a lesson plus the static SVG that charts draw."""
+    return nh3.clean(
+        fragment,
+        tags=set(TAGS | SVG_TAGS),
+        clean_content_tags=set(DROPPED_WITH_CONTENT - {"title"}),  # an SVG <title> is its label
+        attributes={tag: set(names) for tag, names in NOTEBOOK_ATTRIBUTES.items()},
+        attribute_filter=_keep_notebook_attribute,
+        strip_comments=True,
+        link_rel=None,
+        url_schemes=set(URL_SCHEMES),
+        filter_style_properties=set(STYLE_PROPERTIES),
+    )

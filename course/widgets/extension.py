@@ -25,8 +25,6 @@ from course.charts.markup import figure_html
 from course.lesson_format.problems import Problem
 from course.sanitising.source_files import load_yaml
 from course.sanitising.trusted import store_trusted
-from course.widgets.package import widget_package
-from course.widgets.runtime import pyodide_site_path
 
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*widget\s*$")
 TITLES = {prefill_decode.NAME: "Prefill vs decode simulator", roofline_explorer.NAME: "Roofline explorer"}
@@ -228,14 +226,10 @@ def render_widget(name: str, defaults: dict[str, Any], widget_id: str | None = N
         ) from None
     widget_id = widget_id or f"widget-{name}"
     controls, results, figures, assumptions = BODIES[name](widget_id, result)
-    package = widget_package()
     data = _attrs(
         id=widget_id,
         data_widget=name,
         data_defaults=json.dumps(result["state"], separators=(",", ":")),
-        data_package=package.path,
-        data_package_sha256=package.sha256,
-        data_pyodide=pyodide_site_path(),
         aria_labelledby=f"{widget_id}-title",
     )
     return (
