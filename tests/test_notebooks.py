@@ -279,7 +279,7 @@ def test_built_notebook_page_has_outputs_charts_links_and_no_external_loads(
     charts = re.findall(r'<figure class="rp-chart".*?</figure>', page, re.DOTALL)
     assert len(charts) >= 2
     assert all("<svg" in chart for chart in charts)
-    # Outputs are sanitised, inline specs included: the interactive chart fetches the spec file the build copied.
+    # Outputs are sanitised, inline specs included: interactive charts fetch the spec files the build copied.
     for key in re.findall(r'data-rp-spec="([0-9a-f]+)"', "".join(charts)):
         assert (built_site / "assets" / "ridgepoint" / "charts" / f"{key}.json").is_file()
     assert html_loads(page) == []
