@@ -88,6 +88,20 @@ def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
     return notebook_page_content(html, page.file.src_uri, _BUILD["notebooks"], _BUILD["course"], lesson_link)
 
 
+def on_post_page(output: str, page: Any, config: Any) -> str:
+    from course.sanitising.csp import with_policy
+
+    output, hashes = with_policy(output)  # the Content-Security-Policy, first in <head>
+    _BUILD.setdefault("script_hashes", set()).update(hashes)
+    return output
+
+
+def on_post_template(output_content: str, template_name: str, config: Any) -> str:
+    if not template_name.endswith(".html"):
+        return output_content
+    return on_post_page(output_content, None, config)  # 404.html
+
+
 def on_env(env: Any, config: Any, files: Any) -> Any:
     from mkdocs.exceptions import PluginError
 
@@ -117,3 +131,6 @@ def on_post_build(config: Any) -> None:
     from course.notebooks.lesson_notebooks import write_downloads
 
     write_downloads(_BUILD["notebooks"], config.docs_dir, _BUILD["notebook_dirs"])  # the notebooks as .ipynb
+    from course.sanitising.csp import write_headers_file
+
+    write_headers_file(config.site_dir, _BUILD.get("script_hashes", ()))  # the policy for static hosts
