@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 _BUILD: dict[str, Any] = {}  # per-build state, reset by on_config (mkdocs serve rebuilds in one process)
+UNCHECKED_BUILD_ENV = "RIDGEPOINT_UNCHECKED_BUILD"  # the attack corpus builds despite lesson problems
 
 
 def on_config(config: Any) -> Any:
@@ -108,7 +109,15 @@ def on_env(env: Any, config: Any, files: Any) -> Any:
     from course.lesson_format.problems import LessonProblems
 
     if _BUILD.get("problems"):
-        raise PluginError(str(LessonProblems(_BUILD["problems"])))
+        import os
+
+        if os.environ.get(UNCHECKED_BUILD_ENV) != "1":
+            raise PluginError(str(LessonProblems(_BUILD["problems"])))
+        # Only the attack-corpus test sets this: it proves the pages are inert when the checks are skipped
+        # (as under a builder that runs no hooks). The problems are still printed.
+        import logging
+
+        logging.getLogger("mkdocs.hooks.lessons").warning(str(LessonProblems(_BUILD["problems"])))
     return env
 
 

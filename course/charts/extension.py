@@ -139,6 +139,16 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
     for line, body in _fence_blocks(markdown):
         try:
             block = parse_block(body)
+            if "<" in block.caption or ">" in block.caption:
+                problems.append(
+                    Problem(
+                        path,
+                        f"chart '{block.name}' caption",
+                        "is plain text: markup in it would show as written, not as HTML",
+                        "caption: The H100's roofline, with prefill and decode on it",
+                        line + _line_of(body, "caption"),
+                    )
+                )
             chart_data(block.name, **block.params)
         except ChartError as error:
             field = f"chart '{error.chart}'" + (

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import secrets
+from dataclasses import replace
 from typing import Any
 
 from markdown import Extension, Markdown
@@ -28,6 +29,10 @@ from course.lesson_format.problems import Problem
 from course.sanitising.policy import html_problems, markdown_problems, sanitise_html
 from course.sanitising.trusted import is_trusted
 
+QUIZ_FENCE_RE = re.compile(
+    r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*quiz[ \t]*\n(?P<body>.*?)^(?P=indent)(?P=fence)[ \t]*$",
+    re.MULTILINE | re.DOTALL,
+)
 _BLOCK_LEVEL_RE = re.compile(
     r"^\s*<(?:div|section|figure|table|details|p|ul|ol|pre|math|h[1-6]|aside|form)\b"
 )
@@ -37,7 +42,12 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
     """Every tag, attribute, URL and attribute list in the prose of a page that the allow-list refuses."""
     prose = prose_only(markdown)
     found = [*html_problems(prose), *markdown_problems(prose)]
-    return [Problem(path, p.what, p.message, p.fix, line_of(prose, p.offset)) for p in found]
+    # Quiz text is Markdown inside a fence (its raw HTML is shown as text, but its links are links).
+    for fence in QUIZ_FENCE_RE.finditer(markdown):
+        found += [
+            replace(p, offset=p.offset + fence.start("body")) for p in markdown_problems(fence.group("body"))
+        ]
+    return [Problem(path, p.what, p.message, p.fix, line_of(markdown, p.offset)) for p in found]
 
 
 class _TrustedTokens:

@@ -99,7 +99,7 @@ def attribute_problem(tag: str, attribute: str, value: str) -> str | None:
     """
     name = attribute.lower()
     if name.startswith("on"):
-        return "is an event handler; behaviour belongs in overrides/assets/ridgepoint/, not in lessons"
+        return "is an inline event handler: nothing in a lesson runs script"
     if name.startswith("data-"):
         return "is block configuration, which only our blocks write (use a ```widget or ```chart block)"
     allowed = ANY_TAG_ATTRIBUTES if tag == "*" else ATTRIBUTES["*"] | ATTRIBUTES.get(tag, frozenset())

@@ -14,6 +14,7 @@ a :class:`yaml.YAMLError` whose message the callers already turn into one.
 from __future__ import annotations
 
 import codecs
+import re
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -36,6 +37,7 @@ ALLOWED_FILES: tuple[tuple[str, str], ...] = (
 """Patterns (relative to docs/, matched from the right; root files are matched whole) and what each is."""
 _ROOT_ONLY = frozenset({"tracks.yml", "references.yml", "redirects.yml"})
 SOURCE_FIELD = "file"  # the field of problems that stop a build before MkDocs reads the file
+FIX_ALIAS = "write each value out in full (no &anchors and *aliases)"
 
 
 def docs_file_problem(path: str) -> Problem | None:
@@ -81,7 +83,7 @@ def read_source(file: Path, shown_as: str) -> tuple[str | None, list[Problem]]:
             )
         ]
     try:
-        return data.decode("utf-8"), []
+        text = data.decode("utf-8")
     except UnicodeDecodeError as error:
         line = data.count(b"\n", 0, error.start) + 1
         return None, [
@@ -93,6 +95,33 @@ def read_source(file: Path, shown_as: str) -> tuple[str | None, list[Problem]]:
                 line=line,
             )
         ]
+    return (text, []) if (problem := _front_matter_bomb(text, shown_as)) is None else (None, [problem])
+
+
+_FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+
+
+def _front_matter_bomb(text: str, shown_as: str) -> Problem | None:
+    """A front matter that MkDocs's own YAML reading would expand: aliases, or over the size limit.
+
+    MkDocs parses every page's front matter itself, before any check of ours could report it, so such a
+    file stops the build before MkDocs reads it.
+    """
+    match = _FRONT_MATTER_RE.match(text)
+    if match is None:
+        return None
+    try:
+        compose_yaml(match.group(1) or "")
+    except yaml.composer.ComposerError as error:
+        if "aliases" not in str(error):
+            return None  # other YAML mistakes are reported, with their line, by the front-matter check
+        line = 2 + error.problem_mark.line if error.problem_mark else 1
+        return Problem(shown_as, SOURCE_FIELD, f"front matter: {error.problem}", FIX_ALIAS, line=line)
+    except yaml.YAMLError as error:
+        if "at most" not in str(error):
+            return None
+        return Problem(shown_as, SOURCE_FIELD, f"front matter: {error}", "keep front matter short", line=1)
+    return None
 
 
 class BoundedLoader(yaml.SafeLoader):
