@@ -104,7 +104,9 @@ def test_bad_input_shows_the_calculators_message_inline(live_page: Any) -> None:
     assert "batch must be a whole number >= 1, got -2" in live_page.inner_text(f"{PD}-error")
     live_page.select_option(f"{PD}-model", "llama-3.1-405b")
     live_page.fill(f"{PD}-batch", "1")
-    live_page.wait_for_function(f"() => document.querySelector('{PD}-error').textContent.includes('does not fit')")
+    live_page.wait_for_function(
+        f"() => document.querySelector('{PD}-error').textContent.includes('does not fit')"
+    )
     wait_rendered(live_page, PD, lambda: live_page.select_option(f"{PD}-model", "dense-8b"))
     assert live_page.inner_text(f"{PD}-error") == ""
 
