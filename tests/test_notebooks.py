@@ -30,7 +30,7 @@ from course.notebooks.lesson_notebooks import (
     parse_notebook,
 )
 from course.notebooks.renderer import with_course_style
-from course.safety.external_loads import html_loads, js_loads
+from course.sanitising.external_loads import html_loads, js_loads
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -132,8 +132,43 @@ def test_mkdocs_jupyter_output_loses_its_cdn_scripts_and_gains_the_links() -> No
 
 def test_an_external_load_left_in_a_notebook_page_is_an_error() -> None:
     notebook = Notebook("fixture/notebooks/x.py", "X", "fixture-lesson")
-    with pytest.raises(ValueError, match=r"fixture/notebooks/x\.py.*https://cdn\.example\.org/vega\.js"):
-        finish_notebook_page('<script src="https://cdn.example.org/vega.js"></script>', notebook, "L", "../")
+    template = '<style>@import url("https://cdn.example.org/vega.css");</style><div class="jp-Cell x"></div>'
+    with pytest.raises(ValueError, match=r"fixture/notebooks/x\.py.*https://cdn\.example\.org/vega\.css"):
+        finish_notebook_page(template, notebook, "L", "../")
+
+
+def test_notebook_cells_and_outputs_are_sanitised() -> None:
+    notebook = Notebook("fixture/notebooks/x.py", "X", "fixture-lesson")
+    cells = (
+        '<script>window.head = 1</script><div class="jp-Cell x"><script src="https://cdn.example.org/v.js">'
+        '</script><img src="https://example.org/a.png" onerror="alert(1)"><a href="javascript:alert(2)">x</a>'
+        '<figure class="rp-chart" data-rp-chart="roofline" data-rp-spec="abc123" data-rp-runtime="//e.org/">'
+        '<svg viewBox="0 0 1 1"><path d="M0 0"></path><animate attributeName="href" values="javascript:1">'
+        "</animate></svg></figure></div>"
+    )
+    page = finish_notebook_page(cells, notebook, "L", "../")
+    for gone in ("<script", "example.org", "onerror", "javascript:", "data-rp-runtime", "<animate"):
+        assert gone not in page
+    assert '<figure class="rp-chart" data-rp-chart="roofline" data-rp-spec="abc123">' in page
+    assert '<svg viewBox="0 0 1 1"><path d="M0 0"></path></svg>' in page
+
+
+def test_notebook_kernels_get_no_variable_of_the_builder(monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.notebooks.sandbox import kernel_environment
+
+    monkeypatch.setenv("GITHUB_TOKEN", "secret-token-value")
+    environment = kernel_environment(Path.cwd())
+    assert "GITHUB_TOKEN" not in environment
+    assert "secret-token-value" not in "".join(environment.values())
+    assert set(environment) == {
+        "PATH",
+        "HOME",
+        "IPYTHONDIR",
+        "LANG",
+        "PYTHONPATH",
+        "PYTHONDONTWRITEBYTECODE",
+        "RIDGEPOINT_CHART_CACHE",
+    }
 
 
 # --------------------------------------------------------------------------------------- failure message
@@ -244,7 +279,9 @@ def test_built_notebook_page_has_outputs_charts_links_and_no_external_loads(
     charts = re.findall(r'<figure class="rp-chart".*?</figure>', page, re.DOTALL)
     assert len(charts) >= 2
     assert all("<svg" in chart for chart in charts)
-    assert all('class="rp-chart__spec"' in chart for chart in charts)  # interactive without a spec file
+    # Outputs are sanitised, inline specs included: interactive charts fetch the spec files the build copied.
+    for key in re.findall(r'data-rp-spec="([0-9a-f]+)"', "".join(charts)):
+        assert (built_site / "assets" / "ridgepoint" / "charts" / f"{key}.json").is_file()
     assert html_loads(page) == []
     assert js_loads(page) == []
     assert "cdnjs" not in page

@@ -14,7 +14,7 @@ from calculators import UNITS, evaluate_number, format_value
 from course.lesson_format.lessons import load_course
 from course.lesson_format.navigation import build_nav, reading_order
 from course.numbers.extension import Tolerance, stated_value
-from course.safety.external_loads import find_external_loads, html_loads
+from course.sanitising.external_loads import find_external_loads, html_loads
 
 pytestmark = pytest.mark.site
 ROOT = Path(__file__).resolve().parent.parent

@@ -235,16 +235,37 @@ _EXTERNAL_SCRIPTS = (
 )
 
 
+_FIRST_CELL_RE = re.compile(r'<div class="jp-Cell ')
+
+
+def sanitise_cells(content: str) -> str:
+    """The notebook page with its cells (code, Markdown and every output) sanitised by allow-list.
+
+    What comes before the first cell is mkdocs-jupyter's template (its stylesheets); a notebook cannot write
+    there. The cells are the contributor's: their outputs may hold any HTML the code printed, so they get the
+    lessons' allow-list plus the static SVG of charts (see ``sanitise_notebook_html`` in
+    :mod:`course.sanitising.policy`).
+    """
+    from course.sanitising.policy import sanitise_notebook_html
+
+    first = _FIRST_CELL_RE.search(content)
+    if first is None:
+        return sanitise_notebook_html(content)
+    head = "".join(re.findall(r"<style[^>]*>.*?</style>", content[: first.start()], flags=re.DOTALL))
+    return head + '<div class="jp-Notebook">' + sanitise_notebook_html(content[first.start() :]) + "</div>"
+
+
 def finish_notebook_page(content: str, notebook: Notebook, lesson_title: str, lesson_url: str) -> str:
     """Strip the template's CDN scripts from a rendered notebook; open it with its lesson and download links.
 
     Raises ``ValueError`` if anything in the page would still load from another host, so that a new
     nbconvert template cannot quietly bring a CDN back.
     """
-    from course.safety.external_loads import html_loads, js_loads
+    from course.sanitising.external_loads import html_loads, js_loads
 
     for pattern in _EXTERNAL_SCRIPTS:
         content = pattern.sub("", content)
+    content = sanitise_cells(content)
     # html_loads reads tags and styles; js_loads also catches import()/fetch() of a URL in an inline script
     external = [url for _, url in html_loads(content)] + js_loads(content)
     if external:

@@ -22,6 +22,7 @@ import yaml
 from calculators.expressions import ExpressionError, evaluate_number
 from calculators.units import UNITS
 from course.lesson_format.problems import Problem
+from course.sanitising.source_files import MAX_YAML_CHARS, BoundedLoader
 
 Kind = Literal["single", "multiple", "numeric"]
 KINDS: tuple[Kind, ...] = ("single", "multiple", "numeric")
@@ -135,8 +136,8 @@ class _LocatedDict(dict[Any, Any]):
     duplicate_keys: list[tuple[Any, int]]
 
 
-class _LocatingLoader(yaml.SafeLoader):
-    """SafeLoader whose mappings are :class:`_LocatedDict` (PyYAML drops positions and duplicate keys)."""
+class _LocatingLoader(BoundedLoader):
+    """Alias-free SafeLoader whose mappings are :class:`_LocatedDict` (PyYAML drops positions, duplicates)."""
 
 
 def _construct_located_map(loader: _LocatingLoader, node: yaml.MappingNode) -> Iterator[_LocatedDict]:
@@ -411,6 +412,10 @@ def parse_quiz(source: str) -> ParsedQuiz:
     """Read one quiz block's YAML; never raises on bad content, it returns every issue instead."""
     check = _Checker()
     try:
+        if len(source) > MAX_YAML_CHARS:
+            raise yaml.YAMLError(
+                f"the quiz is {len(source):,} characters; at most {MAX_YAML_CHARS:,} are read"
+            )
         data = yaml.load(source, Loader=_LocatingLoader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
