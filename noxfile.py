@@ -112,7 +112,7 @@ def check(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def new_lesson(session: nox.Session) -> None:
-    """Start a lesson from the template, last in its track: ``new_lesson -- "My title" --track inference``."""
+    """Start a lesson from the template, last in its track: ``new_lesson -- "My title" --track serving``."""
     install(session)
     session.run("python", "-m", "course.lesson_format.scaffold", *session.posargs, env=ENV)
 

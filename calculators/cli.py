@@ -20,12 +20,12 @@ import math
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, NoReturn
+from typing import NoReturn
 
 from calculators.hardware import GPU, GPUS, custom_gpu, get_gpu
 from calculators.interconnect import INTERCONNECTS
 from calculators.models import MODELS, Model, custom_dense_model, get_model
-from calculators.passes import LEVELS, PassResult, make_setup
+from calculators.passes import LEVELS, PassResult
 from calculators.precision import PRECISIONS
 from calculators.roofline import attainable_flops_per_s, bound_at, ridge_point
 from calculators.scenario import Scenario
@@ -229,13 +229,13 @@ def _roofline(args: argparse.Namespace) -> tuple[object, str]:
     return records, _table(rows, header)
 
 
-def _phases(args: argparse.Namespace) -> tuple[object, str]:
-    scenario = Scenario(
+def _scenario(args: argparse.Namespace, gpus: int) -> Scenario:
+    return Scenario(
         _model_from(args),
         _gpu_from(args),
         precision=args.precision,
         level=args.level,
-        gpus=args.tensor_parallel,
+        gpus=gpus,
         compute_efficiency=args.compute_efficiency,
         memory_efficiency=args.memory_efficiency,
         kv_cache_format=args.kv_cache_format,
@@ -250,7 +250,32 @@ def _phases(args: argparse.Namespace) -> tuple[object, str]:
         memory_utilization=args.memory_utilization,
         ignore_memory=args.ignore_memory,
     )
-    timing = scenario.request(args.prompt, args.output, batch=args.batch)
+
+
+def _fewest_gpus_that_fit(args: argparse.Namespace, most: int = 64) -> int | None:
+    """The smallest ``--tensor-parallel`` above the given one at which the request fits (up to ``most``)."""
+    for gpus in range(args.tensor_parallel + 1, most + 1):
+        try:
+            _scenario(args, gpus).request(args.prompt, args.output, batch=args.batch)
+        except ValueError:
+            continue
+        return gpus
+    return None
+
+
+def _phases(args: argparse.Namespace) -> tuple[object, str]:
+    scenario = _scenario(args, args.tensor_parallel)
+    try:
+        timing = scenario.request(args.prompt, args.output, batch=args.batch)
+    except ValueError as error:
+        if "does not fit" not in str(error):
+            raise
+        # The calculators' message says what to change; here, say which flag changes it.
+        fewest = _fewest_gpus_that_fit(args)
+        flag = f"--tensor-parallel {fewest} (or --gpus {fewest})" if fewest else "--tensor-parallel N"
+        raise ValueError(
+            f"{error}. On the command line: {flag}, --precision fp8 or a smaller --batch"
+        ) from None
     first = timing.prefill
     step = timing.first_decode
     plan = scenario.setup.memory
@@ -360,39 +385,17 @@ def _overhead_s(milliseconds: float) -> float:
     return milliseconds * 1e-3
 
 
-def _setup_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The setup keywords of ``phases`` and ``simulate`` (see :class:`calculators.passes.Setup`)."""
-    return {
-        "precision": args.precision,
-        "level": args.level,
-        "gpus": args.tensor_parallel,
-        "compute_efficiency": args.compute_efficiency,
-        "memory_efficiency": args.memory_efficiency,
-        "kv_cache_format": args.kv_cache_format,
-        "arithmetic_format": args.arithmetic_format,
-        "kv_traffic": args.kv_traffic,
-        "pipeline_stages": args.pipeline_stages,
-        "expert_parallel": args.expert_parallel,
-        "data_parallel_attention": args.dp_attention,
-        "interconnect": args.interconnect,
-        "communication_efficiency": args.communication_efficiency,
-        "step_overhead_s": _overhead_s(args.step_overhead_ms),
-        "memory_utilization": args.memory_utilization,
-        "ignore_memory": args.ignore_memory,
-    }
-
-
 def _simulate(args: argparse.Namespace) -> tuple[object, str]:
-    setup = make_setup(_model_from(args), _gpu_from(args), **_setup_options(args))
-    layout = f"{setup.gpus} x {setup.gpu.name}"
-    if setup.pipeline_stages > 1:
-        layout = f"{setup.pipeline_stages} stages of {layout}"
-    text = f"{setup.model.name} on {layout} per replica, weights {setup.weight_format}, {setup.level} level"
+    setup = _scenario(args, args.tensor_parallel).setup
+    text = (
+        f"{setup.model.name} on {args.tensor_parallel} x {setup.gpu.name} per replica, {args.precision}, "
+        f"{args.level} level"
+    )
     return simulate_command.run(args, setup, text)
 
 
 def _add_setup_options(parser: argparse.ArgumentParser) -> None:
-    """Model, GPU, formats, layout, efficiencies and memory: shared by ``phases`` and ``simulate``."""
+    """The model, GPU, formats and parallel layout: the same flags for ``phases`` and ``simulate``."""
     parser.add_argument("--model", default="dense-8b", help="model preset (default dense-8b, the lesson's)")
     parser.add_argument("--params-billion", type=float, help="a dense model by its size instead of a preset")
     parser.add_argument("--gpu", default="h100-sxm", help="GPU preset (default h100-sxm)")
@@ -420,7 +423,14 @@ def _add_setup_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kv-traffic", action="store_true", help="simple level: add attention over the KV cache"
     )
-    parser.add_argument("--tensor-parallel", type=int, default=1, metavar="G", help="GPUs sharing the model")
+    parser.add_argument(
+        "--tensor-parallel",
+        "--gpus",
+        type=int,
+        default=1,
+        metavar="G",
+        help="GPUs sharing the model by tensor parallelism (default 1); --gpus is the same",
+    )
     parser.add_argument("--compute-efficiency", type=float, default=1.0, help="share of peak FLOP/s reached")
     parser.add_argument(
         "--memory-efficiency", type=float, default=1.0, help="share of peak bandwidth reached"

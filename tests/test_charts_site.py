@@ -16,7 +16,7 @@ import vl_convert
 
 from course.charts import assets as chart_assets
 
-LESSON = "inference/prefill-vs-decode/"
+LESSON = "serving/prefill-vs-decode/"
 FIGURE = re.compile(
     r'<figure class="rp-chart" data-rp-chart="([a-z-]+)" data-rp-spec="([0-9a-f]{24})".*?</figure>', re.S
 )

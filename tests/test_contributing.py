@@ -19,8 +19,9 @@ from test_site_broken_lessons import EXPECTED as LESSON_EXPECTED
 from test_site_broken_lessons import FIXTURES as LESSON_FIXTURES
 
 from course.lesson_format import check as course_check
-from course.lesson_format.lessons import load_course
+from course.lesson_format.lessons import load_course, parse_tracks
 from course.lesson_format.navigation import build_nav, reading_order
+from course.lesson_format.problems import docs_prefix
 from course.lesson_format.scaffold import TEMPLATE, ScaffoldError, create_lesson, lesson_id_from_title
 from course.lesson_format.site_config import write_derived_config
 from course.lesson_format.validation import DEFAULT_BLOCK_MODULES, block_validators, validate_page
@@ -43,8 +44,8 @@ def _check(paths: list[Path], docs_dir: Path) -> list[str]:
 
 # ------------------------------------------------------------------------------------------------ scaffold
 def test_scaffold_writes_a_lesson_that_passes_every_check_and_shows_each_block(docs: Path) -> None:
-    lesson = create_lesson("Batching: why servers decode together", "inference", docs)
-    assert lesson.path == docs / "inference" / "batching-why-servers-decode-together.md"
+    lesson = create_lesson("Batching: why servers decode together", "serving", docs)
+    assert lesson.path == docs / "serving" / "batching-why-servers-decode-together.md"
     assert _check([], docs) == []
     text = lesson.path.read_text(encoding="utf-8")
     for block in (
@@ -55,54 +56,86 @@ def test_scaffold_writes_a_lesson_that_passes_every_check_and_shows_each_block(d
         '??? deeper "',
         "$$",
         "<!-- takeaways -->",
+        "```widget",
     ):
         assert block in text
     assert "--8<--" not in text  # the guide's section markers are not the author's business
-    assert "```widget" not in text  # widgets are shown in the guide, not forced on every lesson
     assert 'title: "Batching: why servers decode together"' in text
+    # ... and its worked notebook, which every lesson has: named after the lesson, naming it in its header
+    assert lesson.notebook == docs / "serving" / "notebooks" / "batching-why-servers-decode-together.py"
+    notebook = lesson.notebook.read_text(encoding="utf-8")
+    assert "#     lesson: batching-why-servers-decode-together\n" in notebook
+    assert "# # Batching: why servers decode together, worked through in Python\n" in notebook
+
+
+def test_a_lesson_without_its_notebook_is_a_problem_whose_fix_writes_one(
+    docs: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from course.lesson_format.scaffold import main
+
+    lesson = create_lesson("Orphan lesson", "serving", docs)
+    lesson.notebook.unlink()
+    problems = _check([lesson.path], docs)
+    assert len(problems) == 1, problems
+    assert "serving/orphan-lesson.md: notebook" in problems[0]
+    assert "every lesson of track 'serving' has one" in problems[0]
+    assert "new_lesson -- --notebook-for orphan-lesson" in problems[0]
+    assert main(["--notebook-for", "orphan-lesson", "--docs", str(docs)]) == 0
+    assert "Wrote" in capsys.readouterr().out
+    assert _check([], docs) == []
+    assert main(["--notebook-for", "orphan-lessen", "--docs", str(docs)]) == 2
+    assert "Did you mean orphan-lesson?" in capsys.readouterr().err
+
+
+def test_a_track_may_make_notebooks_optional_and_nothing_else() -> None:
+    tracks, problems = parse_tracks("- {key: drafts, title: D, summary: S, order: 1, notebooks: optional}\n")
+    assert problems == []
+    assert tracks[0].notebook_required is False
+    _, problems = parse_tracks("- {key: drafts, title: D, summary: S, order: 1, notebooks: maybe}\n")
+    assert [(p.field, p.fix) for p in problems] == [("track #1 notebooks", "notebooks: required")]
 
 
 def test_scaffold_places_the_lesson_last_in_its_track_after_the_previous_one(docs: Path) -> None:
-    before = [lesson.id for lesson in load_course(docs).lessons_in("inference")]
-    lesson = create_lesson("Second lesson", "inference", docs)
+    before = [lesson.id for lesson in load_course(docs).lessons_in("serving")]
+    lesson = create_lesson("Second lesson", "serving", docs)
     course = load_course(docs)
-    assert [x.id for x in course.lessons_in("inference")] == [*before, "second-lesson"]
+    assert [x.id for x in course.lessons_in("serving")] == [*before, "second-lesson"]
     assert course.lesson_by_id("second-lesson").prerequisites == (before[-1],)  # type: ignore[union-attr]
     pages = [p.relative_to(docs).as_posix() for p in docs.rglob("*.md")]
     order = reading_order(build_nav(course, pages))
-    inference = [p for p in order if p.startswith("inference/") and p != "inference/index.md"]
-    assert inference[-1] == lesson.path.relative_to(docs).as_posix()
+    serving = [p for p in order if p.startswith("serving/") and p != "serving/index.md"]
+    assert serving[-1] == lesson.path.relative_to(docs).as_posix()
 
 
 def test_scaffold_in_an_empty_track_starts_at_order_one_without_prerequisites(docs: Path) -> None:
     tracks = docs / "tracks.yml"
     tracks.write_text(
         tracks.read_text(encoding="utf-8")
-        + "- key: serving\n  title: Serving\n  summary: Many users.\n  order: 3\n",
+        + "- key: queueing\n  title: Queueing\n  summary: Many users.\n  order: 9\n",
         encoding="utf-8",
     )
-    lesson = create_lesson("Queues", "serving", docs)
+    lesson = create_lesson("Queues", "queueing", docs)
     assert (lesson.order, lesson.previous) == (1, None)
     assert "prerequisites: []" in lesson.path.read_text(encoding="utf-8")
     assert [p for p in _check([lesson.path], docs) if "queues" in p] == []
 
 
 def test_scaffold_refuses_to_overwrite_or_reuse_an_id(docs: Path) -> None:
-    lesson = create_lesson("Same title", "inference", docs)
+    lesson = create_lesson("Same title", "serving", docs)
     lesson.path.write_text(lesson.path.read_text(encoding="utf-8") + "\nMy own words.\n", encoding="utf-8")
     with pytest.raises(ScaffoldError, match="already exists; the scaffold never overwrites"):
-        create_lesson("Same title", "inference", docs)
+        create_lesson("Same title", "serving", docs)
     assert lesson.path.read_text(encoding="utf-8").endswith("My own words.\n")
     with pytest.raises(ScaffoldError, match=r"already used by .*memory-wall\.md"):
-        create_lesson("Memory wall", "inference", docs)
+        create_lesson("Memory wall", "serving", docs)
 
 
 def test_scaffold_names_the_tracks_when_the_track_is_unknown(docs: Path) -> None:
     with pytest.raises(ScaffoldError) as error:
-        create_lesson("Anything", "infrence", docs)
+        create_lesson("Anything", "servng", docs)
     message = str(error.value)
-    assert "unknown track 'infrence'" in message
-    assert "Did you mean --track inference?" in message
+    assert "unknown track 'servng'" in message
+    assert "Did you mean --track serving?" in message
     assert "foundations" in message
     assert "docs/tracks.yml" in message
     assert not list((docs / "infrence").glob("*")) if (docs / "infrence").exists() else True
@@ -119,35 +152,38 @@ def test_scaffold_command_line_reports_errors_without_a_traceback(
 ) -> None:
     from course.lesson_format.scaffold import main
 
-    assert main(["???", "--track", "inference", "--docs", str(docs)]) == 2
+    assert main(["???", "--track", "serving", "--docs", str(docs)]) == 2
     assert "give one with --id" in capsys.readouterr().err
-    assert main(["A title", "--track", "inference", "--docs", str(docs)]) == 0
+    assert main(["A title", "--track", "serving", "--docs", str(docs)]) == 0
     out = capsys.readouterr().out
     assert "Wrote" in out
-    assert "http://127.0.0.1:8000/inference/a-title/" in out
+    assert "http://127.0.0.1:8000/serving/a-title/" in out
 
 
-def test_the_template_itself_is_a_valid_lesson_with_its_example_only_sections(docs: Path) -> None:
-    target = docs / "inference" / "template-as-is.md"
+def test_the_template_itself_is_a_valid_lesson(docs: Path) -> None:
+    target = docs / "serving" / "template-as-is.md"
     shutil.copy(TEMPLATE, target)
     text = TEMPLATE.read_text(encoding="utf-8")
-    problems = [p for p in _check([target], docs) if "template-as-is" in p]
+    problems = [p for p in _check([target], docs) if "template-as-is" in p and "notebook" not in p]
     assert problems == [
         p for p in problems if "order" in p
-    ]  # order 99 may collide with nothing; nothing else
+    ]  # order 99 may collide with nothing; nothing else (its notebook is the scaffold's job)
     assert "```widget" in text  # the guide's widget example is checked here
+    assert "--8<-- [start:widget]" in text
 
 
 @pytest.mark.site
 def test_scaffolded_lesson_builds_and_renders_each_block(tmp_path: Path, docs: Path) -> None:
-    lesson = create_lesson("A built lesson", "inference", docs)
+    lesson = create_lesson("A built lesson", "serving", docs)
     config = write_derived_config(tmp_path / "mkdocs.yml", docs)
     result = build_site(tmp_path / "site", config)
     assert result.returncode == 0, result.stdout + result.stderr
-    page = (tmp_path / "site" / "inference" / lesson.lesson_id / "index.html").read_text(encoding="utf-8")
-    for marker in ("rp-number--claim", "<svg", "rp-quiz", "<math", "deeper", "Key takeaways"):
+    page = (tmp_path / "site" / "serving" / lesson.lesson_id / "index.html").read_text(encoding="utf-8")
+    for marker in ("rp-number--claim", "<svg", "rp-quiz", "<math", "deeper", "Key takeaways", "rp-widget"):
         assert marker in page
     assert "rp-number--error" not in page
+    notebook = tmp_path / "site" / "serving" / "notebooks" / lesson.lesson_id / "index.html"
+    assert "4.78 ms" in notebook.read_text(encoding="utf-8")  # executed at build, its output on the page
 
 
 # ------------------------------------------------------------------------------ course.lesson_format.check
@@ -169,7 +205,7 @@ def test_check_reports_every_broken_lesson_with_line_field_message_and_fix(
     config.write_text(f"docs_dir: {LESSON_FIXTURES}\n", encoding="utf-8")
     status, out = _output(["--config", str(config)], capsys)
     assert status == 1
-    prefix = LESSON_FIXTURES.as_posix() + "/"
+    prefix = docs_prefix(LESSON_FIXTURES)  # relative to the working directory, as the build prints it
     for file, (field, line, message_words, fix_words) in LESSON_EXPECTED.items():
         heading = f"{prefix}{file}:{line}: {field}\n" if line else f"{prefix}{file}: {field}\n"
         assert heading in out, f"{heading!r} missing from:\n{out}"
@@ -196,14 +232,14 @@ def test_check_reports_every_broken_quiz_with_its_line_and_message(
 
 
 def test_check_of_one_file_still_sees_the_other_lessons(docs: Path) -> None:
-    lesson = create_lesson("Clash", "inference", docs)
+    lesson = create_lesson("Clash", "serving", docs)
     text = lesson.path.read_text(encoding="utf-8")
     lesson.path.write_text(re.sub(r"^order: \d+", "order: 1", text, flags=re.M), encoding="utf-8")
     found = _check([lesson.path], docs)
     assert any(
-        "inference/clash.md:" in p and "also the order of inference/prefill-vs-decode.md" in p for p in found
+        "serving/clash.md:" in p and "also the order of serving/prefill-vs-decode.md" in p for p in found
     )
-    assert all(p.startswith("inference/clash.md") for p in found)  # only the file asked about
+    assert all(p.startswith("serving/clash.md") for p in found)  # only the file asked about
 
 
 def test_check_uses_the_extensions_mkdocs_enables() -> None:

@@ -32,9 +32,7 @@ def _follow_instantly(page: Any, selector: str, url_glob: str) -> None:
 
 def test_charts_quizzes_and_widgets_come_alive_after_instant_navigation(page: Any, site_url: str) -> None:
     page.goto(site_url)
-    _follow_instantly(
-        page, 'article a[href*="inference/prefill-vs-decode/"]', "**/inference/prefill-vs-decode/"
-    )
+    _follow_instantly(page, 'article a[href*="serving/prefill-vs-decode/"]', "**/serving/prefill-vs-decode/")
 
     # A chart turns interactive when the reader reaches for it.
     page.locator("figure.rp-chart:not(.rp-chart--widget) .rp-chart__view").first.focus()

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from course.lesson_format.lessons import Course, Lesson, Track, load_course, parse_lesson, split_front_matter
+from course.lesson_format.lessons import (
+    Course,
+    Lesson,
+    Track,
+    load_course,
+    parse_lesson,
+    parse_tracks,
+    split_front_matter,
+)
 from course.lesson_format.navigation import build_nav, lesson_list_markdown, reading_order
 from course.lesson_format.takeaways import insert_takeaways
 
@@ -101,18 +109,26 @@ def test_track_list_links_lessons_and_prerequisites() -> None:
         [_lesson("memory-wall", "foundations", 1), _lesson("decode", "inference", 1, ("memory-wall",))],
     )
     text = lesson_list_markdown(course, "inference", from_track_folder=True)
-    assert text.startswith("# Inference\n\nI.")
+    assert text.startswith("# Track 2: Inference\n\nI.")
     assert "1. **[Decode](decode.md)**" in text
     assert "[Memory-Wall](../foundations/memory-wall.md)" in text
     home = lesson_list_markdown(course, None, from_track_folder=False)
-    assert "### [Foundations](foundations/index.md)" in home
+    assert "### [Track 1: Foundations](foundations/index.md)" in home
     assert "(inference/decode.md)" in home
 
 
 def test_real_course_front_matter_is_valid() -> None:
     course = load_course("docs")
     assert course.problems == []
-    assert [t.key for t in course.tracks] == ["foundations", "inference"]
+    # Numbered as the source course is: its prefill-vs-decode lesson recalls "the memory wall from Track 3".
+    assert [(t.order, t.key) for t in course.tracks][:4] == [
+        (1, "model"),
+        (2, "gpu"),
+        (3, "foundations"),
+        (4, "serving"),
+    ]
+    assert course.lesson_by_id("memory-wall").track == "foundations"
+    assert course.lesson_by_id("prefill-vs-decode").track == "serving"
 
 
 @pytest.mark.parametrize(
@@ -136,3 +152,77 @@ def test_takeaways_box_is_placed_at_marker_then_before_quiz_then_at_end(
         assert box < result.index("## Check your understanding")
     else:
         assert result.rstrip().endswith("- Decode is memory-bound.")
+
+
+# -------------------------------------------------------------------------------------------- planned lessons
+PLANNED_TRACKS = """\
+- key: serving
+  title: Serving
+  summary: S.
+  order: 4
+  planned:
+    - id: batching
+      title: Batching
+      summary: One read of the weights serves the batch.
+    - id: kv-memory-and-paging
+      title: KV memory and paging
+      summary: How many sequences fit.
+"""
+
+
+def test_planned_lessons_are_listed_without_links_after_the_written_ones() -> None:
+    tracks, problems = parse_tracks(PLANNED_TRACKS)
+    assert problems == []
+    course = Course(tracks, [_lesson("prefill-vs-decode", "serving", 1)])
+    text = lesson_list_markdown(course, "serving", from_track_folder=True)
+    assert "1. **[Prefill-Vs-Decode](prefill-vs-decode.md)**" in text
+    assert "2. Batching *(planned)*" in text
+    assert "3. KV memory and paging *(planned)*" in text
+    assert "batching.md" not in text
+    assert "](kv-memory" not in text
+
+
+def test_a_written_lesson_replaces_its_planned_entry() -> None:
+    tracks, _ = parse_tracks(PLANNED_TRACKS)
+    course = Course(tracks, [_lesson("batching", "serving", 2)])
+    assert [p.id for p in course.planned_in("serving")] == ["kv-memory-and-paging"]
+    text = lesson_list_markdown(course, "serving", from_track_folder=True)
+    assert "1. **[Batching](batching.md)**" in text
+    assert "Batching *(planned)*" not in text
+
+
+@pytest.mark.parametrize(
+    ("planned", "field", "message"),
+    [
+        (
+            "    - id: Batching!\n      title: B\n      summary: S.\n",
+            "track 'serving' planned #1 id",
+            "file stem",
+        ),
+        (
+            "    - id: batching\n      title: B\n",
+            "track 'serving' planned #1",
+            "an id, a title and a summary",
+        ),
+        ("    - batching\n", "track 'serving' planned #1", "an id, a title and a summary"),
+    ],
+)
+def test_bad_planned_entries_are_reported_with_field_and_fix(planned: str, field: str, message: str) -> None:
+    text = PLANNED_TRACKS.split("  planned:\n")[0] + "  planned:\n" + planned
+    _, problems = parse_tracks(text)
+    assert [(p.field, message in p.message) for p in problems] == [(field, True)]
+    assert all(p.fix for p in problems)
+
+
+def test_a_lesson_planned_in_two_tracks_is_reported() -> None:
+    other = PLANNED_TRACKS.replace("key: serving", "key: other").replace("order: 4", "order: 5")
+    _, problems = parse_tracks(PLANNED_TRACKS + other)
+    assert any("also planned in track 'serving'" in p.message for p in problems)
+
+
+def test_a_misspelt_field_is_one_problem_that_names_the_field_it_looks_like() -> None:
+    lesson, problems = parse_lesson("inference/x.md", GOOD.replace("title:", "titel:"), ["inference"])
+    assert lesson is None
+    assert [(p.field, p.line) for p in problems] == [("titel", 2)]  # not also "title is required"
+    assert "did you mean 'title'?" in problems[0].message
+    assert problems[0].fix == "rename it to `title:`"

@@ -207,7 +207,7 @@ def _outputs(notebook: nbformat.NotebookNode, mime: str) -> str:
 
 @pytest.mark.site
 def test_prefill_vs_decode_notebook_derives_the_lessons_figures() -> None:
-    executed = _execute(DOCS / "inference/notebooks/prefill-vs-decode-derivation.py")
+    executed = _execute(DOCS / "serving/notebooks/prefill-vs-decode-derivation.py")
     text = _outputs(executed, "text/plain")
     lesson = Scenario()
     assert f"decode step  = max of the two = {format_value(lesson.decode().time_s, 'ms')}" in text

@@ -335,8 +335,8 @@ def test_outline_lists_every_track_and_lesson_at_its_page(course_pdf: CoursePdf)
         assert title in titles, f"outline lacks {lesson.path}"
         page = next(page for name, page in outline if name == title)
         assert title in course_pdf.page_texts[page], f"outline entry of {lesson.path} leads to the wrong page"
-    for track in load_course(str(DOCS)).tracks:
-        assert normalise(track.title) in titles
+    for track in load_course(str(DOCS)).tracks:  # a track page is headed with its number, as lessons cite it
+        assert normalise(f"Track {track.order}: {track.title}") in titles
 
 
 def test_contents_list_every_page_with_the_page_it_starts_on(course_pdf: CoursePdf) -> None:
@@ -395,3 +395,8 @@ def test_pages_are_neither_blank_nor_too_many(course_pdf: CoursePdf) -> None:
 def test_unknown_paper_is_refused(pdf_site: Path, tmp_path: Path) -> None:
     with pytest.raises(PdfError, match="letter"):
         print_course(pdf_site, tmp_path / "x.pdf", paper="a5")
+
+
+def test_each_lesson_ends_with_its_references_in_the_pdf(course_pdf: CoursePdf) -> None:
+    assert "arXiv:2403.02310" in course_pdf.text  # Sarathi-Serve, cited by key in prefill-vs-decode
+    assert "2403.02369" not in course_pdf.text  # the wrong identifier the lesson used to link

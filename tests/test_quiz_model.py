@@ -125,9 +125,22 @@ def test_tolerance_accepts_the_boundary_and_rejects_beyond() -> None:
 
 
 def test_relative_tolerance_of_a_zero_answer_is_refused() -> None:
-    parsed = parse_quiz(GOOD.replace('answer: ridge_point("h100-sxm")', "answer: 0"))
+    parsed = parse_quiz(
+        GOOD.replace('answer: ridge_point("h100-sxm")', 'answer: ridge_point("h100-sxm") * 0')
+    )
     assert parsed.quiz is None
     assert "accepts only 0 exactly" in parsed.issues[0].message
+
+
+@pytest.mark.parametrize("answer", ["350", "295.3", "989 / 3.35", "'350'", "1e3"])
+def test_a_number_typed_by_hand_is_refused_as_an_answer(answer: str) -> None:
+    # The right answer is 295; a literal 350 used to pass check and build, and the site marked 350 correct.
+    parsed = parse_quiz(GOOD.replace('answer: ridge_point("h100-sxm")', f"answer: {answer}"))
+    assert parsed.quiz is None
+    (issue,) = parsed.issues
+    assert issue.field.endswith("field 'answer'")
+    assert "typed by hand" in issue.message
+    assert 'answer: ridge_point("h100-sxm")' in issue.fix
 
 
 def test_yaml_booleans_in_text_are_refused_with_a_quoting_fix() -> None:
@@ -244,3 +257,12 @@ def test_extension_renders_the_fence_inside_a_page() -> None:
 def test_extension_loads_superfences_itself_when_missing() -> None:
     html = markdown.markdown("```quiz\n" + GOOD + "```\n", extensions=["course.quiz.extension"])
     assert 'class="rp-quiz"' in html
+
+
+@pytest.mark.parametrize(
+    ("unit", "fix"), [("flop/byte", "unit: FLOP/byte"), ("fortnights", "unit: ms, for example")]
+)
+def test_unit_fix_is_the_near_miss_or_a_plain_example(unit: str, fix: str) -> None:
+    parsed = parse_quiz(GOOD.replace("unit: FLOP/byte", f"unit: {unit}"))
+    (issue,) = parsed.issues
+    assert issue.fix.startswith(fix)

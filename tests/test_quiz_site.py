@@ -16,7 +16,7 @@ from course.quiz.model import NumericQuestion, find_quiz_fences, parse_quiz
 pytestmark = pytest.mark.site
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-LESSONS = {"inference/prefill-vs-decode": (5, 2), "foundations/memory-wall": (4, 0)}  # (questions, numeric)
+LESSONS = {"serving/prefill-vs-decode": (5, 2), "foundations/memory-wall": (4, 0)}  # (questions, numeric)
 
 
 class _QuizPage(HTMLParser):
@@ -92,7 +92,7 @@ def test_numeric_answers_in_the_page_are_the_calculators_values(built_site: Path
 
 
 def test_quiz_assets_are_in_the_site_and_linked(built_site: Path) -> None:
-    html = (built_site / "inference/prefill-vs-decode/index.html").read_text(encoding="utf-8")
+    html = (built_site / "serving/prefill-vs-decode/index.html").read_text(encoding="utf-8")
     for asset in ("assets/ridgepoint/quiz.js", "assets/ridgepoint/quiz.css"):
         assert (built_site / asset).is_file()
         assert re.search(rf'(src|href)="[./]*{re.escape(asset)}', html)

@@ -172,3 +172,16 @@ def test_search_index_leaves_out_quiz_answers_and_chart_data(built_site: Path) -
     assert "Answer and explanation" not in text
     assert "Data behind the chart" not in text
     assert "Check your understanding" in " ".join(doc["title"] for doc in index["docs"])
+
+
+def test_moved_lessons_keep_their_old_address(built_site: Path) -> None:
+    old = (built_site / "inference" / "prefill-vs-decode" / "index.html").read_text(encoding="utf-8")
+    assert 'http-equiv="refresh" content="0; url=../../serving/prefill-vs-decode/"' in old
+    assert (built_site / "serving" / "prefill-vs-decode" / "index.html").exists()
+
+
+def test_track_pages_show_planned_lessons_without_links(built_site: Path) -> None:
+    serving = _page(built_site, "serving/index.md")
+    assert "Track 4: Serving" in serving
+    assert "Batching <em>(planned)</em>" in serving
+    assert 'href="batching/"' not in serving

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.browser
 
 LIVE_TIMEOUT_MS = 90_000  # one Pyodide start on a busy 2-core runner
 LESSONS = {
-    "inference/prefill-vs-decode/": "#widget-prefill-decode",
+    "serving/prefill-vs-decode/": "#widget-prefill-decode",
     "foundations/memory-wall/": "#widget-roofline-explorer",
 }
 
@@ -83,7 +83,7 @@ def test_lesson_widgets_go_live_and_match_cpython(page: Any, site_url: str) -> N
     wasm: list[str] = []
     page.on("request", lambda request: wasm.append(request.url) if request.url.endswith(".wasm") else None)
 
-    lesson, widget = "inference/prefill-vs-decode/", LESSONS["inference/prefill-vs-decode/"]
+    lesson, widget = "serving/prefill-vs-decode/", LESSONS["serving/prefill-vs-decode/"]
     page.goto(site_url + lesson)
     _go_live(page, widget)
     _wait_rendered(page, widget, lambda: page.fill(f"{widget}-prompt", "8000"))

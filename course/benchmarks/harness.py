@@ -72,7 +72,7 @@ class Sites:
     course_warm: Build
     plain_cold: Build
     plain_warm: Build
-    lesson_pages: list[str]  # site-relative URLs of the lessons, e.g. "inference/prefill-vs-decode/"
+    lesson_pages: list[str]  # site-relative URLs of the lessons, e.g. "serving/prefill-vs-decode/"
 
 
 Figure = Callable[[Sites], list[tuple[str, str]]]

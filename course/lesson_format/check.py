@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from course.lesson_format.lessons import load_course, parse_tracks, split_front_matter
-from course.lesson_format.problems import Problem
+from course.lesson_format.problems import Problem, docs_prefix
 from course.lesson_format.validation import (
     COURSE_PREFIX,
     DEFAULT_BLOCK_MODULES,
@@ -73,7 +73,8 @@ def read_settings(config: Path) -> Settings:
 
 
 def course_problems(docs_dir: Path) -> list[Problem]:
-    """Problems of the course as a whole: docs/tracks.yml, every lesson's front matter, notebook headers."""
+    """Problems of the course as a whole: tracks.yml, every lesson's front matter, notebook headers,
+    redirects.yml and references.yml."""
     course = load_course(docs_dir)
     problems = list(course.problems)
     from course.notebooks.lesson_notebooks import (
@@ -81,6 +82,10 @@ def course_problems(docs_dir: Path) -> list[Problem]:
     )
 
     problems.extend(load_notebooks(docs_dir, course)[1])
+    from course.redirects.pages import redirect_problems
+    from course.references.bibliography import bibliography_problems
+
+    problems.extend(redirect_problems(docs_dir) + bibliography_problems(docs_dir))
     return problems
 
 
@@ -136,7 +141,8 @@ def check(paths: Sequence[Path] = (), settings: Settings | None = None) -> tuple
         inside = _relative_to(file, docs)
         if inside is not None:
             problems.extend(p for p in whole_course if p.file == inside)
-            problems.extend(page_problems(file, inside, validators, docs))
+            if file.suffix == ".md":  # a worked notebook (.py) has only its header checked, course-wide
+                problems.extend(page_problems(file, inside, validators, docs))
         else:
             problems.extend(outside_lesson_problems(file, str(file), docs))
             problems.extend(page_problems(file, str(file), validators, docs))
@@ -184,8 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     problems, count = check(args.paths, settings)
-    prefix = settings.docs_dir.as_posix().rstrip("/") + "/"
-    prefix = "" if prefix in ("./", "/") else prefix
+    prefix = docs_prefix(settings.docs_dir)  # as the build prints them
     for problem in problems:
         print(format_problem(problem, prefix), end="\n\n")
     files = len({p.file for p in problems})

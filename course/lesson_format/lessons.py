@@ -41,13 +41,26 @@ PASSTHROUGH_FIELDS = frozenset({"hide", "search", "status", "template", "descrip
 
 
 @dataclass(frozen=True)
+class PlannedLesson:
+    """A lesson a track will hold but nobody has written yet: listed as planned, never linked."""
+
+    id: str
+    title: str
+    summary: str
+
+
+@dataclass(frozen=True)
 class Track:
-    """A group of lessons read in order; one entry of docs/tracks.yml."""
+    """A group of lessons read in order; one entry of docs/tracks.yml. ``order`` is the track's number."""
 
     key: str
     title: str
     summary: str
     order: int
+    # Whether each lesson of the track must have a worked notebook (``notebooks: required``, the default;
+    # ``notebooks: optional`` for a track of drafts or test fixtures). The scaffold always writes one.
+    notebook_required: bool = True
+    planned: tuple[PlannedLesson, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -55,7 +68,7 @@ class Lesson:
     """One lesson's validated front matter, with where it lives."""
 
     id: str  # the file stem, e.g. "prefill-vs-decode"
-    path: str  # relative to docs/, with forward slashes, e.g. "inference/prefill-vs-decode.md"
+    path: str  # relative to docs/, with forward slashes, e.g. "serving/prefill-vs-decode.md"
     title: str
     summary: str
     track: str
@@ -86,6 +99,16 @@ class Course:
 
     def lesson_by_id(self, lesson_id: str) -> Lesson | None:
         return next((lesson for lesson in self.lessons if lesson.id == lesson_id), None)
+
+    def planned_in(self, track: str) -> list[PlannedLesson]:
+        """The track's planned lessons still unwritten.
+
+        A lesson with a planned id replaces the entry, so whoever writes it need not edit docs/tracks.yml (and
+        parallel branches do not collide there).
+        """
+        found = self.track(track)
+        written = {lesson.id for lesson in self.lessons}
+        return [p for p in found.planned if p.id not in written] if found else []
 
 
 # ---------------------------------------------------------------------------------------------- front matter
@@ -188,8 +211,11 @@ def front_matter_prose_only(text: str) -> str:
 
 
 # -------------------------------------------------------------------------------------------------- tracks
+NOTEBOOK_RULES = ("required", "optional")  # the values of a track's ``notebooks`` key
+
+
 def parse_tracks(text: str, path: str = TRACKS_FILE) -> tuple[list[Track], list[Problem]]:
-    """Parse docs/tracks.yml: a list of ``{key, title, summary, order}``."""
+    """Parse docs/tracks.yml: a list of ``{key, title, summary, order}`` and optionally ``notebooks``."""
     example = "- key: foundations\n  title: The GPU and its memory\n  summary: One line.\n  order: 1"
     try:
         data = yaml.safe_load(text)
@@ -231,7 +257,23 @@ def parse_tracks(text: str, path: str = TRACKS_FILE) -> tuple[list[Track], list[
                 Problem(path, f"{where} order", f"expected a whole number, got {order!r}", "order: 1")
             )
             continue
-        tracks.append(Track(key, str(entry["title"]), str(entry["summary"]), order))
+        notebooks = entry.get("notebooks", "required")
+        if notebooks not in NOTEBOOK_RULES:
+            problems.append(
+                Problem(
+                    path,
+                    f"{where} notebooks",
+                    f"expected {' or '.join(NOTEBOOK_RULES)}, got {notebooks!r}",
+                    "notebooks: required",
+                )
+            )
+            continue
+        planned, planned_problems = _parse_planned(entry.get("planned"), path, f"track {key!r} planned")
+        problems.extend(planned_problems)
+        tracks.append(
+            Track(key, str(entry["title"]), str(entry["summary"]), order, notebooks == "required", planned)
+        )
+    problems.extend(_duplicate_planned(tracks, path))
     seen: dict[str, Track] = {}
     for track in tracks:
         if track.key in seen:
@@ -240,6 +282,70 @@ def parse_tracks(text: str, path: str = TRACKS_FILE) -> tuple[list[Track], list[
             )
         seen[track.key] = track
     return sorted(seen.values(), key=lambda t: (t.order, t.key)), problems
+
+
+PLANNED_EXAMPLE = (
+    "planned:\n    - id: batching\n      title: Batching\n"
+    "      summary: One read of the weights serves the batch."
+)
+
+
+def _parse_planned(value: object, path: str, where: str) -> tuple[tuple[PlannedLesson, ...], list[Problem]]:
+    """A track's ``planned`` list: entries of ``{id, title, summary}``; absent or empty is fine."""
+    if value is None:
+        return (), []
+    if not isinstance(value, list):
+        return (), [
+            Problem(path, where, f"expected a list of lessons, got {_describe(value)}", PLANNED_EXAMPLE)
+        ]
+    planned: list[PlannedLesson] = []
+    problems: list[Problem] = []
+    for index, entry in enumerate(value, start=1):
+        if not isinstance(entry, dict) or any(
+            not isinstance(entry.get(name), str) or not entry[name].strip()
+            for name in ("id", "title", "summary")
+        ):
+            problems.append(
+                Problem(
+                    path,
+                    f"{where} #{index}",
+                    "needs an id, a title and a summary, each one line of text",
+                    PLANNED_EXAMPLE,
+                )
+            )
+            continue
+        if not LESSON_ID_RE.match(entry["id"]):
+            problems.append(
+                Problem(
+                    path,
+                    f"{where} #{index} id",
+                    "expected the lesson's future file stem (lowercase words joined by -), "
+                    f"got {entry['id']!r}",
+                    "id: kv-memory-and-paging",
+                )
+            )
+            continue
+        planned.append(PlannedLesson(entry["id"], entry["title"].strip(), entry["summary"].strip()))
+    return tuple(planned), problems
+
+
+def _duplicate_planned(tracks: list[Track], path: str) -> list[Problem]:
+    """Each planned id once in the whole course: it is the lesson id the entry waits for."""
+    problems: list[Problem] = []
+    owner: dict[str, str] = {}
+    for track in tracks:
+        for planned in track.planned:
+            if planned.id in owner:
+                problems.append(
+                    Problem(
+                        path,
+                        f"track {track.key!r} planned",
+                        f"{planned.id!r} is also planned in track {owner[planned.id]!r}",
+                        "keep one entry per planned lesson",
+                    )
+                )
+            owner.setdefault(planned.id, track.key)
+    return problems
 
 
 # ------------------------------------------------------------------------------------------------- lessons
@@ -284,6 +390,11 @@ def _describe(value: object) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
+def _closest(word: object, candidates: list[str]) -> str | None:
+    close = difflib.get_close_matches(str(word), candidates, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
 def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesson | None, list[Problem]]:
     """Validate one lesson's front matter against the schema; ``path`` is relative to docs/."""
     keys = list(track_keys)
@@ -303,8 +414,12 @@ def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesso
         ]
     data, lines = front.data, front.key_lines
     problems = []
+    known = set(REQUIRED_FIELDS) | set(OPTIONAL_FIELDS) | PASSTHROUGH_FIELDS
+    # A misspelt field is one problem, not two ("titel" unknown and "title" missing): the unknown key says
+    # which field it looks like, and that field is not reported missing as well.
+    meant = {name: _closest(name, [f for f in known if f not in data]) for name in data if name not in known}
     for name, example in REQUIRED_FIELDS.items():
-        if name not in data:
+        if name not in data and name not in meant.values():
             problems.append(
                 Problem(
                     path,
@@ -314,19 +429,18 @@ def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesso
                     line=front.start_line,
                 )
             )
-    known = set(REQUIRED_FIELDS) | set(OPTIONAL_FIELDS) | PASSTHROUGH_FIELDS
-    for name in data:
-        if name not in known:
-            fields = ", ".join([*REQUIRED_FIELDS, *OPTIONAL_FIELDS])
-            problems.append(
-                Problem(
-                    path,
-                    name,
-                    f"is not a lesson field (known: {fields})",
-                    "remove it or fix its spelling",
-                    line=lines.get(name),
-                )
+    for name, guess in meant.items():
+        fields = ", ".join([*REQUIRED_FIELDS, *OPTIONAL_FIELDS])
+        hint = f"did you mean {guess!r}? " if guess else ""
+        problems.append(
+            Problem(
+                path,
+                name,
+                f"{hint}{name!r} is not a lesson field (known: {fields})",
+                f"rename it to `{guess}:`" if guess else "remove it or fix its spelling",
+                line=lines.get(name),
             )
+        )
 
     title = _text_field(data, "title", path, lines.get("title"), problems) if "title" in data else ""
     summary = _text_field(data, "summary", path, lines.get("summary"), problems) if "summary" in data else ""
@@ -413,7 +527,7 @@ def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesso
                 path,
                 "file name",
                 f"lesson id {lesson_id!r} must be lowercase words joined by -",
-                "rename the file, e.g. docs/inference/prefill-vs-decode.md",
+                "rename the file, e.g. docs/serving/prefill-vs-decode.md",
                 line=None,
             )
         )

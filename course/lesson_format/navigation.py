@@ -101,12 +101,14 @@ def lesson_list_markdown(course: Course, track_key: str | None, *, from_track_fo
     blocks: list[str] = []
     for track in tracks:
         lines: list[str] = []
+        heading = f"Track {track.order}: {track.title}"
         if track_key is None:
-            lines += [f"### [{track.title}]({track.key}/index.md)", "", track.summary, ""]
+            lines += [f"### [{heading}]({track.key}/index.md)", "", track.summary, ""]
         else:
-            lines += [f"# {track.title}", "", track.summary, ""]
+            lines += [f"# {heading}", "", track.summary, ""]
         lessons = course.lessons_in(track.key)
-        if not lessons:
+        planned = course.planned_in(track.key)
+        if not lessons and not planned:
             lines.append("*No lessons in this track yet.*")
         for number, lesson in enumerate(lessons, start=1):
             target = lesson.path.split("/")[-1] if from_track_folder else lesson.path
@@ -119,6 +121,13 @@ def lesson_list_markdown(course: Course, track_key: str | None, *, from_track_fo
                     for p in prerequisites
                 )
                 lines.append(f"    *Read first:* {links}")
+        if planned:
+            # Numbered on from the written lessons, with no link: there is no page to go to yet.
+            if lessons:
+                lines += ["", "*Planned, not yet written:*", ""]
+            for number, lesson in enumerate(planned, start=len(lessons) + 1):
+                lines.append(f"{number}. {lesson.title} *(planned)*  ")
+                lines.append(f"    {lesson.summary}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
 

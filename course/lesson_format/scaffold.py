@@ -1,4 +1,4 @@
-"""``python -m course.lesson_format.scaffold "My title" --track inference``: start a lesson that builds.
+"""``python -m course.lesson_format.scaffold "My title" --track serving``: start a lesson that builds.
 
 The new file is ``course/lesson_format/templates/lesson.md`` with its front matter filled in: the title, the
 track, the next free ``order`` in that track (so it lands at the end of the track, in the navigation and
@@ -23,8 +23,9 @@ from pathlib import Path
 from course.lesson_format.lessons import LESSON_ID_RE, TRACKS_FILE, Track, parse_tracks, split_front_matter
 
 TEMPLATE = Path(__file__).parent / "templates" / "lesson.md"
-# Sections of the template that the guide shows but a new lesson does not start with.
-EXAMPLE_ONLY_SECTIONS = ("widget",)
+# The lesson's worked notebook (jupytext percent format); its header names the lesson, its heading the title.
+NOTEBOOK_TEMPLATE = Path(__file__).parent / "templates" / "notebook.py"
+NOTEBOOK_FOLDER = "notebooks"  # docs/<track>/notebooks/, as course.notebooks expects
 SECTION_MARKER_RE = re.compile(
     r"^.*--8<-- \[(?P<kind>start|end):(?P<name>[a-z][-_0-9a-z]*)\].*\n?", re.MULTILINE
 )
@@ -44,6 +45,7 @@ class NewLesson:
     track: Track
     order: int
     previous: str | None  # id of the lesson it comes after (its prerequisite), if the track had one
+    notebook: Path  # its worked notebook, docs/<track>/notebooks/<id>.py
 
 
 def lesson_id_from_title(title: str) -> str:
@@ -99,14 +101,7 @@ def track_lessons(docs_dir: Path, track: Track) -> list[tuple[int, str]]:
 
 
 def render_lesson(template: str, *, title: str, track: str, order: int, prerequisites: list[str]) -> str:
-    """The template with its front matter filled in, its example-only sections and section markers removed."""
-    for name in EXAMPLE_ONLY_SECTIONS:
-        template = re.sub(
-            rf"^[^\n]*--8<-- \[start:{name}\][^\n]*\n.*?^[^\n]*--8<-- \[end:{name}\][^\n]*\n\n?",
-            "",
-            template,
-            flags=re.MULTILINE | re.DOTALL,
-        )
+    """The template with its front matter filled in and the guide's section markers removed."""
     template = SECTION_MARKER_RE.sub("", template)
     values = {
         "title": json.dumps(title, ensure_ascii=False),  # a JSON string is a valid double-quoted YAML string
@@ -162,10 +157,50 @@ def create_lesson(
         order=order,
         prerequisites=[previous] if previous else [],
     )
+    notebook = notebook_path(docs_dir, track.key, lesson_id)
+    if notebook.exists():
+        raise ScaffoldError(f"{notebook} already exists; the scaffold never overwrites. Pick another --id")
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("x", encoding="utf-8") as handle:  # "x": fail rather than overwrite, even in a race
         handle.write(text)
-    return NewLesson(path, lesson_id, track, order, previous)
+    write_notebook(notebook, lesson_id, title.strip())
+    return NewLesson(path, lesson_id, track, order, previous, notebook)
+
+
+def notebook_path(docs_dir: Path, track_key: str, lesson_id: str) -> Path:
+    return docs_dir / track_key / NOTEBOOK_FOLDER / f"{lesson_id}.py"
+
+
+def render_notebook(template: str, *, lesson_id: str, title: str) -> str:
+    """The notebook template naming ``lesson_id`` in its header and ``title`` in its heading."""
+    return template.replace("LESSON_ID", lesson_id).replace("LESSON_TITLE", " ".join(title.split()))
+
+
+def write_notebook(path: Path, lesson_id: str, title: str) -> None:
+    text = render_notebook(NOTEBOOK_TEMPLATE.read_text(encoding="utf-8"), lesson_id=lesson_id, title=title)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("x", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+def create_notebook_for(lesson_id: str, docs_dir: Path = Path("docs")) -> Path:
+    """Write the worked notebook of an existing lesson (one written before the scaffold made notebooks)."""
+    from course.lesson_format.lessons import load_course
+
+    course = load_course(docs_dir)
+    lesson = course.lesson_by_id(lesson_id)
+    if lesson is None:
+        known = [x.id for x in course.lessons]
+        close = difflib.get_close_matches(lesson_id, known, n=1)
+        hint = f" Did you mean {close[0]}?" if close else ""
+        raise ScaffoldError(
+            f"no lesson has the id {lesson_id!r}.{hint} (the id is the file name without .md)"
+        )
+    path = notebook_path(docs_dir, lesson.track, lesson.id)
+    if path.exists():
+        raise ScaffoldError(f"{path} already exists; the scaffold never overwrites")
+    write_notebook(path, lesson.id, lesson.title)
+    return path
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -173,11 +208,28 @@ def main(argv: list[str] | None = None) -> int:
         prog="python3 dev.py new_lesson --",
         description="Start a new lesson from the template, placed at the end of its track.",
     )
-    parser.add_argument("title", help='the lesson title, quoted: "Batching: why servers decode together"')
-    parser.add_argument("--track", required=True, help="a track key from docs/tracks.yml, e.g. inference")
+    parser.add_argument(
+        "title", nargs="?", help='the lesson title, quoted: "Batching: why servers decode together"'
+    )
+    parser.add_argument("--track", help="a track key from docs/tracks.yml, e.g. serving")
     parser.add_argument("--id", dest="lesson_id", help="the file name without .md (default: from the title)")
+    parser.add_argument(
+        "--notebook-for",
+        metavar="LESSON_ID",
+        help="write only the worked notebook of an existing lesson, from the template",
+    )
     parser.add_argument("--docs", type=Path, default=Path("docs"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.notebook_for:
+        try:
+            notebook = create_notebook_for(args.notebook_for, args.docs)
+        except ScaffoldError as error:
+            print(f"new_lesson: {error}", file=sys.stderr)
+            return 2
+        print(f"Wrote {notebook}. Replace its example with the lesson's own figures; the build runs it.")
+        return 0
+    if args.title is None or args.track is None:
+        parser.error('give a title and a track: new_lesson -- "My title" --track serving')
     try:
         lesson = create_lesson(args.title, args.track, args.docs, args.lesson_id)
     except ScaffoldError as error:
@@ -186,14 +238,15 @@ def main(argv: list[str] | None = None) -> int:
     from course.lesson_format.check import Settings, check, format_problem, read_settings
 
     settings = read_settings(Path("mkdocs.yml"))
-    problems, _ = check([lesson.path], Settings(args.docs, settings.block_modules))
+    problems, _ = check([lesson.path, lesson.notebook], Settings(args.docs, settings.block_modules))
     for problem in problems:
         print(format_problem(problem, args.docs.as_posix().rstrip("/") + "/"), file=sys.stderr)
     after = f", after {lesson.previous!r}" if lesson.previous else ""
     print(
-        f"Wrote {lesson.path} (track {lesson.track.key!r}, order {lesson.order}{after}).\n"
+        f"Wrote {lesson.path} (track {lesson.track.key!r}, order {lesson.order}{after})\n"
+        f"  and its worked notebook {lesson.notebook}.\n"
         "Next:\n"
-        f"  1. Edit it: replace each example with your own text (the guide: docs/contributing/index.md).\n"
+        f"  1. Edit both: replace each example with your own (the guide: docs/contributing/index.md).\n"
         f"  2. Preview: python3 dev.py serve, then open "
         f"http://127.0.0.1:8000/{lesson.track.key}/{lesson.lesson_id}/\n"
         "  3. Check:   python3 dev.py check (every problem at once, with file, line and a fix)."

@@ -53,9 +53,7 @@ OUTPUT_DISTRIBUTIONS = ("altair", "vl-convert-python", "nbconvert", "nbclient", 
 class Notebook:
     """One worked notebook: where it is, its title (its first ``#`` heading) and the lesson it belongs to."""
 
-    path: (
-        str  # relative to docs/, forward slashes, e.g. "inference/notebooks/prefill-vs-decode-derivation.py"
-    )
+    path: str  # relative to docs/, forward slashes, e.g. "serving/notebooks/prefill-vs-decode-derivation.py"
     title: str
     lesson: str  # lesson id
 
@@ -81,7 +79,28 @@ def load_notebooks(docs_dir: str | Path, course: Course) -> tuple[list[Notebook]
         problems.extend(found)
         if notebook is not None:
             notebooks.append(notebook)
-    return notebooks, problems
+    return notebooks, problems + missing_notebooks(course, notebooks)
+
+
+def missing_notebooks(course: Course, notebooks: Iterable[Notebook]) -> list[Problem]:
+    """A problem for each lesson without a worked notebook, in a track that requires one (the default)."""
+    covered = {notebook.lesson for notebook in notebooks}
+    problems = []
+    for lesson in course.lessons:
+        track = course.track(lesson.track)
+        if lesson.id in covered or track is None or not track.notebook_required:
+            continue
+        problems.append(
+            Problem(
+                lesson.path,
+                "notebook",
+                f"the lesson has no worked notebook; every lesson of track {track.key!r} has one, in "
+                f"docs/{track.key}/{NOTEBOOK_FOLDER}/, that names the lesson in its header",
+                f"`python3 dev.py new_lesson -- --notebook-for {lesson.id}` writes "
+                f"docs/{track.key}/{NOTEBOOK_FOLDER}/{lesson.id}.py from the template, to fill in",
+            )
+        )
+    return problems
 
 
 def parse_notebook(path: str, text: str, course: Course) -> tuple[Notebook | None, list[Problem]]:

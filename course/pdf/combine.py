@@ -61,8 +61,8 @@ class NavPage:
     """A page of the navigation: its title, its URL in the site and the built file that holds it."""
 
     title: str
-    url: str  # e.g. "" for the home page, "inference/prefill-vs-decode/"
-    dest: str  # e.g. "index.html", "inference/prefill-vs-decode/index.html"
+    url: str  # e.g. "" for the home page, "serving/prefill-vs-decode/"
+    dest: str  # e.g. "index.html", "serving/prefill-vs-decode/index.html"
     is_index: bool = False
 
 
@@ -169,7 +169,7 @@ def plan_chapters(nav: Sequence[NavItem]) -> list[Chapter]:
 
 
 def page_key(url: str) -> str:
-    """A chapter's id: ``inference/prefill-vs-decode/`` -> ``page-inference-prefill-vs-decode``."""
+    """A chapter's id: ``serving/prefill-vs-decode/`` -> ``page-inference-prefill-vs-decode``."""
     stem = url.strip("/").removesuffix(".html").removesuffix("/index")
     return "page-" + (_slug(stem) or "home")
 

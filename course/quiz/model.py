@@ -9,6 +9,7 @@ tests need no site.
 
 from __future__ import annotations
 
+import ast
 import difflib
 import math
 import re
@@ -157,9 +158,27 @@ def _construct_located_map(loader: _LocatingLoader, node: yaml.MappingNode) -> I
 _LocatingLoader.add_constructor("tag:yaml.org,2002:map", _construct_located_map)
 
 
+def _closest(word: str, known: tuple[str, ...]) -> str | None:
+    """The nearest known name, ignoring case (``flop/byte`` is a near miss of ``FLOP/byte``)."""
+    by_lower = {name.lower(): name for name in known}
+    close = difflib.get_close_matches(word.lower(), tuple(by_lower), n=1)
+    return by_lower[close[0]] if close else None
+
+
 def _suggest(word: str, known: tuple[str, ...]) -> str:
     close = difflib.get_close_matches(str(word), known, n=1)
     return f"did you mean {close[0]!r}? " if close else ""
+
+
+def _unit_fix(unit: object) -> str:
+    """``unit: FLOP/byte`` for a near miss; otherwise an example, with what a unit does."""
+    close = _closest(str(unit), tuple(UNITS))
+    if close:
+        return f"unit: {close}"
+    return (
+        "unit: ms, for example (the answer expression gives base units: seconds, bytes, FLOP; the unit "
+        "converts it to what the reader types)"
+    )
 
 
 class _Checker:
@@ -303,6 +322,21 @@ def _parse_options(check: _Checker, question: _LocatedDict, kind: str, where: st
     return tuple(options)
 
 
+def typed_by_hand(answer: str | int | float) -> bool:
+    """Whether an answer is a literal (``350``, ``"989 / 3.35"``): numbers and operators, no calculator name.
+
+    Such an answer passes every other check and the site would mark it correct, yet nothing ties it to the
+    calculators: a preset corrected later would leave the quiz disagreeing with the lesson above it.
+    """
+    if not isinstance(answer, str):
+        return True
+    try:
+        tree = ast.parse(answer.strip(), mode="eval")
+    except SyntaxError:
+        return False  # not Python at all: the expression's own error says what is wrong
+    return not any(isinstance(node, ast.Name | ast.Attribute | ast.Call) for node in ast.walk(tree))
+
+
 def _parse_numeric(
     check: _Checker, question: _LocatedDict, where: str, ident: str, prompt: str
 ) -> NumericQuestion:
@@ -312,8 +346,7 @@ def _parse_numeric(
         check.add(
             f"{where} field 'unit'",
             f"must be one of {', '.join(UNITS)}, got {unit!r}",
-            f"{_suggest(unit, tuple(UNITS))}unit: ms (the answer expression gives base units: seconds, bytes,"
-            " FLOP; the unit converts it to what the reader types)",
+            _unit_fix(unit),
             lines.get("unit", question.line),
         )
         unit = "number"
@@ -331,6 +364,16 @@ def _parse_numeric(
             lines.get("answer", question.line),
         )
         expression = ""
+    elif typed_by_hand(expression):
+        check.add(
+            f"{where} field 'answer'",
+            f"is a number typed by hand ({expression}); a numeric answer is a calculator expression, so "
+            "that it cannot drift from the lesson's figures and presets",
+            'the quantity the question asks about, e.g. answer: ridge_point("h100-sxm") '
+            "(the reference for lesson authors lists them)",
+            lines.get("answer", question.line),
+        )
+        expression = str(expression).strip()
     else:
         expression = str(expression).strip()
         try:
@@ -431,7 +474,7 @@ def parse_quiz(source: str) -> ParsedQuiz:
             check.add(
                 f"{where} field 'kind'",
                 f"must be one of {', '.join(KINDS)}, got {kind!r}",
-                f"{_suggest(str(kind), KINDS)}kind: single",
+                f"kind: {_closest(str(kind), KINDS) or 'single'}",
                 raw.key_lines.get("kind", raw.line),
             )
             continue
@@ -483,7 +526,7 @@ def find_quiz_fences(markdown: str, first_line: int = 1) -> list[QuizFence]:
 def find_problems(markdown: str, path: str, *, first_line: int = 1) -> list[Problem]:
     """Every problem of every quiz in a page, with file lines; also ids repeated across a page's quizzes.
 
-    ``path`` is the page's path relative to docs/ (e.g. ``inference/prefill-vs-decode.md``); ``first_line``
+    ``path`` is the page's path relative to docs/ (e.g. ``serving/prefill-vs-decode.md``); ``first_line``
     is the file line where ``markdown`` starts (see :func:`find_quiz_fences`).
     """
     problems: list[Problem] = []

@@ -22,7 +22,7 @@ from typing import Any
 from course.benchmarks.harness import Sites, register, serve
 from course.widgets.runtime import pyodide_site_path
 
-LESSON = "inference/prefill-vs-decode/"
+LESSON = "serving/prefill-vs-decode/"
 WIDGET = "#widget-prefill-decode"
 SLIDER_MOVES = 40
 
