@@ -97,3 +97,40 @@ def test_pull_request_template_has_a_short_checklist() -> None:
     boxes = [line for line in template.splitlines() if line.startswith("- [ ]")]
     assert 3 <= len(boxes) <= 8
     assert "python3 dev.py" in template
+
+
+def _locked_versions() -> dict[str, set[str]]:
+    import tomllib
+
+    lock = tomllib.loads((ROOT / "uv.lock").read_text(encoding="utf-8"))
+    versions: dict[str, set[str]] = {}
+    for package in lock["package"]:
+        versions.setdefault(package["name"], set()).add(str(package.get("version")))
+    return versions
+
+
+def test_pre_commit_runs_the_ruff_and_codespell_that_nox_runs() -> None:
+    """One ruff for the commit hook and the lint session: two versions format the same file two ways."""
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    revs = {repo["repo"].rsplit("/", 1)[-1]: repo.get("rev", "") for repo in config["repos"]}
+    locked = _locked_versions()
+    assert revs["ruff-pre-commit"].removeprefix("v") in locked["ruff"], (revs, locked["ruff"])
+    assert revs["codespell"].removeprefix("v") in locked["codespell"], (revs, locked["codespell"])
+
+
+def test_every_dependency_is_locked_with_hashes_and_the_tools_too() -> None:
+    lock = (ROOT / "uv.lock").read_text(encoding="utf-8")
+    assert lock.count('hash = "sha256:') > 100  # every wheel and sdist of every locked package
+    tools = (ROOT / "tools" / "requirements.txt").read_text(encoding="utf-8")
+    pins = [line for line in tools.splitlines() if "==" in line]
+    assert {line.split("==")[0] for line in pins} >= {"nox", "uv"}
+    assert all(line.rstrip().endswith("\\") for line in pins), "each pin is followed by its hashes"
+    nox_sessions = (ROOT / "noxfile.py").read_text(encoding="utf-8")
+    assert '"uv", "sync", "--locked"' in nox_sessions
+    assert "--require-hashes" in (ROOT / "dev.py").read_text(encoding="utf-8")
+
+
+def test_dependabot_watches_python_npm_and_actions() -> None:
+    config = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text(encoding="utf-8"))
+    watched = {(u["package-ecosystem"], u["directory"]) for u in config["updates"]}
+    assert watched >= {("uv", "/"), ("pip", "/tools"), ("npm", "/"), ("github-actions", "/")}

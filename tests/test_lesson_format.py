@@ -221,8 +221,8 @@ def test_a_lesson_planned_in_two_tracks_is_reported() -> None:
 
 
 def test_a_misspelt_field_is_one_problem_that_names_the_field_it_looks_like() -> None:
-    lesson, problems = parse_lesson("inference/x.md", GOOD.replace("title:", "titel:"), ["inference"])
+    lesson, problems = parse_lesson("inference/x.md", GOOD.replace("title:", "titl:"), ["inference"])
     assert lesson is None
-    assert [(p.field, p.line) for p in problems] == [("titel", 2)]  # not also "title is required"
+    assert [(p.field, p.line) for p in problems] == [("titl", 2)]  # not also "title is required"
     assert "did you mean 'title'?" in problems[0].message
     assert problems[0].fix == "rename it to `title:`"

@@ -297,3 +297,22 @@ def test_lesson_page_links_its_notebook(built_site: Path, notebook: Notebook) ->
     page = (built_site / lesson.path.removesuffix(".md") / "index.html").read_text(encoding="utf-8")
     target = "../" + notebook.path.split("/", 1)[1].removesuffix(".py") + "/"
     assert f'<a href="{target}">worked notebook</a>' in page
+
+
+def test_a_header_that_is_not_yaml_is_one_problem_with_the_header_example() -> None:
+    text = "# ---\n# jupyter:\n#   ridgepoint: {lesson: [memory-wall\n# ---\n\n# %% [markdown]\n# # T\n"
+    notebook, problems = parse_notebook("foundations/notebooks/x.py", text, COURSE)
+    assert notebook is None
+    assert [p.field for p in problems] == ["notebook"]
+    assert "lesson: prefill-vs-decode" in problems[0].fix
+
+
+def test_title_is_the_first_heading_of_a_markdown_cell_not_a_code_comment() -> None:
+    text = (
+        HEADER.format(lesson="memory-wall")
+        + "# %%\n# # not a title\nx = 1\n\n# %% [markdown]\n# # Real title\n"
+    )
+    notebook, problems = parse_notebook("foundations/notebooks/x.py", text, COURSE)
+    assert problems == []
+    assert notebook is not None
+    assert notebook.title == "Real title"

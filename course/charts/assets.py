@@ -75,7 +75,8 @@ def _generate() -> tuple[bytes, dict[str, str]]:
         "vega-lite": vl_convert.get_vegalite_versions()[-1],
         "vega-embed": vl_convert.get_vega_embed_version(),
     }
-    return vl_convert.javascript_bundle().encode("utf-8"), libraries
+    bundle: str = vl_convert.javascript_bundle()  # type: ignore[call-arg]  # snippet is optional; the stub says not
+    return bundle.encode("utf-8"), libraries
 
 
 def runtime_bytes(cache_dir: Path | None = None) -> bytes:

@@ -179,9 +179,8 @@ class ChartsExtension(Extension):
         def formatter(src: str = "", **_: Any) -> str:
             return render_block(src, cache_dir)
 
-        md.preprocessors["fenced_code_block"].extension.extend_super_fences(
-            FENCE_NAME, formatter, _accept, None
-        )
+        fences: Any = md.preprocessors["fenced_code_block"]  # pymdownx.superfences' preprocessor
+        fences.extension.extend_super_fences(FENCE_NAME, formatter, _accept, None)
 
 
 def makeExtension(**kwargs: Any) -> ChartsExtension:

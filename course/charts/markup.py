@@ -82,7 +82,9 @@ def _table_from_spec(spec: dict[str, Any]) -> tuple[list[str], list[list[Any]], 
     values = (spec.get("data") or {}).get("values")
     if isinstance(values, list):
         candidates.append(values)
-    records = max((c for c in candidates if c and isinstance(c[0], dict)), key=len, default=[])
+    records: list[dict[str, Any]] = max(
+        (c for c in candidates if c and isinstance(c[0], dict)), key=len, default=[]
+    )
     columns = list(dict.fromkeys(key for record in records for key in record))
     rows = [[record.get(column, "") for column in columns] for record in records[:MAX_TABLE_ROWS]]
     note = f"First {MAX_TABLE_ROWS} of {len(records)} rows." if len(records) > MAX_TABLE_ROWS else ""

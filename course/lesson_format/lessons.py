@@ -415,7 +415,7 @@ def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesso
     data, lines = front.data, front.key_lines
     problems = []
     known = set(REQUIRED_FIELDS) | set(OPTIONAL_FIELDS) | PASSTHROUGH_FIELDS
-    # A misspelt field is one problem, not two ("titel" unknown and "title" missing): the unknown key says
+    # A misspelt field is one problem, not two ("titl" unknown and "title" missing): the unknown key says
     # which field it looks like, and that field is not reported missing as well.
     meant = {name: _closest(name, [f for f in known if f not in data]) for name in data if name not in known}
     for name, example in REQUIRED_FIELDS.items():
@@ -494,7 +494,7 @@ def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesso
                     line=lines.get("takeaways"),
                 )
             )
-        elif not 1 <= len(takeaways) <= MAX_TAKEAWAYS:
+        elif isinstance(takeaways, list) and not 1 <= len(takeaways) <= MAX_TAKEAWAYS:
             problems.append(
                 Problem(
                     path,

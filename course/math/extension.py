@@ -108,7 +108,9 @@ class DisplayMathPreprocessor(Preprocessor):
 class InlineMathProcessor(InlineProcessor):
     """``$...$`` in running text; runs before escapes and emphasis so backslashes and ``_`` reach LaTeX."""
 
-    def handleMatch(self, m: re.Match[str], data: str) -> tuple[str, int, int]:
+    def handleMatch(  # type: ignore[override]  # InlineProcessor's (m, data); the stubs give Pattern's
+        self, m: re.Match[str], data: str
+    ) -> tuple[str, int, int]:
         try:
             html = f'<span class="rp-math">{to_mathml(m.group("tex"), display=False)}</span>'
         except MathError as error:

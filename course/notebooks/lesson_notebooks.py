@@ -29,7 +29,10 @@ from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import yaml
+
 from course.lesson_format.lessons import Course
+from course.lesson_format.navigation import NavItem
 from course.lesson_format.problems import Problem
 
 NOTEBOOK_FOLDER = "notebooks"
@@ -104,17 +107,20 @@ def missing_notebooks(course: Course, notebooks: Iterable[Notebook]) -> list[Pro
 
 
 def parse_notebook(path: str, text: str, course: Course) -> tuple[Notebook | None, list[Problem]]:
-    """Check one notebook's jupytext header and title; never raises, returns the problems found instead."""
-    import jupytext
+    """Check one notebook's jupytext header and title; never raises, returns the problems found instead.
 
+    The header and the first heading are read here directly, not through jupytext: importing jupytext takes
+    seconds (tornado, jsonschema), longer than the whole of ``check`` should. The build still converts and
+    runs every notebook with jupytext, so a file jupytext cannot read fails there.
+    """
     try:
-        notebook = jupytext.reads(text, fmt="py:percent")
-    except Exception as error:  # jupytext raises several kinds; any of them means the file cannot be read
+        header = _header_metadata(text)
+    except yaml.YAMLError as error:
         return None, [
-            Problem(path, "notebook", f"jupytext cannot read it ({error})", "fix the percent format")
+            Problem(path, "notebook", f"its jupytext header is not valid YAML ({error})", HEADER_EXAMPLE)
         ]
     problems: list[Problem] = []
-    settings = notebook.metadata.get(METADATA_KEY)
+    settings = header.get(METADATA_KEY)
     lesson_id = settings.get("lesson") if isinstance(settings, Mapping) else None
     if not isinstance(lesson_id, str) or not lesson_id:
         problems.append(
@@ -135,7 +141,7 @@ def parse_notebook(path: str, text: str, course: Course) -> tuple[Notebook | Non
                 "use the file stem of a lesson, e.g. `lesson: prefill-vs-decode`",
             )
         )
-    title = _first_heading(notebook.cells)
+    title = _first_heading(text)
     if title is None:
         problems.append(
             Problem(
@@ -150,19 +156,37 @@ def parse_notebook(path: str, text: str, course: Course) -> tuple[Notebook | Non
     return Notebook(path, title, lesson_id), []
 
 
-def _first_heading(cells: Iterable[Any]) -> str | None:
-    for cell in cells:
-        if cell.cell_type != "markdown":
-            continue
-        match = re.search(r"^# +(.+?)\s*$", cell.source, re.MULTILINE)
-        if match:
+def _header_metadata(text: str) -> Mapping[str, Any]:
+    """The ``jupyter:`` mapping of a percent-format file's header (``# ---`` ... ``# ---`` at the top)."""
+    lines = text.splitlines()
+    start = 0
+    while start < len(lines) and lines[start].startswith("#") and lines[start].rstrip() != "# ---":
+        start += 1  # a shebang or an encoding line may come first
+    if start == len(lines) or lines[start].rstrip() != "# ---":
+        return {}
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].rstrip() == "# ---"), None)
+    if end is None:
+        return {}
+    body = "\n".join(line[2:] if line.startswith("# ") else line[1:] for line in lines[start + 1 : end])
+    header = yaml.safe_load(body) or {}
+    jupyter = header.get("jupyter") if isinstance(header, Mapping) else None
+    return jupyter if isinstance(jupyter, Mapping) else {}
+
+
+def _first_heading(text: str) -> str | None:
+    """The first ``# `` heading of a Markdown cell (``# # Title`` in percent format)."""
+    in_markdown = False
+    for line in text.splitlines():
+        if line.startswith("# %%"):
+            in_markdown = bool(re.match(r"# %%.*\[(markdown|md)\]", line))
+        elif in_markdown and (match := re.match(r"^# # +(.+?)\s*$", line)):
             return match.group(1)
     return None
 
 
-def nav_companions(notebooks: Iterable[Notebook], course: Course) -> dict[str, list[dict[str, str]]]:
+def nav_companions(notebooks: Iterable[Notebook], course: Course) -> dict[str, list[NavItem]]:
     """Navigation entries to place right after each lesson (its notebooks): ``{lesson: [{title: path}]}``."""
-    companions: dict[str, list[dict[str, str]]] = {}
+    companions: dict[str, list[NavItem]] = {}
     for notebook in sorted(notebooks, key=lambda n: n.path):
         lesson = course.lesson_by_id(notebook.lesson)
         if lesson is not None:

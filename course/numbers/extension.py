@@ -323,7 +323,9 @@ def render_html(source: str) -> etree.Element:
 class NumberInlineProcessor(InlineProcessor):
     """Replaces ``{{ ... }}`` in prose (code spans and fences are left alone: they are handled earlier)."""
 
-    def handleMatch(self, m: re.Match[str], data: str) -> tuple[etree.Element, int, int]:
+    def handleMatch(  # type: ignore[override]  # InlineProcessor's (m, data); the stubs give Pattern's
+        self, m: re.Match[str], data: str
+    ) -> tuple[etree.Element, int, int]:
         return render_html(html.unescape(m.group("body"))), m.start(0), m.end(0)
 
 

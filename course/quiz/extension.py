@@ -48,7 +48,8 @@ class QuizExtension(Extension):
             md.preprocessors["fenced_code_block"], "extension"
         ):
             md.registerExtensions(["pymdownx.superfences"], {})
-        superfences = md.preprocessors["fenced_code_block"].extension
+        fences: Any = md.preprocessors["fenced_code_block"]  # pymdownx.superfences' preprocessor
+        superfences = fences.extension
         superfences.extend_super_fences(
             FENCE_NAME,
             _formatter,

@@ -159,9 +159,9 @@ _LocatingLoader.add_constructor("tag:yaml.org,2002:map", _construct_located_map)
 
 
 def _closest(word: str, known: tuple[str, ...]) -> str | None:
-    """The nearest known name, ignoring case (``flop/byte`` is a near miss of ``FLOP/byte``)."""
+    """The known name ``word`` most looks like, ignoring case (``flop/byte`` is ``FLOP/byte``)."""
     by_lower = {name.lower(): name for name in known}
-    close = difflib.get_close_matches(word.lower(), tuple(by_lower), n=1)
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=1)
     return by_lower[close[0]] if close else None
 
 
@@ -526,7 +526,7 @@ def find_quiz_fences(markdown: str, first_line: int = 1) -> list[QuizFence]:
 def find_problems(markdown: str, path: str, *, first_line: int = 1) -> list[Problem]:
     """Every problem of every quiz in a page, with file lines; also ids repeated across a page's quizzes.
 
-    ``path`` is the page's path relative to docs/ (e.g. ``serving/prefill-vs-decode.md``); ``first_line``
+    ``path`` is the page's path relative to docs/ (e.g. ``inference/prefill-vs-decode.md``); ``first_line``
     is the file line where ``markdown`` starts (see :func:`find_quiz_fences`).
     """
     problems: list[Problem] = []
