@@ -6,8 +6,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+import course.benchmarks.edit_reload
 import course.notebooks.benchmark
-import course.widgets.benchmark  # noqa: F401 - both register their figures with the harness
+import course.widgets.benchmark  # noqa: F401 - each registers its figures with the harness
 from course.benchmarks.harness import FIGURES, build_all
 
 
