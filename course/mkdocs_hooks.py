@@ -44,12 +44,17 @@ def on_config(config: Any) -> Any:
         course=course, problems=list(course.problems), validators=block_validators(config.markdown_extensions)
     )
     config.mdx_configs.setdefault("course.lesson_lists.extension", {})["docs_dir"] = config.docs_dir
-    from course.notebooks.lesson_notebooks import configure_execution_cache, load_notebooks
+    from course.notebooks.lesson_notebooks import (
+        configure_execution_cache,
+        load_notebooks,
+        use_local_kernel_sockets,
+    )
 
     notebooks, notebook_problems = load_notebooks(config.docs_dir, course)
     _BUILD.update(notebooks=notebooks, notebook_dirs={}, docs_dir=config.docs_dir)  # dirs: see on_files
     _BUILD["problems"].extend(notebook_problems)
     configure_execution_cache(config.plugins, project, config.docs_dir)
+    use_local_kernel_sockets()
     return config
 
 
