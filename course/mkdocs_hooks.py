@@ -44,6 +44,8 @@ def on_config(config: Any) -> Any:
         course=course, problems=list(course.problems), validators=block_validators(config.markdown_extensions)
     )
     config.mdx_configs.setdefault("course.lesson_lists.extension", {})["docs_dir"] = config.docs_dir
+    # The hook reports every problem of the course together; the extension fails builds that have no hook.
+    config.mdx_configs.setdefault("course.lesson_format.extension", {})["collect"] = True
     from course.notebooks.lesson_notebooks import (
         configure_execution_cache,
         load_notebooks,
