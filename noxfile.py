@@ -27,7 +27,8 @@ def install(
     session: nox.Session, *groups: str, extras: tuple[str, ...] = ("site",), project: bool = True
 ) -> None:
     """Make the session's environment exactly the locked project (editable) with ``extras`` and ``groups``."""
-    command = ["uv", "sync", "--locked", "--no-default-groups"]
+    # Bytecode compiled at install: every later run starts without compiling the site stack's sources.
+    command = ["uv", "sync", "--locked", "--no-default-groups", "--compile-bytecode"]
     command += [f"--extra={extra}" for extra in extras] + [f"--group={group}" for group in groups]
     if not project:
         command += ["--no-install-project"]

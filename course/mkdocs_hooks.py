@@ -58,7 +58,13 @@ def on_config(config: Any) -> Any:
     from course.references.bibliography import bibliography_problems
 
     _BUILD["problems"].extend(redirect_problems(config.docs_dir) + bibliography_problems(config.docs_dir))
-    from course.notebooks.lesson_notebooks import configure_execution_cache, load_notebooks
+    # The hook reports every problem of the course together; the extension fails builds that have no hook.
+    config.mdx_configs.setdefault("course.lesson_format.extension", {})["collect"] = True
+    from course.notebooks.lesson_notebooks import (
+        configure_execution_cache,
+        load_notebooks,
+        use_local_kernel_sockets,
+    )
 
     notebooks, notebook_problems = load_notebooks(config.docs_dir, course)
     _BUILD.update(notebooks=notebooks, notebook_dirs={}, docs_dir=config.docs_dir)  # dirs: see on_files
@@ -67,6 +73,7 @@ def on_config(config: Any) -> Any:
     from course.notebooks.sandbox import configure_kernel_sandbox
 
     configure_kernel_sandbox(project)  # an empty environment and a time limit per cell
+    use_local_kernel_sockets()
     return config
 
 

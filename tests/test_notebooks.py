@@ -7,6 +7,7 @@ notebooks in a kernel, read the built course (``built_site``) and build a fixtur
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -353,3 +354,13 @@ def test_title_is_the_first_heading_of_a_markdown_cell_not_a_code_comment() -> N
     assert problems == []
     assert notebook is not None
     assert notebook.title == "Real title"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="Windows has no IPC transport")
+def test_kernels_listen_on_unix_sockets_not_tcp_ports() -> None:
+    from jupyter_client import KernelManager
+
+    from course.notebooks.lesson_notebooks import use_local_kernel_sockets
+
+    assert use_local_kernel_sockets()
+    assert KernelManager().transport == "ipc"  # no TCP port, and no ipykernel warning on every build
