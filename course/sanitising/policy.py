@@ -270,6 +270,8 @@ NOTEBOOK_ATTRIBUTES: dict[str, frozenset[str]] = {
     # The course's chart figure from the notebooks' renderer: its name and the content hash of its spec,
     # both checked by value in _keep_notebook_attribute (charts.js takes nothing else from a figure).
     "figure": ATTRIBUTES.get("figure", frozenset()) | {"data-rp-chart", "data-rp-spec"},
+    # The chart's data table stays out of the search index, as on lesson pages.
+    "details": ATTRIBUTES["details"] | {"data-search-exclude"},
     "*": GLOBAL_ATTRIBUTES,
 }
 _CHART_VALUE_RE = re.compile(r"^[a-z0-9-]{1,64}$")
@@ -277,6 +279,8 @@ _CLIP_PATH_RE = re.compile(r"^url\(#[\w-]+\)$")
 
 
 def _keep_notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
+    if attribute == "data-search-exclude":
+        return ""
     if attribute in {"data-rp-chart", "data-rp-spec"}:
         return value if _CHART_VALUE_RE.match(value) else None
     if attribute == "clip-path" or (tag in SVG_TAGS and attribute in {"fill", "stroke"} and "url(" in value):
