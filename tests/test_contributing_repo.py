@@ -37,6 +37,46 @@ def test_workflows_pass_actionlint() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_workflows_pass_zizmor() -> None:
+    """The workflows' security audit (unpinned actions, excessive permissions, persisted credentials...)."""
+    result = subprocess.run(
+        [_tool("zizmor"), "--offline", str(ROOT / ".github" / "workflows")],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_action_is_pinned_by_commit_sha() -> None:
+    for workflow in WORKFLOWS:
+        jobs = yaml.safe_load(workflow.read_text())["jobs"]
+        for job in jobs.values():
+            for step in job.get("steps", []):
+                if "uses" in step:
+                    action, _, ref = step["uses"].partition("@")
+                    assert len(ref) == 40, f"{workflow.name}: {action} is not pinned by commit SHA"
+                    assert all(c in "0123456789abcdef" for c in ref), step["uses"]
+
+
+def test_deploy_waits_for_the_tests_and_only_the_deploy_job_may_write_pages() -> None:
+    workflow = yaml.safe_load((ROOT / ".github/workflows/deploy.yml").read_text())
+    tests = yaml.safe_load((ROOT / ".github/workflows/tests.yml").read_text())
+    assert "workflow_call" in tests[True]
+    jobs = workflow["jobs"]
+    assert jobs["tests"]["uses"] == "./.github/workflows/tests.yml"
+    assert jobs["build"]["needs"] == "tests"
+    assert jobs["deploy"]["needs"] == "build"
+    assert workflow["permissions"] == {}
+    for name, job in jobs.items():
+        granted = job.get("permissions", {})
+        if name == "deploy":
+            assert granted == {"pages": "write", "id-token": "write"}
+        else:
+            assert set(granted.values()) <= {"read"}, name
+
+
 def test_actionlint_would_catch_a_broken_workflow(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yml"
     broken.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses:\n")

@@ -253,9 +253,25 @@ _EXTERNAL_SCRIPTS = (
 
 
 _FIRST_CELL_RE = re.compile(r'<div class="jp-Cell ')
+# Markup in a cell's output that only a script-running page would want: the sanitiser drops it, and the build
+# says so (a warning, which fails the strict build), so that a hostile notebook does not pass silently.
+_DANGEROUS_OUTPUT = (
+    (re.compile(r"<script\b(?![^>]*application/json)", re.IGNORECASE), "a <script>"),
+    (re.compile(r"<[a-zA-Z][^<>]*\son[a-zA-Z]+\s*=", re.IGNORECASE), "an inline event handler"),
+    (re.compile(r"<[a-zA-Z][^<>]*=\s*[\"']?\s*(?:javascript|vbscript):", re.IGNORECASE), "a script URL"),
+    (
+        re.compile(r"<(?:iframe|object|embed|base|form|meta)\b", re.IGNORECASE),
+        "a frame, object, form or <base>",
+    ),
+)
 
 
-def sanitise_cells(content: str) -> str:
+def dangerous_output(cells: str) -> list[str]:
+    """What in a notebook's rendered cells would run script or leave the page, before sanitising."""
+    return [what for pattern, what in _DANGEROUS_OUTPUT if pattern.search(cells)]
+
+
+def sanitise_cells(content: str, notebook_path: str = "a notebook") -> str:
     """The notebook page with its cells (code, Markdown and every output) sanitised by allow-list.
 
     What comes before the first cell is mkdocs-jupyter's template (its stylesheets); a notebook cannot write
@@ -268,6 +284,16 @@ def sanitise_cells(content: str) -> str:
     first = _FIRST_CELL_RE.search(content)
     if first is None:
         return sanitise_notebook_html(content)
+    found = dangerous_output(content[first.start() :])
+    if found:
+        import logging
+
+        logging.getLogger("mkdocs.hooks.notebooks").warning(
+            "%s: its output holds %s, which the site removes; a notebook shows results, it runs no script "
+            "in the reader's browser. Fix: display text, tables or charts (enable_course_charts) instead",
+            notebook_path,
+            ", ".join(found),
+        )
     head = "".join(re.findall(r"<style[^>]*>.*?</style>", content[: first.start()], flags=re.DOTALL))
     return head + '<div class="jp-Notebook">' + sanitise_notebook_html(content[first.start() :]) + "</div>"
 
@@ -282,7 +308,7 @@ def finish_notebook_page(content: str, notebook: Notebook, lesson_title: str, le
 
     for pattern in _EXTERNAL_SCRIPTS:
         content = pattern.sub("", content)
-    content = sanitise_cells(content)
+    content = sanitise_cells(content, notebook.path)
     # html_loads reads tags and styles; js_loads also catches import()/fetch() of a URL in an inline script
     external = [url for _, url in html_loads(content)] + js_loads(content)
     if external:

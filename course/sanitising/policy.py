@@ -270,10 +270,8 @@ NOTEBOOK_ATTRIBUTES: dict[str, frozenset[str]] = {
     # The course's chart figure from the notebooks' renderer: its name and the content hash of its spec,
     # both checked by value in _keep_notebook_attribute (charts.js takes nothing else from a figure).
     "figure": ATTRIBUTES.get("figure", frozenset()) | {"data-rp-chart", "data-rp-spec"},
-    # The chart's data table is left out of the site search (Material reads this flag; it carries no value).
-    "details": ATTRIBUTES.get("details", frozenset())
-    | {"role", "aria-label", "tabindex", "hidden"}
-    | {"data-search-exclude"},
+    # The chart's data table stays out of the search index, as on lesson pages.
+    "details": ATTRIBUTES["details"] | {"data-search-exclude"},
     "*": GLOBAL_ATTRIBUTES,
 }
 _CHART_VALUE_RE = re.compile(r"^[a-z0-9-]{1,64}$")
@@ -281,10 +279,10 @@ _CLIP_PATH_RE = re.compile(r"^url\(#[\w-]+\)$")
 
 
 def _keep_notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
-    if attribute in {"data-rp-chart", "data-rp-spec"}:
-        return value if _CHART_VALUE_RE.match(value) else None
     if attribute == "data-search-exclude":
         return ""
+    if attribute in {"data-rp-chart", "data-rp-spec"}:
+        return value if _CHART_VALUE_RE.match(value) else None
     if attribute == "clip-path" or (tag in SVG_TAGS and attribute in {"fill", "stroke"} and "url(" in value):
         return value if _CLIP_PATH_RE.match(value) else None  # only references within the figure
     return _keep_attribute(tag, attribute, value)
