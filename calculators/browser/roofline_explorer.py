@@ -9,12 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from calculators.browser.charts import chart_payload
-from calculators.browser.inputs import names, number
+from calculators.browser.inputs import in_range, names, number, one_of
 from calculators.hardware import GPUS, get_gpu
 from calculators.precision import PRECISIONS, get_precision
 from calculators.roofline import ridge_point, roofline_time
 from calculators.units import format_value
-from calculators.validation import positive_number
 
 NAME = "roofline-explorer"
 DEFAULTS: dict[str, Any] = {
@@ -62,9 +61,15 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
     """Everything the explorer shows for ``raw`` control values; raises the calculators' ``ValueError``."""
     state = state_from(raw)
     if not state["gpus"]:
-        raise ValueError(f"gpus must name at least one GPU; known GPUs: {', '.join(sorted(GPUS))}")
-    precision = get_precision(state["precision"]).name
-    intensity = positive_number("intensity", state["intensity"])
+        raise ValueError("GPUs: tick at least one GPU to compare.")
+    known = dict(options()["gpus"])
+    for key in state["gpus"]:
+        one_of("GPUs", key, known)
+    # Rows follow the order of the GPU boxes, whatever order the link or the defaults list them in, so the
+    # table does not reorder when the widget goes live.
+    state = {**state, "gpus": sorted(dict.fromkeys(state["gpus"]), key=list(known).index)}
+    precision = get_precision(one_of("Precision", state["precision"], dict(options()["precision"]))).name
+    intensity = in_range("Intensity (FLOP per byte)", state["intensity"], *INTENSITY_RANGE)
     rows = []
     for key in state["gpus"]:
         gpu = get_gpu(key)
