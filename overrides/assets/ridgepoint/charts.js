@@ -35,11 +35,21 @@
     return runtime;
   }
 
+  // The figure's width decides between the wide drawing and its narrow variant, as charts.css does for the
+  // static SVGs (same 720 px threshold), so going live never changes a chart's layout or text size.
+  const NARROW_BELOW_PX = 720;
+
   async function specOf(figure) {
-    const inline = figure.querySelector("script.rp-chart__spec");
+    const holder = figure.querySelector(".rp-chart__view");
+    const fitsNarrow = holder.clientWidth < NARROW_BELOW_PX;
+    const inlineNarrow = figure.querySelector("script.rp-chart__spec--narrow");
+    if (inlineNarrow && fitsNarrow) return JSON.parse(inlineNarrow.textContent);
+    const inline = figure.querySelector("script.rp-chart__spec:not(.rp-chart__spec--narrow)");
     if (inline) return JSON.parse(inline.textContent);
-    const response = await fetch(new URL(`charts/${figure.dataset.rpSpec}.json`, BASE));
-    if (!response.ok) throw new Error(`chart spec ${figure.dataset.rpSpec}: HTTP ${response.status}`);
+    const narrow = figure.dataset.rpSpecNarrow && fitsNarrow;
+    const key = narrow ? figure.dataset.rpSpecNarrow : figure.dataset.rpSpec;
+    const response = await fetch(new URL(`charts/${key}.json`, BASE));
+    if (!response.ok) throw new Error(`chart spec ${key}: HTTP ${response.status}`);
     return response.json();
   }
 
@@ -62,6 +72,12 @@
       tooltip: { theme: darkScheme() ? "dark" : "light" },
     });
     for (const child of [...holder.children]) if (child !== live) child.remove();
+    // The live drawing is an image with the figure's caption as its text alternative, like the static one.
+    const svg = live.querySelector("svg");
+    if (svg) {
+      svg.setAttribute("role", "img");
+      svg.setAttribute("aria-label", holder.getAttribute("aria-label") || "Chart");
+    }
     live.hidden = false;
     figure.classList.remove("rp-chart--loading");
     figure.classList.add("rp-chart--live");
