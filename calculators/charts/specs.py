@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import altair as alt
 
@@ -118,13 +118,13 @@ def _log_axis(field: str, title: str, values: Iterable[float], headroom: float =
     # Over more than five decades ("0.01" to "1,000,000") neighbouring labels touch on a narrow chart: every
     # decade keeps its grid line, every other one its label.
     every_other = "round(log(datum.value) / LN10) % 2 == 0 ? datum.label : ''"
-    thin = {"labelExpr": every_other} if len(ticks) > 6 else {}
+    axis = alt.Axis(format=NUMBER, values=ticks, labelExpr=every_other) if len(ticks) > 6 else None
     return {
         "field": field,
         "type": "quantitative",
         "title": title,
         "scale": alt.Scale(type="log", domain=domain, nice=False),
-        "axis": alt.Axis(format=NUMBER, values=ticks, **thin),
+        "axis": axis or alt.Axis(format=NUMBER, values=ticks),
     }
 
 
@@ -193,7 +193,11 @@ def roofline_chart(data: ChartData) -> Any:
         # its labels would pile up; the table and the caption beside the explorer name each point instead.
         # Prefill sits far right (high intensity) and is labelled to its left; decode, far left, to its right:
         # each label stays inside the plot.
-        for phase, align, dx in (("prefill", "right", -9), ("decode", "left", 9)):
+        placements: tuple[tuple[str, Literal["left", "right"], int], ...] = (
+            ("prefill", "right", -9),
+            ("decode", "left", 9),
+        )
+        for phase, align, dx in placements:
             layers.append(
                 alt.Chart(_data("operations"))
                 .transform_filter(f"datum.phase == '{phase}'")
