@@ -140,6 +140,15 @@ def test_bad_input_shows_the_calculators_message_inline(live_page: Any) -> None:
     assert live_page.inner_text(f"{PD}-error") == ""
 
 
+def test_one_output_token_draws_without_vega_warnings(live_page: Any) -> None:
+    warnings: list[str] = []
+    live_page.on("console", lambda message: warnings.append(message.text))
+    wait_rendered(live_page, PD, lambda: live_page.fill(f"{PD}-output", "1"))
+    live_page.wait_for_selector(f'{PD} [data-widget-chart="timeline"] .rp-chart--live')
+    assert not [text for text in warnings if "Infinite extent" in text], warnings
+    wait_rendered(live_page, PD, lambda: live_page.fill(f"{PD}-output", "256"))
+
+
 def test_code_cell_runs_and_shows_tracebacks(live_page: Any) -> None:
     live_page.click(f"{PD} .rp-widget__python summary")
     code = live_page.input_value(f"{PD}-code")

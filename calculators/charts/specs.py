@@ -303,17 +303,18 @@ def request_timeline_chart(data: ChartData) -> Any:
     )
     rule_x = alt.X("time_ms:Q")
     rules = alt.Chart(_data("events")).mark_rule(strokeDash=[4, 3], color="currentColor").encode(rule_x)
+    # Both label layers read every event and blank the ones they do not place: a filtered-out layer would be
+    # empty when the request has one output token, and Vega warns "Infinite extent" for an empty field.
+    first = "datum.kind == 'first'"
     after = (
         alt.Chart(_data("events"))
-        .transform_filter("datum.kind == 'first'")
         .mark_text(align="left", baseline="top", dx=4, y=2)
-        .encode(rule_x, text="label:N")
+        .encode(rule_x, text=alt.condition(first, alt.Text("label:N"), alt.value("")))
     )
     before = (
         alt.Chart(_data("events"))
-        .transform_filter("datum.kind != 'first'")
         .mark_text(align="right", baseline="bottom", dx=-4, y=118)
-        .encode(rule_x, text="label:N")
+        .encode(rule_x, text=alt.condition(first, alt.value(""), alt.Text("label:N")))
     )
     chart = alt.layer(segments, rules, after, before).properties(width=WIDTH, height=120)
     return _with_datasets(chart, data.datasets)
