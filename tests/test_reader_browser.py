@@ -187,3 +187,66 @@ def test_each_gpu_has_one_colour_on_every_chart(findings: Any) -> None:
 @pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
 def test_axe_finds_nothing_serious(findings: Any, config: tuple[str, int]) -> None:
     assert {path: v for path, v in findings[config]["axe"].items() if v} == {}
+
+
+LESSON = "inference/prefill-vs-decode/"
+
+
+def test_computed_numbers_read_as_their_value_and_are_not_tab_stops(page: Any, site_url: str) -> None:
+    page.goto(site_url + LESSON)
+    page.wait_for_selector(".rp-number[data-tip]")
+    numbers = page.eval_on_selector_all(
+        ".rp-number",
+        """els => els.map(e => ({ text: e.textContent, tab: e.tabIndex, title: e.getAttribute('title'),
+                                  description: e.getAttribute('aria-description'), tip: e.dataset.tip }))""",
+    )
+    assert len(numbers) >= 10
+    for number in numbers:
+        assert re.search(r"\d", number["text"]), number
+        assert number["tab"] == -1, number  # not a tab stop
+        assert number["title"] is None, number  # screen readers do not read the Python out
+        assert number["description"] is None, number
+        assert number["tip"].startswith("Computed by the calculators"), number  # pointers still see it
+
+
+def test_live_charts_have_a_text_alternative(page: Any, site_url: str) -> None:
+    page.goto(site_url + LESSON)
+    figures = page.locator("figure.rp-chart:not(.rp-chart--widget)")
+    for index in range(figures.count()):
+        figures.nth(index).locator(".rp-chart__view").hover()
+    page.wait_for_function(
+        "n => document.querySelectorAll('figure.rp-chart--live:not(.rp-chart--widget)').length === n",
+        arg=figures.count(),
+    )
+    labels = page.eval_on_selector_all(
+        ".rp-chart__live svg", "svgs => svgs.map(s => [s.getAttribute('role'), s.getAttribute('aria-label')])"
+    )
+    assert labels
+    for role, label in labels:
+        assert role == "img"
+        assert label
+        assert len(label) > 20
+
+
+def test_print_from_dark_mode_gives_white_paper_inputs_with_results_and_no_controls(
+    browser: Any, site_url: str
+) -> None:
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="dark")
+    try:
+        page = context.new_page()
+        page.goto(site_url + LESSON)
+        assert page.get_attribute("body", "data-md-color-scheme") == "slate"
+        page.emulate_media(media="print")
+        background = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert background in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), background
+        html_background = page.evaluate("getComputedStyle(document.documentElement).backgroundColor")
+        assert html_background in ("rgb(255, 255, 255)", "rgba(0, 0, 0, 0)"), html_background
+        widget = page.locator(".rp-widget").first
+        for hidden in (".rp-widget__python", ".rp-widget__start", ".rp-widget__status", ".rp-widget__hint"):
+            assert widget.locator(hidden).first.is_hidden(), hidden
+        assert page.locator(".rp-quiz__actions").first.is_hidden()
+        # The inputs print beside the results they explain.
+        assert widget.locator("input[name=prompt]").is_visible()
+        assert widget.locator("[data-shown=prefill_time_s]").is_visible()
+    finally:
+        context.close()
