@@ -202,7 +202,7 @@ def test_computed_numbers_read_as_their_value_and_are_not_tab_stops(page: Any, s
     )
     assert len(numbers) >= 10
     for number in numbers:
-        assert re.search(r"\d", number["text"]), number
+        assert number["text"].strip(), number  # "295 FLOP/byte", or a claim in words ("roughly seven")
         assert number["tab"] == -1, number  # not a tab stop
         assert number["title"] is None, number  # screen readers do not read the Python out
         assert number["description"] is None, number
