@@ -22,6 +22,7 @@ DEFAULTS: dict[str, Any] = {
     "intensity": 100,
 }
 INTENSITY_RANGE = (0.1, 100000.0)  # the intensity slider: log scale
+INTENSITY_LABEL = "Intensity (FLOP per byte)"  # the control's label, also in the widget's messages
 ASSUMPTIONS = (
     "Spec-sheet peaks: dense tensor-core FLOP/s at the chosen precision and full memory bandwidth. "
     "Attainable FLOP/s is the lower of the peak and intensity × bandwidth."
@@ -69,7 +70,7 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
     # table does not reorder when the widget goes live.
     state = {**state, "gpus": sorted(dict.fromkeys(state["gpus"]), key=list(known).index)}
     precision = get_precision(one_of("Precision", state["precision"], dict(options()["precision"]))).name
-    intensity = in_range("Intensity (FLOP per byte)", state["intensity"], *INTENSITY_RANGE)
+    intensity = in_range(INTENSITY_LABEL, state["intensity"], *INTENSITY_RANGE)
     rows = []
     for key in state["gpus"]:
         gpu = get_gpu(key)

@@ -112,24 +112,25 @@ def _figures(result: dict[str, Any]) -> str:
 
 def _prefill_decode_body(widget_id: str, result: dict[str, Any]) -> tuple[str, str, str, str]:
     state, shown, options = result["state"], result["shown"], prefill_decode.options()
+    labels = prefill_decode.LABELS  # the same words as the widget's messages
     low, high = prefill_decode.PROMPT_RANGE
     controls = "".join(
         [
-            _select(widget_id, "model", "Model", options["model"], state["model"]),
-            _select(widget_id, "gpu", "GPU", options["gpu"], state["gpu"]),
+            _select(widget_id, "model", labels["model"], options["model"], state["model"]),
+            _select(widget_id, "gpu", labels["gpu"], options["gpu"], state["gpu"]),
             _slider(widget_id, "prompt", "Prompt length (log scale)", low, high),
-            _text_input(widget_id, "prompt", "Prompt tokens", state["prompt"], describe_range(low, high)),
+            _text_input(widget_id, "prompt", labels["prompt"], state["prompt"], describe_range(low, high)),
             _text_input(
                 widget_id,
                 "output",
-                "Output tokens",
+                labels["output"],
                 state["output"],
                 f"tokens generated, {describe_range(*prefill_decode.OUTPUT_RANGE)}",
             ),
             _text_input(
                 widget_id,
                 "batch",
-                "Batch size",
+                labels["batch"],
                 state["batch"],
                 f"requests together, {describe_range(*prefill_decode.BATCH_RANGE)}",
             ),
@@ -170,7 +171,7 @@ def _roofline_explorer_body(widget_id: str, result: dict[str, Any]) -> tuple[str
             _text_input(
                 widget_id,
                 "intensity",
-                "Intensity (FLOP per byte)",
+                roofline_explorer.INTENSITY_LABEL,
                 state["intensity"],
                 describe_range(low, high),
             ),
