@@ -20,7 +20,16 @@ import vl_convert
 
 from calculators import Scenario, ridge_point
 from calculators.charts import CHARTS, ChartError, build_chart, chart_data
+from calculators.charts.palette import (
+    DARK_BACKGROUND,
+    GPU_COLOURS,
+    LIGHT_BACKGROUND,
+    PHASE_COLOURS,
+    PRECISION_COLOURS,
+    contrast,
+)
 from calculators.charts.render import render_course_chart, render_spec, tidy_svg
+from calculators.hardware import GPUS
 from course.charts import assets as chart_assets
 from course.charts.extension import find_problems, parse_block, render_block
 from course.charts.markup import altair_chart_html, figure_html
@@ -111,14 +120,16 @@ def test_second_render_does_not_call_vl_convert(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setattr(vl_convert, "vegalite_to_svg", counting)
     first = render_course_chart("roofline", {}, tmp_path)[1]
     again = render_course_chart("roofline", {}, tmp_path)[1]
-    assert len(calls) == 1
+    assert len(calls) == 2  # the wide drawing and its narrow variant
     assert again == first
+    assert first.narrow is not None
+    assert first.narrow.key != first.key
     render_course_chart("roofline", {"gpus": ["h200"]}, tmp_path)  # other inputs: a new render
-    assert len(calls) == 2
+    assert len(calls) == 4
     spec = build_chart("ridge-points").spec
     render_spec(spec, tmp_path)
     render_spec(spec, tmp_path)
-    assert len(calls) == 3, "any Altair spec is cached by its content hash too"
+    assert len(calls) == 5, "any Altair spec is cached by its content hash too"
 
 
 @pytest.mark.parametrize(
@@ -300,3 +311,23 @@ def test_a_figure_with_its_spec_inline_needs_no_spec_file(tmp_path: Path) -> Non
     (cache / f"{rendered.key}.vl.json").unlink()
     written = chart_assets.copy_into(site, cache)
     assert [path.name for path in written] == [chart_assets.runtime_pin().site_path.split("/")[-1]]
+
+
+def test_palette_gives_every_gpu_and_phase_its_own_readable_colour() -> None:
+    """One colour per GPU preset and per phase, none shared, each >= 3:1 on white and on dark slate."""
+    assert set(GPU_COLOURS) == set(GPUS)
+    colours = [*GPU_COLOURS.values(), *PHASE_COLOURS.values()]
+    assert len(set(colours)) == len(colours)
+    for colour in [*colours, *PRECISION_COLOURS.values()]:
+        assert contrast(colour, LIGHT_BACKGROUND) >= 3, colour
+        assert contrast(colour, DARK_BACKGROUND) >= 3, colour
+    assert contrast("#ffffff", "#000000") == pytest.approx(21)  # the WCAG formula, checked at its ends
+
+
+def test_each_roofline_row_carries_its_gpus_colour_whatever_the_order() -> None:
+    for gpus in (["h100-sxm", "a100-sxm-80gb"], ["a100-sxm-80gb", "h100-sxm"]):
+        rows = build_chart("roofline", gpus=gpus).data.datasets["rooflines"]
+        assert {(row["gpu"], row["colour"]) for row in rows} == {
+            ("H100 SXM5 80GB", GPU_COLOURS["h100-sxm"]),
+            ("A100 SXM4 80GB", GPU_COLOURS["a100-sxm-80gb"]),
+        }

@@ -18,7 +18,9 @@ from course.charts import assets as chart_assets
 
 LESSON = "serving/prefill-vs-decode/"
 FIGURE = re.compile(
-    r'<figure class="rp-chart" data-rp-chart="([a-z-]+)" data-rp-spec="([0-9a-f]{24})".*?</figure>', re.S
+    r'<figure class="rp-chart" data-rp-chart="([a-z-]+)" data-rp-spec="([0-9a-f]{24})" '
+    r'data-rp-spec-narrow="([0-9a-f]{24})".*?</figure>',
+    re.S,
 )
 
 
@@ -38,7 +40,12 @@ def test_lesson_charts_have_svg_caption_table_and_spec(
     assert [figure.group(1) for figure in figures] == charts
     for figure in figures:
         html = figure.group(0)
-        assert re.search(r'<div class="rp-chart__view" role="img" aria-label="[^"]+" tabindex="0"><svg', html)
+        view = r'<div class="rp-chart__view" role="img" aria-label="[^"]+" tabindex="0">'
+        wide = r'<div class="rp-chart__svg rp-chart__svg--wide"><svg'
+        narrow = r'<div class="rp-chart__svg rp-chart__svg--narrow"><svg'
+        assert re.search(view + wide + r".+</svg></div>" + narrow, html, re.S)  # both, chosen by CSS
+        narrow_file = built_site / chart_assets.SITE_FOLDER / "charts" / f"{figure.group(3)}.json"
+        assert narrow_file.is_file()
         assert re.search(r'<figcaption class="rp-chart__caption">[^<]{20,}</figcaption>', html)
         data_table = r'<details class="rp-chart__data" data-search-exclude><summary>.+?<table>.*?<td>'
         assert re.search(data_table, html, re.S)

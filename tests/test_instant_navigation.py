@@ -50,7 +50,7 @@ def test_charts_quizzes_and_widgets_come_alive_after_instant_navigation(page: An
 
     # The widget goes live and answers as CPython's calculators do.
     widget = "#widget-prefill-decode"
-    page.locator(widget).scroll_into_view_if_needed()
+    page.locator(f"{widget} .rp-widget__start-button").click()
     page.wait_for_selector(f'{widget}[data-rp-state="live"]', timeout=LIVE_TIMEOUT_MS)
     page.evaluate(
         """(w) => { window.__rendered = false; document.querySelector(w).addEventListener(

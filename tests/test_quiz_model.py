@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import re
 import textwrap
+from pathlib import Path
 
 import markdown
 import pytest
 
 from calculators import Scenario, ridge_point
 from course.quiz.extension import find_problems
-from course.quiz.html import inline_renderer, render_quiz
+from course.quiz.html import (
+    _numeric_answer_text,
+    accepted_range,
+    display_order,
+    inline_renderer,
+    render_quiz,
+)
 from course.quiz.model import (
     ChoiceQuestion,
     NumericQuestion,
@@ -228,7 +237,7 @@ def test_rendered_quiz_carries_controls_answers_and_the_key() -> None:
     html = render_quiz(quiz)
     assert html.count('type="radio" name="quiz-prefill-bound"') == 2
     assert html.count('type="checkbox" name="quiz-phases"') == 3
-    assert 'id="quiz-ridge-input" type="number"' in html
+    assert 'id="quiz-ridge-input" type="text" inputmode="decimal"' in html
     # Numeric answers travel as computed figures, never as expressions.
     ridge = float(re.search(r'data-question="ridge"[^>]*data-answer="([^"]+)"', html).group(1))  # type: ignore[union-attr]
     allowed = float(re.search(r'data-question="ridge"[^>]*data-allowed-error="([^"]+)"', html).group(1))  # type: ignore[union-attr]
@@ -240,10 +249,11 @@ def test_rendered_quiz_carries_controls_answers_and_the_key() -> None:
     assert "<details open" not in html
     key = html.split('class="rp-quiz__key"', 1)[1]
     assert key.count("<li value=") == 4
-    assert "Answer: A." in key
+    assert "Answer: B." in key  # options shuffled by the question's id: the right one is shown second
     assert "Answers: A, B." in key
     assert "Answer: 295 FLOP/byte" in key
     assert "within 5%: 281 to 310 FLOP/byte" in key
+    assert 'data-low="281.0" data-high="310.0"' in html  # accepted exactly as stated, both ends included
     assert "Answer: 4.78 ms" in key
 
 
@@ -266,3 +276,52 @@ def test_unit_fix_is_the_near_miss_or_a_plain_example(unit: str, fix: str) -> No
     parsed = parse_quiz(GOOD.replace("unit: FLOP/byte", f"unit: {unit}"))
     (issue,) = parsed.issues
     assert issue.fix.startswith(fix)
+
+
+def test_options_are_shuffled_by_a_seed_from_the_question_id() -> None:
+    quiz = parse_quiz(GOOD).quiz
+    assert quiz is not None
+    first = quiz.questions[1]
+    assert isinstance(first, ChoiceQuestion)
+    order = display_order(first)
+    assert sorted(order) == [0, 1, 2]
+    assert display_order(first) == order  # stable: the same id gives the same order, build after build
+    orders = {tuple(display_order(dataclasses.replace(first, id=f"q-{n}"))) for n in range(30)}
+    assert len(orders) >= 4, "the id must actually drive the shuffle"
+
+
+def _course_choice_questions() -> list[ChoiceQuestion]:
+    questions = []
+    for page in sorted((Path(__file__).parent.parent / "docs").rglob("*.md")):
+        for fence in find_quiz_fences(page.read_text(encoding="utf-8")):
+            quiz = parse_quiz(fence.source).quiz
+            assert quiz is not None, page
+            questions += [q for q in quiz.questions if isinstance(q, ChoiceQuestion)]
+    return questions
+
+
+def test_right_answers_are_spread_over_the_positions_across_all_quizzes() -> None:
+    """Guessing one letter must not pass the course's quizzes: every position holds some right answers, and
+    no position holds more than half of the single-choice answers (8 lesson questions once all sat at A)."""
+    questions = _course_choice_questions()
+    assert len(questions) >= 8
+    positions: collections.Counter[int] = collections.Counter()
+    singles: collections.Counter[int] = collections.Counter()
+    for question in questions:
+        for position, index in enumerate(display_order(question)):
+            if question.options[index].correct:
+                positions[position] += 1
+                if question.kind == "single":
+                    singles[position] += 1
+    widest = max(len(q.options) for q in questions)
+    assert set(positions) == set(range(widest)), positions
+    assert max(singles.values()) <= sum(singles.values()) / 2, singles
+
+
+def test_numeric_range_is_the_stated_range_rounded_as_shown() -> None:
+    # 10% around 6.7718 steps is 6.0946 to 7.4490; the page says "6.09 to 7.45" and must accept both.
+    question = NumericQuestion(
+        "steps", "How many?", "x", 6.771780877299374, Tolerance(0.10, relative=True), "steps", "Why.", 1
+    )
+    assert accepted_range(question) == (6.09, 7.45)
+    assert _numeric_answer_text(question)[1] == "within 10%: 6.09 to 7.45 steps"

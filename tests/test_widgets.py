@@ -55,17 +55,43 @@ def test_kv_switch_adds_kv_traffic_to_the_simple_level() -> None:
 @pytest.mark.parametrize(
     ("state", "message"),
     [
-        ({"prompt": ""}, "prompt_tokens must be a whole number >= 1, got ''"),
-        ({"prompt": "-5"}, "prompt_tokens must be a whole number >= 1, got -5"),
-        ({"batch": "many"}, "batch must be a whole number >= 1, got 'many'"),
-        ({"output": "2.5"}, "output_tokens must be a whole number >= 1, got 2.5"),
-        ({"gpu": "h300"}, "unknown GPU 'h300'"),
+        ({"prompt": ""}, "Prompt tokens: type a whole number from 1 to 131,072."),
+        ({"prompt": "-5"}, "Prompt tokens: type a whole number from 1 to 131,072; -5 is not."),
+        ({"prompt": "131073"}, "Prompt tokens: type a whole number from 1 to 131,072; 131,073 is not."),
+        ({"batch": "many"}, "Batch size: type a whole number from 1 to 4,096; “many” is not a number."),
+        ({"output": "2.5"}, "Output tokens: type a whole number from 1 to 131,072; 2.5 is not."),
+        ({"gpu": "h300"}, "GPU: “h300” is not one of this widget's choices (NVIDIA H100 SXM5 80GB,"),
+        ({"model": ""}, "Model: an empty choice is not one of this widget's choices"),
     ],
 )
-def test_bad_input_gets_the_calculators_message(state: dict[str, str], message: str) -> None:
+def test_bad_input_gets_a_message_in_the_lessons_words(state: dict[str, str], message: str) -> None:
+    """The control's label and the range its hint states, never an argument name like prompt_tokens."""
     answer = ask({"widget": "prefill-decode", "state": state})
     assert answer["ok"] is False
     assert message in answer["error"]
+    assert "_" not in answer["error"].split("(")[0]
+
+
+@pytest.mark.parametrize(
+    ("widget", "state"),
+    [
+        ("prefill-decode", {"prompt": "1"}),
+        ("prefill-decode", {"prompt": "131072"}),
+        ("prefill-decode", {"output": "1", "batch": "1"}),
+        ("roofline-explorer", {"intensity": "0.1"}),
+        ("roofline-explorer", {"intensity": "100000"}),
+    ],
+)
+def test_both_ends_of_each_stated_range_are_accepted(widget: str, state: dict[str, str]) -> None:
+    assert ask({"widget": widget, "state": state})["ok"] is True
+
+
+def test_the_explorer_keeps_its_rows_in_the_order_of_its_boxes() -> None:
+    """The defaults list the GPUs in another order than the boxes; the rows must not reorder going live."""
+    listed = ask({"widget": "roofline-explorer", "state": {"gpus": "l4,h100-sxm,a100-sxm-80gb"}})
+    boxes = ask({"widget": "roofline-explorer", "state": {"gpus": "h100-sxm,a100-sxm-80gb,l4"}})
+    order = [row["gpu"] for row in listed["result"]["gpus"]]
+    assert order == [row["gpu"] for row in boxes["result"]["gpus"]] == ["h100-sxm", "a100-sxm-80gb", "l4"]
 
 
 def test_roofline_explorer_reads_the_roofline() -> None:

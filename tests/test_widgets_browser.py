@@ -35,10 +35,16 @@ def live_page(browser: Any, widget_site_url: str) -> Iterator[Any]:
     page = context.new_page()
     watch = PageWatch(page)
     page.goto(widget_site_url)
-    page.wait_for_selector(f'{PD}[data-rp-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    start(page)
     yield page
     context.close()
     watch.check()
+
+
+def start(page: Any, widget: str = PD) -> None:
+    """Press the widget's Start button (widgets never start by themselves) and wait until it is live."""
+    page.locator(f"{widget} .rp-widget__start-button").click()
+    page.wait_for_selector(f'{widget}[data-rp-state="live"]', timeout=LIVE_TIMEOUT_MS)
 
 
 def shown(page: Any, widget: str) -> dict[str, str]:
@@ -58,15 +64,34 @@ def wait_rendered(page: Any, widget: str, action: Any) -> None:
     page.wait_for_function("() => window.__rendered === true", timeout=10_000)
 
 
-def test_worker_is_not_started_until_a_widget_is_near(browser: Any, widget_site_url: str) -> None:
+def test_python_is_not_downloaded_until_the_reader_asks(browser: Any, widget_site_url: str) -> None:
+    """Reading past a widget (scrolling it into view) downloads nothing; the Start button does."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
-    page.goto(widget_site_url + "other/")
-    page.wait_for_timeout(500)
-    context.close()
+    page.goto(widget_site_url)
+    for widget in (PD, RE):
+        page.locator(widget).scroll_into_view_if_needed()
+    page.wait_for_load_state("networkidle")
     assert not [url for url in requests if "pyodide" in url or "widget-worker" in url]
+    assert page.get_attribute(PD, "data-rp-state") == "static"
+    assert "Press Start" in page.inner_text(f"{PD} .rp-widget__status")
+    progress: list[str] = []
+    page.expose_function("__progress", lambda text: progress.append(text))
+    page.evaluate(
+        f"""() => new MutationObserver(() => window.__progress(
+              document.querySelector('{PD} .rp-widget__status').textContent))
+            .observe(document.querySelector('{PD} .rp-widget__status'), {{ childList: true, subtree: true,
+              characterData: true }})"""
+    )
+    start(page)
+    context.close()
+    assert [url for url in requests if url.endswith(".wasm")]
+    # Honest progress: megabytes downloaded only grow, and no stage claims a percentage.
+    amounts = [float(text.split("(")[1].split(" MB")[0]) for text in progress if " MB so far" in text]
+    assert amounts == sorted(amounts), progress
+    assert not [text for text in progress if "%" in text], progress
 
 
 def test_prefill_decode_responds_and_matches_cpython(live_page: Any) -> None:
@@ -100,8 +125,18 @@ def test_kv_switch_and_keyboard_slider(live_page: Any) -> None:
 
 def test_bad_input_shows_the_calculators_message_inline(live_page: Any) -> None:
     live_page.fill(f"{PD}-batch", "-2")
-    live_page.wait_for_function(f"() => document.querySelector('{PD}-error').textContent.includes('batch')")
-    assert "batch must be a whole number >= 1, got -2" in live_page.inner_text(f"{PD}-error")
+    live_page.wait_for_function(
+        f"() => document.querySelector('{PD}-error').textContent.includes('Batch size')"
+    )
+    # The control's own words and the range its hint states, not the calculators' argument names.
+    message = live_page.inner_text(f"{PD}-error")
+    assert message == "Batch size: type a whole number from 1 to 4,096; -2 is not."
+    hint = live_page.inner_text(f"{PD} label[for='widget-prefill-decode-batch'] ~ .rp-widget__hint")
+    assert "1 to 4,096" in hint
+    live_page.fill(f"{PD}-batch", "4096")  # the top of the stated range passes the widget's check
+    live_page.wait_for_function(
+        f"() => !document.querySelector('{PD}-error').textContent.startsWith('Batch size')"
+    )
     live_page.fill(f"{PD}-batch", "1")
     live_page.wait_for_function(f"() => document.querySelector('{PD}-error').textContent === ''")
     # a model too big for the GPU is computed as a what-if, and the summary says it does not fit
@@ -112,6 +147,15 @@ def test_bad_input_shows_the_calculators_message_inline(live_page: Any) -> None:
     )
     assert live_page.inner_text(f"{PD}-error") == ""
     wait_rendered(live_page, PD, lambda: live_page.select_option(f"{PD}-model", "dense-8b"))
+
+
+def test_one_output_token_draws_without_vega_warnings(live_page: Any) -> None:
+    warnings: list[str] = []
+    live_page.on("console", lambda message: warnings.append(message.text))
+    wait_rendered(live_page, PD, lambda: live_page.fill(f"{PD}-output", "1"))
+    live_page.wait_for_selector(f'{PD} [data-widget-chart="timeline"] .rp-chart--live')
+    assert not [text for text in warnings if "Infinite extent" in text], warnings
+    wait_rendered(live_page, PD, lambda: live_page.fill(f"{PD}-output", "256"))
 
 
 def test_code_cell_runs_and_shows_tracebacks(live_page: Any) -> None:
@@ -164,7 +208,11 @@ def test_state_in_the_url_is_restored(browser: Any, widget_site_url: str) -> Non
     page = context.new_page()
     watch = PageWatch(page)
     page.goto(widget_site_url + "?prefill-decode.prompt=16000&prefill-decode.gpu=h200&prefill-decode.kv=1")
-    page.wait_for_selector(f'{PD}[data-rp-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    # The link's inputs are shown at once; the build-time results (the defaults') are not shown beside them.
+    assert page.input_value(f"{PD}-prompt") == "16000"
+    assert page.locator(f"{PD} .rp-widget__output").is_hidden()
+    start(page)
+    page.wait_for_selector(f"{PD} .rp-widget__output", state="visible")
     page.wait_for_function(
         f"() => document.querySelector('{PD} [data-shown=prefill_time_s]').textContent !== '32.3 ms'"
     )
@@ -173,23 +221,50 @@ def test_state_in_the_url_is_restored(browser: Any, widget_site_url: str) -> Non
     assert page.is_checked(f"{PD}-kv")
     expected = compute("prefill-decode", {"prompt": 16000, "gpu": "h200", "kv": True})["shown"]
     assert shown(page, PD)["prefill_time_s"] == expected["prefill_time_s"]
-    # Away and back (a full load here: instant navigation needs the site_url host): live again from the cache.
+    # Away and back with instant navigation: the page's Python keeps running, so the widget is live at once.
     page.click("text=Another page")
     page.wait_for_url("**/other/")
     page.click("text=Back to the widgets")
-    page.wait_for_selector(f'{PD}[data-rp-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    page.wait_for_selector(f'{PD}[data-rp-state="live"]', timeout=LIVE_TIMEOUT_MS)  # Python already runs
     context.close()
     watch.check()
+
+
+def test_a_bad_model_in_the_link_keeps_the_default_and_says_so(page: Any, widget_site_url: str) -> None:
+    page.goto(widget_site_url + "?prefill-decode.model=llama-9000")
+    assert page.input_value(f"{PD}-model") == "dense-8b"  # never a blank dropdown
+    message = page.inner_text(f"{PD}-error")
+    assert "“llama-9000”, which this widget does not offer" in message
+    assert "Nominal 8B dense model" in message
+
+
+def test_without_javascript_the_inputs_are_disabled_and_say_why(browser: Any, widget_site_url: str) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(widget_site_url)
+        assert page.is_disabled(f"{PD}-prompt")
+        assert page.is_disabled(f"{PD} .rp-widget__run")
+        assert page.locator(f"{PD} .rp-widget__start").is_hidden()
+        assert "needs JavaScript" in page.inner_text(f"{PD} .rp-widget__status")
+        assert "scroll" not in page.inner_text(f"{PD} .rp-widget__status")
+        assert shown(page, PD)["decode_step_time_s"] == "4.78 ms"  # the build-time figure is whole
+    finally:
+        context.close()
 
 
 def test_static_figure_stays_when_pyodide_cannot_load(page: Any, widget_site_url: str) -> None:
     page.route("**/*.wasm", lambda route: route.abort())
     page.goto(widget_site_url)
+    page.locator(f"{PD} .rp-widget__start-button").click()
     page.wait_for_selector(f'{PD}[data-rp-state="failed"]', timeout=LIVE_TIMEOUT_MS)
     assert "could not start" in page.inner_text(f"{PD} .rp-widget__status")
     assert shown(page, PD)["decode_step_time_s"] == "4.78 ms"
-    assert page.locator(f'{PD} [data-widget-chart="timeline"] svg').count() == 1
+    drawings = page.locator(f'{PD} [data-widget-chart="timeline"] svg')
+    assert drawings.count() == 2  # the wide drawing and its narrow variant; CSS shows one
+    assert len([i for i in range(2) if drawings.nth(i).is_visible()]) == 1
     assert page.is_disabled(f"{PD}-prompt")
+    page.wait_for_load_state("networkidle")  # every failed request has been reported
     page.watch.console_errors.clear()  # the blocked wasm request is logged by Chromium on purpose
 
 

@@ -75,7 +75,7 @@ def _wait_rendered(page: Any, widget: str, action: Any) -> None:
 
 
 def _go_live(page: Any, widget: str) -> None:
-    page.locator(widget).scroll_into_view_if_needed()
+    page.locator(f"{widget} .rp-widget__start-button").click()
     page.wait_for_selector(f'{widget}[data-rp-state="live"]', timeout=LIVE_TIMEOUT_MS)
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from calculators.browser.charts import chart_payload
-from calculators.browser.inputs import flag, number
+from calculators.browser.inputs import flag, in_range, number, one_of
 from calculators.hardware import GPUS
 from calculators.models import MODELS
 from calculators.scenario import Scenario
@@ -28,6 +28,15 @@ DEFAULTS: dict[str, Any] = {
 }
 UNIT = "FLOP/byte"
 PROMPT_RANGE = (1, 131072)  # the prompt slider: log scale, 1 to 128k tokens
+OUTPUT_RANGE = (1, 131072)  # tokens generated: the same ceiling as the prompt
+BATCH_RANGE = (1, 4096)  # requests decoded together
+LABELS = {
+    "prompt": "Prompt tokens",
+    "output": "Output tokens",
+    "batch": "Batch size",
+    "model": "Model",
+    "gpu": "GPU",
+}
 ASSUMPTIONS = (
     "BF16 weights on one GPU at its spec-sheet peaks (dense FLOP/s, full memory bandwidth); a "
     "pass does 2 FLOPs "
@@ -47,6 +56,22 @@ def state_from(raw: dict[str, Any]) -> dict[str, Any]:
         "output": number(merged["output"]),
         "batch": number(merged["batch"]),
         "kv": flag(merged["kv"]),
+    }
+
+
+def checked(state: dict[str, Any]) -> dict[str, Any]:
+    """``state`` with every value inside what its control states, or a reader's message naming the control.
+
+    The calculators accept any prompt length; the widget accepts what its hints say, in the lesson's words
+    ("Prompt tokens: type a whole number from 1 to 131,072"), never in argument names.
+    """
+    return {
+        **state,
+        "model": one_of(LABELS["model"], state["model"], dict(options()["model"])),
+        "gpu": one_of(LABELS["gpu"], state["gpu"], dict(options()["gpu"])),
+        "prompt": in_range(LABELS["prompt"], state["prompt"], *PROMPT_RANGE, whole=True),
+        "output": in_range(LABELS["output"], state["output"], *OUTPUT_RANGE, whole=True),
+        "batch": in_range(LABELS["batch"], state["batch"], *BATCH_RANGE, whole=True),
     }
 
 
@@ -96,7 +121,7 @@ def chart_params(state: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]
 
 def compute(raw: dict[str, Any]) -> dict[str, Any]:
     """Everything the widget shows for ``raw`` control values; raises the calculators' ``ValueError``."""
-    state = state_from(raw)
+    state = checked(state_from(raw))
     scenario = scenario_for(state)
     request = scenario.request(state["prompt"], state["output"], batch=state["batch"])
     prefill, decode = request.prefill, request.first_decode

@@ -9,12 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from calculators.browser.charts import chart_payload
-from calculators.browser.inputs import names, number
+from calculators.browser.inputs import in_range, names, number, one_of
 from calculators.hardware import GPUS, get_gpu
 from calculators.precision import PRECISIONS, get_precision
 from calculators.roofline import ridge_point, roofline_time
 from calculators.units import format_value
-from calculators.validation import positive_number
 
 NAME = "roofline-explorer"
 DEFAULTS: dict[str, Any] = {
@@ -23,6 +22,7 @@ DEFAULTS: dict[str, Any] = {
     "intensity": 100,
 }
 INTENSITY_RANGE = (0.1, 100000.0)  # the intensity slider: log scale
+INTENSITY_LABEL = "Intensity (FLOP per byte)"  # the control's label, also in the widget's messages
 ASSUMPTIONS = (
     "Spec-sheet peaks: dense tensor-core FLOP/s at the chosen precision and full memory bandwidth. "
     "Attainable FLOP/s is the lower of the peak and intensity × bandwidth."
@@ -62,10 +62,16 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
     """Everything the explorer shows for ``raw`` control values; raises the calculators' ``ValueError``."""
     state = state_from(raw)
     if not state["gpus"]:
-        raise ValueError(f"gpus must name at least one GPU; known GPUs: {', '.join(sorted(GPUS))}")
-    precision = get_precision(state["precision"]).name
-    intensity = positive_number("intensity", state["intensity"])
-    rows: list[dict[str, Any]] = []
+        raise ValueError("GPUs: tick at least one GPU to compare.")
+    known = dict(options()["gpus"])
+    for key in state["gpus"]:
+        one_of("GPUs", key, known)
+    # Rows follow the order of the GPU boxes, whatever order the link or the defaults list them in, so the
+    # table does not reorder when the widget goes live.
+    state = {**state, "gpus": sorted(dict.fromkeys(state["gpus"]), key=list(known).index)}
+    precision = get_precision(one_of("Precision", state["precision"], dict(options()["precision"]))).name
+    intensity = in_range(INTENSITY_LABEL, state["intensity"], *INTENSITY_RANGE)
+    rows = []
     for key in state["gpus"]:
         gpu = get_gpu(key)
         ridge = ridge_point(gpu, precision)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from calculators.charts.palette import gpu_colour
 from calculators.charts.params import (
     ChartError,
     Param,
@@ -242,12 +243,21 @@ def roofline(**given: Any) -> ChartData:
         series = f"{name}, ridge {ridges[key]:,.0f}"
         for intensity in (low, ridges[key], high):
             tflops = _in("TFLOP/s", attainable_flops_per_s(intensity, key, precision))
-            lines.append({"gpu": name, "series": series, "intensity": intensity, "tflops": tflops})
+            lines.append(
+                {
+                    "gpu": name,
+                    "series": series,
+                    "colour": gpu_colour(key),
+                    "intensity": intensity,
+                    "tflops": tflops,
+                }
+            )
         peak = _in("TFLOP/s", GPUS[key].peak_flops_per_s(precision))
         ridge_rows.append(
             {
                 "gpu": name,
                 "series": series,
+                "colour": gpu_colour(key),
                 "intensity": ridges[key],
                 "tflops": peak,
                 "label": f"ridge {ridges[key]:,.0f}",

@@ -40,11 +40,16 @@ def default_cache_dir() -> Path:
 
 @dataclass(frozen=True)
 class RenderedChart:
-    """A chart ready for a page: ``key`` names its spec file, ``spec_json`` is compact, ``svg`` is tidied."""
+    """A chart ready for a page: ``key`` names its spec file, ``spec_json`` is compact, ``svg`` is tidied.
+
+    A course chart also has its ``narrow`` variant (the same rows drawn for a phone's width, see
+    :data:`calculators.charts.specs.NARROW_WIDTH`); the page shows whichever fits its figure.
+    """
 
     key: str
     spec_json: str
     svg: str
+    narrow: RenderedChart | None = None
 
 
 def _canonical(value: Any) -> str:
@@ -69,7 +74,7 @@ def _drawing_code_digest() -> str:
     """Hash of the modules that turn rows into a spec: editing them must invalidate cached charts."""
     here = Path(__file__).parent
     digest = hashlib.sha256()
-    for name in ("specs.py", "render.py"):
+    for name in ("specs.py", "render.py", "palette.py"):
         digest.update((here / name).read_bytes())
     return digest.hexdigest()
 
@@ -164,15 +169,20 @@ def render_course_chart(
     """
     data = chart_data(name, **params)
     folder = cache_dir if cache_dir is not None else default_cache_dir()
-    pointer = folder / f"{input_key(data)}.input"
+    wide, narrow = (_render_variant(data, folder, narrow=variant) for variant in (False, True))
+    return data, RenderedChart(wide.key, wide.spec_json, wide.svg, narrow)
+
+
+def _render_variant(data: ChartData, folder: Path, *, narrow: bool) -> RenderedChart:
+    pointer = folder / f"{input_key(data)}{'.narrow' if narrow else ''}.input"
     if pointer.exists():
         key = pointer.read_text(encoding="utf-8").strip()
         svg_path, spec_path = folder / f"{key}.svg", folder / f"{key}.vl.json"
         if svg_path.exists() and spec_path.exists():
             svg, spec_json = svg_path.read_text(encoding="utf-8"), spec_path.read_text(encoding="utf-8")
-            return data, RenderedChart(key, spec_json, svg)
-    from calculators.charts.specs import BUILDERS, themed  # Altair: only on a miss
+            return RenderedChart(key, spec_json, svg)
+    from calculators.charts.specs import course_spec  # Altair: only on a miss
 
-    rendered = render_spec(themed(BUILDERS[name](data)).to_dict(), folder)
+    rendered = render_spec(course_spec(data, narrow=narrow), folder)
     _write_atomically(pointer, rendered.key)
-    return data, rendered
+    return rendered

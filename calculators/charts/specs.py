@@ -14,28 +14,54 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import altair as alt
 
 from calculators.charts.data import ChartData, Row, chart_data
+from calculators.charts.palette import GPU_COLOURS, PHASE_COLOURS, PRECISION_COLOURS
 
-# Mid-luminance hues: at least 3:1 contrast against white and against Material's slate background.
-PALETTE = ("#3b7dd8", "#e8710a", "#2e9e5b", "#c2409a", "#1a9aa6", "#d64541", "#8a5cd6", "#a8742a", "#6b8e23")
-PHASE_COLOURS = {"prefill": "#e8710a", "decode": "#3b7dd8"}
+# For charts whose categories are none of the course's GPUs, phases or precisions (a notebook's own chart).
+PALETTE = tuple(GPU_COLOURS.values())
 WIDTH, HEIGHT = 600, 340
+# The narrow variant, shown where the figure is narrower than the wide one (phones, side-by-side widget
+# charts): drawn for that width with larger text, so it is never shrunk below 11 CSS px (13 px text shown
+# at 316/370 of its size on a 390 px phone is 11.1 px).
+NARROW_WIDTH = 250
+FONT_SIZE = {False: 12, True: 13}
+MARK_FONT_SIZE = {False: 11, True: 13}
 NUMBER = ",.7~g"  # 0.1, 30, 1,000,000: SI prefixes (30m) would mislead, and plain ~g writes 1e+2
+
+
+def gpu_scale(keys: Iterable[str]) -> Any:
+    """A colour scale for charts whose category is a GPU's short name (notebooks): each in its course colour.
+
+    ``alt.Color("GPU:N", scale=gpu_scale(["h100-sxm", "b200"]))`` draws the H100 in the blue it has on every
+    other chart of the course, whatever the chart's order of GPUs.
+    """
+    from calculators.charts.data import short_gpu_name
+    from calculators.charts.palette import gpu_colour
+
+    keys = list(keys)
+    return alt.Scale(domain=[short_gpu_name(k) for k in keys], range=[gpu_colour(k) for k in keys])
 
 
 def _data(name: str) -> Any:
     return alt.Data(name=name)  # type: ignore[no-untyped-call]
 
 
-def themed(chart: Any) -> Any:
-    """Apply the course's chart style (transparent, ``currentColor`` text and rules) to any Altair chart."""
+def themed(chart: Any, *, narrow: bool = False) -> Any:
+    """Apply the course's chart style (transparent, ``currentColor`` text and rules) to any Altair chart.
+
+    ``narrow`` sets the text sizes and legend layout of the narrow variant (see :data:`NARROW_WIDTH`).
+    """
     ink = "currentColor"
+    size = FONT_SIZE[narrow]
     return chart.configure(
         background="transparent",
+        # Room at the edges: Vega sizes the drawing from estimated text widths, and the browser's font may be
+        # wider, which cut "B200 (HGX, 1000 W)" at the left and "prefill, 2,000 tokens" at the right.
+        padding={"left": 20, "right": 20, "top": 6, "bottom": 6},
         aria=False,  # the figure's caption and table are the text alternative; mark labels bloat the SVG
         font="sans-serif",
         axis={
@@ -47,25 +73,28 @@ def themed(chart: Any) -> Any:
             "gridOpacity": 0.14,
             "domainOpacity": 0.5,
             "tickOpacity": 0.5,
-            "labelFontSize": 12,
-            "titleFontSize": 12,
+            "labelFontSize": size,
+            "titleFontSize": size,
             "titleFontWeight": "normal",
-            "labelOverlap": True,
+            "labelOverlap": "greedy",  # a label that would touch its neighbour is left out ("1,200"/"1,300")
+            "labelSeparation": 6,
+            "labelFlush": True,  # end labels stay inside the plot's width instead of poking out of the SVG
         },
         legend={
             "labelColor": ink,
             "titleColor": ink,
-            "labelFontSize": 12,
-            "titleFontSize": 12,
+            "labelFontSize": size,
+            "titleFontSize": size,
             "titleFontWeight": "normal",
             "orient": "bottom",
             "direction": "horizontal",
+            "columns": 1 if narrow else 2,
             "labelLimit": 0,  # no truncation: "B200 (HGX, 1000 W), ridge 281" must read whole
         },
         title={"color": ink},
         view={"stroke": None},
         range={"category": list(PALETTE)},
-    ).configure_text(color=ink)
+    ).configure_text(color=ink, fontSize=MARK_FONT_SIZE[narrow])
 
 
 def _with_datasets(chart: Any, datasets: Mapping[str, list[Row]]) -> Any:
@@ -86,12 +115,16 @@ def _log_axis(field: str, title: str, values: Iterable[float], headroom: float =
     top = max(values) * headroom
     ticks = [t for t in ticks if t <= top] if headroom > 1 else ticks
     domain = [ticks[0], top if headroom > 1 else ticks[-1]]
+    # Over more than five decades ("0.01" to "1,000,000") neighbouring labels touch on a narrow chart: every
+    # decade keeps its grid line, every other one its label.
+    every_other = "round(log(datum.value) / LN10) % 2 == 0 ? datum.label : ''"
+    axis = alt.Axis(format=NUMBER, values=ticks, labelExpr=every_other) if len(ticks) > 6 else None
     return {
         "field": field,
         "type": "quantitative",
         "title": title,
         "scale": alt.Scale(type="log", domain=domain, nice=False),
-        "axis": alt.Axis(format=NUMBER, values=ticks),
+        "axis": axis or alt.Axis(format=NUMBER, values=ticks),
     }
 
 
@@ -103,7 +136,10 @@ def roofline_chart(data: ChartData) -> Any:
         **_log_axis("intensity", "Arithmetic intensity (FLOP per byte)", [r["intensity"] for r in lines_rows])
     )
     y = alt.Y(**_log_axis("tflops", "Attainable TFLOP/s", [r["tflops"] for r in lines_rows], headroom=1.6))
-    series = alt.Color("series:N", title=None, sort=None, legend=alt.Legend(columns=2))
+    # Each GPU's colour comes with its rows (calculators.charts.palette), so it is the same on every chart.
+    series = alt.Color(
+        "series:N", title=None, sort="ascending", scale=alt.Scale(range=alt.FieldRange(field="colour"))
+    )
     line_tip = [
         alt.Tooltip("gpu:N", title="GPU"),
         alt.Tooltip("intensity:Q", title="FLOP/byte", format=",.3~g"),
@@ -128,9 +164,7 @@ def roofline_chart(data: ChartData) -> Any:
     layers = [lines, drops, ridges]
     if len(data.datasets["ridges"]) == 1:  # with several GPUs the legend names each ridge instead
         layers.append(
-            alt.Chart(_data("ridges"))
-            .mark_text(align="right", dx=-7, dy=-9, fontSize=11)
-            .encode(x, y, text="label:N")
+            alt.Chart(_data("ridges")).mark_text(align="right", dx=-7, dy=-9).encode(x, y, text="label:N")
         )
     op_tip = [
         alt.Tooltip("label:N", title="pass"),
@@ -147,7 +181,8 @@ def roofline_chart(data: ChartData) -> Any:
     if "operation" in phases:  # an operation placed by its intensity (the roofline explorer): no passes
         shape = alt.Shape("phase:N", scale=shape_scale, legend=None)
     else:
-        shape = alt.Shape("phase:N", title="Pass", scale=shape_scale)
+        # Above the plot: beside the GPUs' legend it ran into their labels ("ridge 295" into "Pass").
+        shape = alt.Shape("phase:N", title="Pass", scale=shape_scale, legend=alt.Legend(orient="top"))
     layers.append(
         alt.Chart(_data("operations"))
         .mark_point(filled=True, size=110, color="currentColor", opacity=1)
@@ -156,11 +191,19 @@ def roofline_chart(data: ChartData) -> Any:
     if "operation" not in phases:
         # Passes are labelled on the chart. An operation sits on every chosen GPU's roof at one intensity, so
         # its labels would pile up; the table and the caption beside the explorer name each point instead.
-        layers.append(
-            alt.Chart(_data("operations"))
-            .mark_text(align="left", dx=9, dy=12, fontSize=11)
-            .encode(x, y, text="label:N")
+        # Prefill sits far right (high intensity) and is labelled to its left; decode, far left, to its right:
+        # each label stays inside the plot.
+        placements: tuple[tuple[str, Literal["left", "right"], int], ...] = (
+            ("prefill", "right", -9),
+            ("decode", "left", 9),
         )
+        for phase, align, dx in placements:
+            layers.append(
+                alt.Chart(_data("operations"))
+                .transform_filter(f"datum.phase == '{phase}'")
+                .mark_text(align=align, dx=dx, dy=14)
+                .encode(x, y, text="label:N")
+            )
     chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
     return _with_datasets(chart, data.datasets)
 
@@ -180,15 +223,24 @@ def prefill_vs_decode_chart(data: ChartData) -> Any:
         alt.Tooltip("decode_step_ms:Q", title="one decode step (ms)", format=",.3~g"),
         alt.Tooltip("bound:N", title="prefill is"),
     ]
-    curve = alt.Chart(_data("curve")).mark_line(strokeWidth=2.5, color=PALETTE[0]).encode(x, y, tooltip=tip)
+    # The curve is the prefill's cost: drawn in the prefill's colour.
+    curve = (
+        alt.Chart(_data("curve"))
+        .mark_line(strokeWidth=2.5, color=PHASE_COLOURS["prefill"])
+        .encode(x, y, tooltip=tip)
+    )
     hover = alt.Chart(_data("curve")).mark_point(size=40, opacity=0).encode(x, y, tooltip=tip)
     marks = (
-        alt.Chart(_data("marks")).mark_point(filled=True, size=80, color=PALETTE[1]).encode(x, y, tooltip=tip)
+        alt.Chart(_data("marks"))
+        .mark_point(filled=True, size=80, color="currentColor", opacity=1)
+        .encode(x, y, tooltip=tip)
     )
+    # Two lines ("2,000 tokens ≈" / "6.8 decode steps"), so a label left of its point clears the y axis.
     labels = (
         alt.Chart(_data("marks"))
-        .mark_text(align="right", dx=-8, dy=-10, fontSize=11)
-        .encode(x, y, text="label:N")
+        .transform_calculate(shown="replace(datum.label, ' ≈ ', ' ≈\\n')")
+        .mark_text(align="right", dx=-8, dy=-22, lineBreak="\n")
+        .encode(x, y, text="shown:N")
     )
     chart = alt.layer(curve, hover, marks, labels).properties(width=WIDTH, height=HEIGHT)
     return _with_datasets(chart, data.datasets)
@@ -210,7 +262,9 @@ def ridge_points_chart(data: ChartData) -> Any:
         "precision:N",
         title="Precision",
         sort=[p.upper() for p in precisions],
-        scale=alt.Scale(domain=[p.upper() for p in precisions], range=list(PALETTE[:2])),
+        scale=alt.Scale(
+            domain=[p.upper() for p in precisions], range=[PRECISION_COLOURS[p.upper()] for p in precisions]
+        ),
         legend=None if len(precisions) == 1 else alt.Legend(),
     )
     offset = alt.YOffset("precision:N", sort=[p.upper() for p in precisions])
@@ -218,7 +272,7 @@ def ridge_points_chart(data: ChartData) -> Any:
     bars = alt.Chart(_data("ridges")).mark_bar(cornerRadiusEnd=2).encode(x, y, offset, colour, tooltip=tip)
     values = (
         alt.Chart(_data("ridges"))
-        .mark_text(align="left", dx=4, fontSize=11)
+        .mark_text(align="left", dx=4)
         .encode(x, y, offset, text=alt.Text("ridge:Q", format=",.0f"))
     )
     step = 14 if len(precisions) == 1 else 11
@@ -249,17 +303,18 @@ def request_timeline_chart(data: ChartData) -> Any:
     )
     rule_x = alt.X("time_ms:Q")
     rules = alt.Chart(_data("events")).mark_rule(strokeDash=[4, 3], color="currentColor").encode(rule_x)
+    # Both label layers read every event and blank the ones they do not place: a filtered-out layer would be
+    # empty when the request has one output token, and Vega warns "Infinite extent" for an empty field.
+    first = "datum.kind == 'first'"
     after = (
         alt.Chart(_data("events"))
-        .transform_filter("datum.kind == 'first'")
-        .mark_text(align="left", baseline="top", dx=4, y=2, fontSize=11)
-        .encode(rule_x, text="label:N")
+        .mark_text(align="left", baseline="top", dx=4, y=2)
+        .encode(rule_x, text=alt.condition(first, alt.Text("label:N"), alt.value("")))
     )
     before = (
         alt.Chart(_data("events"))
-        .transform_filter("datum.kind != 'first'")
-        .mark_text(align="right", baseline="bottom", dx=-4, y=118, fontSize=11)
-        .encode(rule_x, text="label:N")
+        .mark_text(align="right", baseline="bottom", dx=-4, y=118)
+        .encode(rule_x, text=alt.condition(first, alt.value(""), alt.Text("label:N")))
     )
     chart = alt.layer(segments, rules, after, before).properties(width=WIDTH, height=120)
     return _with_datasets(chart, data.datasets)
@@ -271,6 +326,12 @@ BUILDERS: Mapping[str, Callable[[ChartData], Any]] = {
     "ridge-points": ridge_points_chart,
     "request-timeline": request_timeline_chart,
 }
+
+
+def narrowed(chart: Any) -> Any:
+    """The same chart drawn for :data:`NARROW_WIDTH` (the ridge-point bars keep their room for GPU names)."""
+    width = chart.width if isinstance(chart.width, int) else WIDTH
+    return chart.properties(width=max(NARROW_WIDTH - (WIDTH - width) // 3, 180))
 
 
 @dataclass(frozen=True)
@@ -291,7 +352,15 @@ class BuiltChart:
         return self.data.caption
 
 
-def build_chart(name: str, **params: Any) -> BuiltChart:
+def course_spec(data: ChartData, *, narrow: bool = False) -> dict[str, Any]:
+    """The Vega-Lite spec of a course chart's data, wide (the default) or its narrow variant."""
+    chart = BUILDERS[data.chart](data)
+    spec: dict[str, Any] = themed(narrowed(chart) if narrow else chart, narrow=narrow).to_dict()
+    return spec
+
+
+def build_chart(name: str, *, narrow: bool = False, **params: Any) -> BuiltChart:
     """Build the chart ``name`` (see :data:`calculators.charts.data.CHARTS`) with validated ``params``."""
     data = chart_data(name, **params)
-    return BuiltChart(data, themed(BUILDERS[name](data)))
+    chart = BUILDERS[name](data)
+    return BuiltChart(data, themed(narrowed(chart) if narrow else chart, narrow=narrow))

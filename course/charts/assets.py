@@ -30,7 +30,7 @@ SITE_FOLDER = "assets/ridgepoint"  # where charts.js lives in the site; runtime 
 RUNTIME_FOLDER = "vega"
 SPEC_FOLDER = "charts"
 FIGURE_TAG = re.compile(r"<figure\b[^>]*\bdata-rp-spec=\"[0-9a-f]{24}\"[^>]*>")
-SPEC_REFERENCE = re.compile(r'data-rp-spec="([0-9a-f]{24})"')
+SPEC_REFERENCE = re.compile(r'data-rp-spec(?:-narrow)?="([0-9a-f]{24})"')
 
 
 class RuntimeMismatch(RuntimeError):

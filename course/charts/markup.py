@@ -55,16 +55,26 @@ def figure_html(
     label = escape(caption, quote=True)
     spec = ""
     if inline_spec:
-        spec = '<script type="application/json" class="rp-chart__spec">' + rendered.spec_json.replace(
-            "</", "<\\/"
-        )
-        spec += "</script>"
+        for variant, suffix in ((rendered, ""), (rendered.narrow, " rp-chart__spec--narrow")):
+            if variant is not None:
+                escaped = variant.spec_json.replace("</", "<\\/")
+                spec += f'<script type="application/json" class="rp-chart__spec{suffix}">{escaped}</script>'
     extra = f"<p>{escape(note)}</p>" if note else ""
     inline_flag = "data-rp-spec-inline " if inline_spec else ""
+    drawing = rendered.svg
+    narrow_flag = ""
+    if rendered.narrow is not None:
+        # Both variants are in the page; charts.css shows the one that fits the figure's width (a container
+        # query), so no chart is ever shrunk below readable text, and charts.js goes live with the same one.
+        drawing = (
+            f'<div class="rp-chart__svg rp-chart__svg--wide">{rendered.svg}</div>'
+            f'<div class="rp-chart__svg rp-chart__svg--narrow">{rendered.narrow.svg}</div>'
+        )
+        narrow_flag = f'data-rp-spec-narrow="{rendered.narrow.key}" '
     return (
         f'<figure class="rp-chart" data-rp-chart="{escape(chart, quote=True)}" data-rp-spec="{rendered.key}" '
-        f"{inline_flag}>"
-        f'<div class="rp-chart__view" role="img" aria-label="{label}" tabindex="0">{rendered.svg}</div>'
+        f"{narrow_flag}{inline_flag}>"
+        f'<div class="rp-chart__view" role="img" aria-label="{label}" tabindex="0">{drawing}</div>'
         f'<figcaption class="rp-chart__caption">{escape(caption)}</figcaption>'
         # Left out of the search index: a table of figures matches every query and helps none.
         f'<details class="rp-chart__data" data-search-exclude><summary>Data behind the chart</summary>'
@@ -96,6 +106,7 @@ def altair_chart_html(
     rows: Sequence[Sequence[Any]] | None = None,
     cache_dir: Path | None = None,
     inline_spec: bool = True,
+    narrow_spec: dict[str, Any] | None = None,
 ) -> str:
     """Our chart markup for any Altair chart (or Vega-Lite spec dict), for notebooks and widgets.
 
@@ -112,6 +123,9 @@ def altair_chart_html(
         title = title.get("text") if isinstance(title, dict) else title
         caption = str(title or spec.get("description") or "Chart")
     rendered = render_spec(spec, cache_dir)
+    if narrow_spec is not None:
+        narrow = render_spec(narrow_spec, cache_dir)
+        rendered = RenderedChart(rendered.key, rendered.spec_json, rendered.svg, narrow)
     return figure_html(
         rendered, caption=caption, columns=columns, rows=rows, inline_spec=inline_spec, note=note
     )
@@ -122,7 +136,7 @@ def altair_renderer(spec: dict[str, Any], **metadata: Any) -> dict[str, str]:
 
     Returns a MIME bundle whose HTML is our chart markup; ``text/plain`` is for text-only front ends.
     """
-    html = altair_chart_html(spec, caption=metadata.get("caption"))
+    html = altair_chart_html(spec, caption=metadata.get("caption"), narrow_spec=metadata.get("narrow_spec"))
     return {"text/html": html, "text/plain": f"<chart: {json.dumps(spec.get('title', 'untitled'))}>"}
 
 

@@ -16,32 +16,49 @@ RENDERER_NAME = "ridgepoint"
 
 
 @cache
-def course_chart_config() -> dict[str, Any]:
+def course_chart_config(narrow: bool = False) -> dict[str, Any]:
     """The course's chart style as a Vega-Lite ``config`` block, as ``charts.specs.themed`` applies it."""
     import altair as alt
 
     from calculators.charts.specs import themed
 
     data = alt.Data(values=[])  # type: ignore[no-untyped-call]  # Altair's generated classes are untyped
-    config: dict[str, Any] = themed(alt.Chart(data).mark_point()).to_dict()["config"]
+    config: dict[str, Any] = themed(alt.Chart(data).mark_point(), narrow=narrow).to_dict()["config"]
     return config
 
 
-def with_course_style(spec: dict[str, Any]) -> dict[str, Any]:
+def with_course_style(spec: dict[str, Any], *, narrow: bool = False) -> dict[str, Any]:
     """``spec`` with the course's config under its own (a chart's explicit ``configure_*`` still wins)."""
     own = spec.get("config") or {}
-    merged = {key: value for key, value in course_chart_config().items() if key not in own}
+    base_config = course_chart_config(narrow)
+    merged = {key: value for key, value in base_config.items() if key not in own}
     for key, value in own.items():
-        base = course_chart_config().get(key)
+        base = base_config.get(key)
         merged[key] = {**base, **value} if isinstance(base, dict) and isinstance(value, dict) else value
     return {**spec, "config": merged}
 
 
+def narrow_variant(spec: dict[str, Any]) -> dict[str, Any] | None:
+    """The chart drawn for a phone: the course's narrow width and text sizes, or None if it sets no width."""
+    from calculators.charts.specs import NARROW_WIDTH
+
+    # Narrower than a course chart's: a notebook's own legends and labels take more room beside the plot.
+    narrow_width = NARROW_WIDTH - 60
+    width = spec.get("width")
+    if not isinstance(width, int | float) or width <= narrow_width:
+        return None
+    return with_course_style({**spec, "width": narrow_width}, narrow=True)
+
+
 def course_chart_renderer(spec: dict[str, Any], **metadata: Any) -> dict[str, str]:
-    """Altair renderer: the MIME bundle of the course's chart markup for ``spec`` in the course's style."""
+    """Altair renderer: the MIME bundle of the course's chart markup for ``spec`` in the course's style.
+
+    A chart with a width gets its narrow variant too, so it stays readable on a phone (text >= 11 CSS px).
+    """
     from course.charts.markup import altair_renderer
 
-    bundle: dict[str, str] = altair_renderer(with_course_style(spec), **metadata)
+    narrow = narrow_variant(spec)
+    bundle: dict[str, str] = altair_renderer(with_course_style(spec), narrow_spec=narrow, **metadata)
     return bundle
 
 

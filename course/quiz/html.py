@@ -9,13 +9,15 @@ hides the controls and the ``<details>`` and shows the answer key that follows t
 
 from __future__ import annotations
 
+import hashlib
 import html
+import random
 import string
 from collections.abc import Callable, Sequence
 
 import markdown
 
-from calculators.units import UNITS, format_value
+from calculators.units import UNITS, format_value, significant
 from course.quiz.model import ChoiceQuestion, Issue, NumericQuestion, Quiz
 from course.sanitising.policy import sanitise_html
 
@@ -46,26 +48,49 @@ def _attr(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def display_order(question: ChoiceQuestion) -> list[int]:
+    """The order in which a question's options are shown: a shuffle seeded by the question's id.
+
+    Authors tend to write the right option first; shown as written, a quiz passes blind. The seed is the id
+    (not the time or the build), so a page, its answer key, its PDF and a reader's saved progress all agree
+    from one build to the next, and a question keeps its order while its wording is edited.
+    """
+    seed = int.from_bytes(hashlib.sha256(question.id.encode("utf-8")).digest()[:8], "big")
+    order = list(range(len(question.options)))
+    random.Random(seed).shuffle(order)
+    return order
+
+
+def accepted_range(question: NumericQuestion) -> tuple[float, float]:
+    """The lowest and highest numbers (in the question's unit) that count as right, both included.
+
+    They are the tolerance's ends rounded to the three significant figures the answer text shows, so the
+    page accepts exactly the range it states: "within 10%: 6.09 to 7.45 steps" takes 6.09 and 7.45 too.
+    """
+    error = question.tolerance.allowed_error(question.value)
+    low, high = question.value - error, question.value + error
+    return significant(low, 3), significant(high, 3)
+
+
 def _numeric_answer_text(question: NumericQuestion) -> tuple[str, str]:
     """The answer with its unit, and which answers count (``"within 5%: 281 to 310 FLOP/byte"``)."""
     scale = UNITS[question.unit].scale
-    error = question.tolerance.allowed_error(question.value)
     answer = format_value(question.value * scale, question.unit)
-    low = format_value((question.value - error) * scale, question.unit).removesuffix(
-        UNITS[question.unit].suffix
-    )
-    high = format_value((question.value + error) * scale, question.unit)
-    return answer, f"{question.tolerance.describe()}: {low} to {high}"
+    low, high = accepted_range(question)
+    low_text = format_value(low * scale, question.unit).removesuffix(UNITS[question.unit].suffix)
+    high_text = format_value(high * scale, question.unit)
+    return answer, f"{question.tolerance.describe()}: {low_text} to {high_text}"
 
 
 def _choice_controls(question: ChoiceQuestion, dom_id: str, inline: Callable[[str], str]) -> str:
     control = "radio" if question.kind == "single" else "checkbox"
     items = []
-    for index, option in enumerate(question.options):
+    for position, index in enumerate(display_order(question)):
+        option = question.options[index]
         items.append(
             f'<li class="rp-quiz__option" data-option="{index}">'
             f'<label><input type="{control}" name="{dom_id}" value="{index}"> '
-            f'<span class="rp-quiz__letter">{LETTERS[index]}.</span> '
+            f'<span class="rp-quiz__letter">{LETTERS[position]}.</span> '
             f'<span class="rp-quiz__text">{inline(option.text)}</span>'
             f'<span class="rp-quiz__mark" data-mark></span></label></li>'
         )
@@ -73,14 +98,16 @@ def _choice_controls(question: ChoiceQuestion, dom_id: str, inline: Callable[[st
 
 
 def _choice_answer(question: ChoiceQuestion, inline: Callable[[str], str]) -> str:
-    right = [LETTERS[i] for i, option in enumerate(question.options) if option.correct]
+    order = display_order(question)
+    right = [LETTERS[position] for position, index in enumerate(order) if question.options[index].correct]
     label = "Answer" if len(right) == 1 else "Answers"
     items = []
-    for index, option in enumerate(question.options):
+    for position, index in enumerate(order):
+        option = question.options[index]
         verdict = "Right" if option.correct else "Wrong"
         items.append(
             f'<li data-option="{index}" data-correct="{str(option.correct).lower()}">'
-            f"<strong>{LETTERS[index]}. {verdict}.</strong> {inline(option.explain)}</li>"
+            f"<strong>{LETTERS[position]}. {verdict}.</strong> {inline(option.explain)}</li>"
         )
     return (
         f'<p class="rp-quiz__solution"><strong>{label}: {", ".join(right)}.</strong></p>'
@@ -92,9 +119,12 @@ def _numeric_controls(question: NumericQuestion, dom_id: str) -> str:
     suffix = UNITS[question.unit].suffix.strip()
     unit = f' <span class="rp-quiz__unit">{html.escape(suffix)}</span>' if suffix else ""
     hint = f" (in {html.escape(suffix)})" if suffix else ""
+    # A text field, not type="number": Chromium empties a number field holding "6.8 steps" or "6,8", so the
+    # script could only say "type a number first"; as text, quiz.js reads units and either decimal mark.
     return (
         f'<p class="rp-quiz__numeric"><label for="{dom_id}-input">Your answer{hint}</label> '
-        f'<input id="{dom_id}-input" type="number" step="any" inputmode="decimal" name="{dom_id}">{unit}</p>'
+        f'<input id="{dom_id}-input" type="text" inputmode="decimal" autocomplete="off" spellcheck="false" '
+        f'name="{dom_id}">{unit}</p>'
     )
 
 
@@ -118,7 +148,12 @@ def render_quiz(quiz: Quiz) -> str:
             controls = _numeric_controls(question, dom_id)
             answer = _numeric_answer(question, inline)
             error = question.tolerance.allowed_error(question.value)
-            data = f' data-answer="{question.value!r}" data-allowed-error="{error!r}"'
+            low, high = accepted_range(question)
+            data = (
+                f' data-answer="{question.value!r}" data-allowed-error="{error!r}"'
+                f' data-low="{low!r}" data-high="{high!r}"'
+                f' data-unit="{_attr(UNITS[question.unit].suffix.strip())}"'
+            )
         else:
             controls = _choice_controls(question, dom_id, inline)
             answer = _choice_answer(question, inline)

@@ -44,7 +44,7 @@ TOUCH_TO_LIVE = """async (selector) => {
   const rendered = new Promise((resolve) =>
       root.addEventListener("ridgepoint:rendered", resolve, { once: true }));
   const touched = performance.now();
-  root.querySelector("input[type=text]").focus();
+  root.querySelector(".rp-widget__start-button").click(); // the reader's explicit start
   await rendered;
   await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
   return performance.now() - touched;

@@ -20,6 +20,7 @@ from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 
 from calculators.browser import prefill_decode, roofline_explorer
+from calculators.browser.inputs import describe_range
 from calculators.charts.render import render_course_chart
 from course.charts.markup import figure_html
 from course.lesson_format.problems import Problem
@@ -111,15 +112,28 @@ def _figures(result: dict[str, Any]) -> str:
 
 def _prefill_decode_body(widget_id: str, result: dict[str, Any]) -> tuple[str, str, str, str]:
     state, shown, options = result["state"], result["shown"], prefill_decode.options()
+    labels = prefill_decode.LABELS  # the same words as the widget's messages
     low, high = prefill_decode.PROMPT_RANGE
     controls = "".join(
         [
-            _select(widget_id, "model", "Model", options["model"], state["model"]),
-            _select(widget_id, "gpu", "GPU", options["gpu"], state["gpu"]),
+            _select(widget_id, "model", labels["model"], options["model"], state["model"]),
+            _select(widget_id, "gpu", labels["gpu"], options["gpu"], state["gpu"]),
             _slider(widget_id, "prompt", "Prompt length (log scale)", low, high),
-            _text_input(widget_id, "prompt", "Prompt tokens", state["prompt"], f"{low} to {high:,}"),
-            _text_input(widget_id, "output", "Output tokens", state["output"], "tokens generated"),
-            _text_input(widget_id, "batch", "Batch size", state["batch"], "identical requests together"),
+            _text_input(widget_id, "prompt", labels["prompt"], state["prompt"], describe_range(low, high)),
+            _text_input(
+                widget_id,
+                "output",
+                labels["output"],
+                state["output"],
+                f"tokens generated, {describe_range(*prefill_decode.OUTPUT_RANGE)}",
+            ),
+            _text_input(
+                widget_id,
+                "batch",
+                labels["batch"],
+                state["batch"],
+                f"requests together, {describe_range(*prefill_decode.BATCH_RANGE)}",
+            ),
             f'<div class="rp-widget__field rp-widget__field--switch"><input type="checkbox" role="switch" '
             f"{_attrs(id=f'{widget_id}-kv', name='kv')}{' checked' if state['kv'] else ''}>"
             f'<label for="{widget_id}-kv">Include KV-cache traffic (refined level)</label></div>',
@@ -157,9 +171,9 @@ def _roofline_explorer_body(widget_id: str, result: dict[str, Any]) -> tuple[str
             _text_input(
                 widget_id,
                 "intensity",
-                "Intensity (FLOP per byte)",
+                roofline_explorer.INTENSITY_LABEL,
                 state["intensity"],
-                f"{low} to {high:,.0f}",
+                describe_range(low, high),
             ),
         ]
     )
@@ -171,8 +185,13 @@ def _roofline_explorer_body(widget_id: str, result: dict[str, Any]) -> tuple[str
         f"<td>{escape(row['shown']['bound'])}</td></tr>"
         for row in result["gpus"]
     )
-    results = f'<table class="rp-widget__table" data-table="gpus"><thead>{head}</thead>'
-    results += f"<tbody>{body}</tbody></table>"
+    # A table wider than a phone scrolls inside its own box (a focusable region, so keyboards can scroll it)
+    # instead of widening the page.
+    results = (
+        f'<div class="rp-widget__table-scroll" role="region" tabindex="0" aria-label="GPUs compared">'
+        f'<table class="rp-widget__table" data-table="gpus"><thead>{head}</thead>'
+        f"<tbody>{body}</tbody></table></div>"
+    )
     return controls, results, _figures(result), roofline_explorer.ASSUMPTIONS
 
 
@@ -236,11 +255,16 @@ def render_widget(name: str, defaults: dict[str, Any], widget_id: str | None = N
         f'<section class="rp-widget" {data}>'
         f'<header class="rp-widget__head"><h3 class="rp-widget__title" id="{widget_id}-title">'
         f"{escape(TITLES[name])}</h3>"
+        # Without JavaScript the controls could not change anything: they are shown disabled and the status
+        # says why; widgets.js enables them and offers a Start button (it never starts on its own).
         '<p class="rp-widget__status" role="status">Showing the default scenario, computed when '
-        "the site was built. "
-        f"It becomes live when you scroll to it or touch a control.</p></header>"
-        f'<form class="rp-widget__controls" aria-label="{escape(TITLES[name])} inputs" '
-        f"novalidate>{controls}</form>"
+        "the site was built. Changing the inputs needs JavaScript.</p></header>"
+        f'<form class="rp-widget__form" aria-label="{escape(TITLES[name])} inputs" novalidate>'
+        f'<fieldset class="rp-widget__controls" disabled>{controls}</fieldset></form>'
+        f'<div class="rp-widget__start" hidden><button type="button" class="md-button md-button--primary '
+        f'rp-widget__start-button">Start the live calculator</button> <small class="rp-widget__hint">'
+        "Downloads Python into your browser once; the numbers and charts then follow your inputs."
+        "</small></div>"
         f'<p class="rp-widget__error" id="{widget_id}-error" role="alert"></p>'
         f'<div class="rp-widget__output">{results}'
         f'<p class="rp-widget__summary" aria-live="polite">{escape(result["summary"])}</p>'
@@ -250,9 +274,9 @@ def render_widget(name: str, defaults: dict[str, Any], widget_id: str | None = N
         f'<label class="rp-widget__code-label" for="{widget_id}-code">Edit the calculator call and '
         "run it in your "
         f"browser</label>"
-        f'<textarea class="rp-widget__code" id="{widget_id}-code" rows="9" spellcheck="false">'
+        f'<textarea class="rp-widget__code" id="{widget_id}-code" rows="9" spellcheck="false" readonly>'
         f"{escape(result['python'])}</textarea>"
-        f'<button type="button" class="md-button rp-widget__run">Run</button>'
+        f'<button type="button" class="md-button rp-widget__run" disabled>Run</button>'
         '<pre class="rp-widget__run-output" aria-live="polite" data-empty="Output or traceback '
         'appears here."></pre>'
         f"</details></section>"

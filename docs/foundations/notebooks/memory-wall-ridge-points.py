@@ -38,6 +38,7 @@ from calculators import (
 )
 from calculators.charts.data import short_gpu_name
 from calculators.charts.notebook_tables import markdown_table
+from calculators.charts.specs import gpu_scale
 from course.notebooks.renderer import enable_course_charts
 
 enable_course_charts()  # charts below use the course's own markup: a static SVG, interactive on demand
@@ -169,7 +170,7 @@ roofs = (
     .encode(
         x=alt.X("intensity (FLOP/byte):Q", scale=x_scale, title="arithmetic intensity (FLOP per byte, log)"),
         y=alt.Y("attainable (TFLOP/s):Q", scale=y_scale, title="attainable TFLOP/s (log)"),
-        color=alt.Color("GPU:N"),
+        color=alt.Color("GPU:N", scale=gpu_scale(("a100-sxm-80gb", "h100-sxm", "b200"))),
     )
 )
 # labels alternate above and below their points, so that neighbours do not overlap

@@ -33,6 +33,7 @@ import altair as alt
 from calculators import GPUS, MODELS, Scenario, format_value, get_gpu, get_model, ridge_point
 from calculators.charts.data import short_gpu_name
 from calculators.charts.notebook_tables import markdown_table
+from calculators.charts.specs import gpu_scale
 from course.notebooks.renderer import enable_course_charts
 
 enable_course_charts()  # charts below use the course's own markup: a static SVG, interactive on demand
@@ -268,8 +269,9 @@ markdown_table(model_rows, digits=3)
 # straight line. The bend sits at each GPU's ridge point.
 
 # %%
+curve_gpus = ("h100-sxm", "h200", "b200", "a100-sxm-80gb", "l4")
 curve_rows = []
-for key in ("h100-sxm", "h200", "b200", "a100-sxm-80gb", "l4"):
+for key in curve_gpus:
     scenario = Scenario("dense-8b", key)
     for prompt in (16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384):
         curve_rows.append(
@@ -288,7 +290,7 @@ for key in ("h100-sxm", "h200", "b200", "a100-sxm-80gb", "l4"):
         y=alt.Y(
             "prefill in decode steps:Q", scale=alt.Scale(type="log"), title="prefill time in decode steps"
         ),
-        color=alt.Color("GPU:N"),
+        color=alt.Color("GPU:N", scale=gpu_scale(curve_gpus)),
         tooltip=["GPU:N", "prompt tokens:Q", alt.Tooltip("prefill in decode steps:Q", format=".2f")],
     )
     .properties(

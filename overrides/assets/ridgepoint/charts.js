@@ -51,13 +51,22 @@
     return runtime;
   }
 
+  // The figure's width decides between the wide drawing and its narrow variant, as charts.css does for the
+  // static SVGs (same 720 px threshold), so going live never changes a chart's layout or text size.
+  const NARROW_BELOW_PX = 720;
+
   async function specOf(figure) {
-    const inline = figure.querySelector("script.rp-chart__spec");
+    const holder = figure.querySelector(".rp-chart__view");
+    const fitsNarrow = holder.clientWidth < NARROW_BELOW_PX;
+    const inlineNarrow = figure.querySelector("script.rp-chart__spec--narrow");
+    if (inlineNarrow && fitsNarrow) return JSON.parse(inlineNarrow.textContent);
+    const inline = figure.querySelector("script.rp-chart__spec:not(.rp-chart__spec--narrow)");
     if (inline) return JSON.parse(inline.textContent);
-    const key = figure.dataset.rpSpec;
+    const narrow = figure.dataset.rpSpecNarrow && fitsNarrow;
+    const key = narrow ? figure.dataset.rpSpecNarrow : figure.dataset.rpSpec;
     if (!/^[0-9a-f]+$/.test(key || "")) throw new Error("this chart names no spec the site built");
     const response = await fetch(new URL(`charts/${key}.json`, BASE));
-    if (!response.ok) throw new Error(`chart spec ${figure.dataset.rpSpec}: HTTP ${response.status}`);
+    if (!response.ok) throw new Error(`chart spec ${key}: HTTP ${response.status}`);
     return response.json();
   }
 
@@ -81,6 +90,12 @@
       tooltip: { theme: darkScheme() ? "dark" : "light" },
     });
     for (const child of [...holder.children]) if (child !== live) child.remove();
+    // The live drawing is an image with the figure's caption as its text alternative, like the static one.
+    const svg = live.querySelector("svg");
+    if (svg) {
+      svg.setAttribute("role", "img");
+      svg.setAttribute("aria-label", holder.getAttribute("aria-label") || "Chart");
+    }
     live.hidden = false;
     figure.classList.remove("rp-chart--loading");
     figure.classList.add("rp-chart--live");

@@ -2,7 +2,7 @@
 //
 // The page already holds everything: which options are right (data-correct), every explanation (inside each
 // question's <details>), and for numeric questions the answer and the allowed error computed at build time by
-// the calculators (data-answer, data-allowed-error). This script only compares and shows; it computes nothing.
+// the calculators (data-answer, and data-low/data-high: the accepted range exactly as the answer text states it). This script only compares and shows; it computes nothing.
 // It re-initialises on Material's document$ (instant navigation) and leaves the no-JavaScript markup readable.
 (() => {
   "use strict";
@@ -27,6 +27,54 @@
     } catch {
       // Private mode or a full quota: the quiz still works, it just forgets on reload.
     }
+  }
+
+  // Read what a reader typed as a number: "6.8", "6,8", "6.8 steps", "1,234.5", "1.234,5", "−3", "2e3".
+  // Returns { value } or { error } with words a reader can act on. A lone comma before exactly three digits
+  // ("6,800") could be a thousands separator or a decimal mark, so it is refused rather than guessed.
+  function parseAnswer(text, unit) {
+    let rest = text.trim().replace(/[\u00a0\u202f\u2009]/g, " ");
+    const lower = rest.toLowerCase();
+    const units = unit ? [unit, unit.replace(/s$/, ""), unit === "×" ? "x" : ""].filter(Boolean) : [];
+    for (const name of units) {
+      if (lower.endsWith(name.toLowerCase())) {
+        rest = rest.slice(0, rest.length - name.length).trim();
+        break;
+      }
+    }
+    rest = rest.replace(/^[\u2212\u2013]/, "-").replace(/(\d) (?=\d{3}\b)/g, "$1");
+    const unitWords = unit ? ` in ${unit}` : "";
+    if (!/^[-+]?(\d[\d.,]*|[.,]\d+)(e[-+]?\d+)?$/i.test(rest)) {
+      return { error: `"${text.trim()}" is not a number${unitWords}. Type a number such as 12.5 or 12,5${unit ? ` (the unit "${unit}" is optional)` : ""}.` };
+    }
+    const [mantissa, exponent = ""] = rest.split(/(?=e)/i);
+    const dots = (mantissa.match(/\./g) || []).length;
+    const commas = (mantissa.match(/,/g) || []).length;
+    let decimal = ".";
+    let group = ",";
+    if (dots && commas) {
+      decimal = mantissa.lastIndexOf(",") > mantissa.lastIndexOf(".") ? "," : ".";
+      group = decimal === "," ? "." : ",";
+    } else if (commas === 1 && dots === 0) {
+      if (/^[-+]?\d{1,3},\d{3}$/.test(mantissa)) {
+        const [whole, part] = mantissa.split(",");
+        return { error: `"${text.trim()}" could mean ${whole}${part} or ${whole}.${part}. Type it without the comma, for example ${whole}${part} or ${whole}.${part}.` };
+      }
+      decimal = ",";
+      group = ".";
+    } else if (dots > 1) {
+      decimal = ",";
+      group = ".";
+    }
+    const [whole, fraction, extra] = mantissa.split(decimal);
+    const groups = whole.replace(/^[-+]/, "").split(group);
+    const grouped = groups.length === 1 || (groups[0].length >= 1 && groups[0].length <= 3 && groups.slice(1).every((g) => g.length === 3));
+    if (extra !== undefined || !grouped || (fraction !== undefined && fraction.includes(group))) {
+      return { error: `"${text.trim()}" mixes its separators. Type the number with one decimal mark, for example 1234.5.` };
+    }
+    const value = Number(whole.split(group).join("") + (fraction !== undefined ? "." + fraction : "") + exponent);
+    if (!Number.isFinite(value)) return { error: `"${text.trim()}" is not a number${unitWords}. Type a number such as 12.5.` };
+    return { value };
   }
 
   function paragraph(text, className) {
@@ -111,12 +159,14 @@
 
     evaluate(response) {
       if (this.kind === "numeric") {
-        const guess = Number(response.replace(/,/g, ""));
+        const parsed = parseAnswer(response, this.element.dataset.unit || "");
+        if (parsed.error) return { right: false, invalid: parsed.error };
+        const guess = parsed.value;
+        // The range shown in the answer text, both ends included ("6.09 to 7.45 steps" takes 6.09 and 7.45).
+        const low = Number(this.element.dataset.low);
+        const high = Number(this.element.dataset.high);
         const answer = Number(this.element.dataset.answer);
-        const allowed = Number(this.element.dataset.allowedError);
-        if (!Number.isFinite(guess)) return { right: false, invalid: true };
-        // The tiny slack only absorbs floating-point rounding of numbers computed at build time.
-        return { right: Math.abs(guess - answer) <= allowed * (1 + 1e-9), high: guess > answer, guess };
+        return { right: guess >= low && guess <= high, high: guess > answer, guess };
       }
       const correct = this.correctOptions();
       const right = response.length === correct.length && response.every((index) => correct.includes(index));
@@ -136,7 +186,7 @@
       const nodes = [];
       if (this.kind === "numeric") {
         if (result.invalid) {
-          nodes.push(paragraph(`"${response}" is not a number. Type digits, for example 295.`, "rp-quiz__verdict-title"));
+          nodes.push(paragraph(result.invalid, "rp-quiz__verdict-title"));
         } else if (result.right) {
           nodes.push(paragraph("Right.", "rp-quiz__verdict-title"));
           for (const part of this.answer.querySelectorAll(".rp-quiz__solution, .rp-quiz__explanation")) {

@@ -29,11 +29,36 @@
     openedForPrint = [];
   });
 
-  // A computed number explains itself to keyboard users too: its tooltip text becomes its accessible description.
+  // A computed number reads as what it says ("295 FLOP/byte"), not as the Python that computed it, and is not
+  // a tab stop (a lesson had 21-25 of them among its 97-99). The source moves from the title (which screen
+  // readers announce) to a tooltip drawn by CSS for pointers; without JavaScript the title stays.
   onEachPage(function (root) {
-    root.querySelectorAll(".rp-number[title]:not([aria-description])").forEach(function (number) {
-      number.setAttribute("aria-description", number.getAttribute("title"));
-      number.setAttribute("tabindex", "0");
+    root.querySelectorAll(".rp-number[title]").forEach(function (number) {
+      number.setAttribute("data-tip", number.getAttribute("title"));
+      number.removeAttribute("title");
+    });
+  });
+
+  // Material's search dialog has no accessible name; give it the one its button has.
+  onEachPage(function () {
+    var dialog = document.querySelector(".md-search[role=dialog]:not([aria-label])");
+    if (dialog) dialog.setAttribute("aria-label", "Search");
+  });
+
+  // A box that scrolls sideways (wide code, display math, a wide table) must be reachable by keyboard, or its
+  // hidden part is out of reach; boxes inside a section opened later are checked when it opens.
+  var SCROLLERS = "pre, .highlight-ipynb, .rp-math--display, .md-typeset__scrollwrap, .jp-OutputArea-output";
+  function focusableScrollers(root) {
+    root.querySelectorAll(SCROLLERS).forEach(function (box) {
+      if (!box.hasAttribute("tabindex") && box.scrollWidth > box.clientWidth + 1 && !box.querySelector(SCROLLERS)) {
+        box.setAttribute("tabindex", "0");
+      }
+    });
+  }
+  onEachPage(function (root) {
+    focusableScrollers(root);
+    root.querySelectorAll("details").forEach(function (details) {
+      details.addEventListener("toggle", function () { if (details.open) focusableScrollers(details); });
     });
   });
 })();

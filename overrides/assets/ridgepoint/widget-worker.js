@@ -7,7 +7,7 @@
 //
 // Messages in:  {type: "start"} (the runtime's URLs and hash come from runtime.json)
 //               {type: "call", id, request: JSON text}
-// Messages out: {type: "progress", stage, loaded, total}  {type: "ready", ms}  {type: "failed", reason}
+// Messages out: {type: "progress", stage, loaded: bytes downloaded so far (0 when not downloading)}  {type: "ready", ms}  {type: "failed", reason}
 //               {type: "answer", id, answer: JSON text, ms: time Python took}
 
 const EXTRACT_DIR = "/home/pyodide/ridgepoint";
@@ -45,21 +45,38 @@ function cachedFetch(cacheName, prefix, onProgress) {
   };
 }
 
+// Progress over every download together: bytes received so far (a count that only grows, where a share per
+// file would jump back to 0% as the next file starts), and when the last open download closes, "done".
+const downloads = { loaded: 0, open: 0 };
+
 function withProgress(response, url, onProgress) {
-  const total = Number(response.headers.get("content-length")) || 0;
-  if (!response.body || total < 1e6) return response;
-  let loaded = 0;
+  if (!response.body) return response;
   const reader = response.body.getReader();
+  downloads.open++;
+  let closed = false;
+  const close = () => {
+    if (closed) return;
+    closed = true;
+    downloads.open--;
+    onProgress(downloads.loaded, downloads.open === 0);
+  };
   const stream = new ReadableStream({
     async pull(controller) {
-      const { done, value } = await reader.read();
-      if (done) {
+      let chunk;
+      try {
+        chunk = await reader.read();
+      } catch (error) {
+        close();
+        throw error;
+      }
+      if (chunk.done) {
         controller.close();
+        close();
         return;
       }
-      loaded += value.byteLength;
-      onProgress(url, loaded, total);
-      controller.enqueue(value);
+      downloads.loaded += chunk.value.byteLength;
+      onProgress(downloads.loaded, false);
+      controller.enqueue(chunk.value);
     },
   });
   return new Response(stream, { status: response.status, statusText: response.statusText, headers: response.headers });
@@ -117,15 +134,19 @@ async function start() {
       if (name.startsWith("ridgepoint-pyodide-") && name !== cacheName) await caches.delete(name);
     }
   }
-  self.fetch = cachedFetch(cacheName, indexURL, (url, loaded, total) =>
-    post({ type: "progress", stage: "Downloading Python", loaded, total }),
+  self.fetch = cachedFetch(cacheName, indexURL, (loaded, finished) =>
+    post(
+      finished
+        ? { type: "progress", stage: "Preparing Python (downloaded)", loaded: 0 }
+        : { type: "progress", stage: "Downloading Python", loaded },
+    ),
   );
   if (typeof WebAssembly === "undefined") throw new Error("this browser has no WebAssembly");
-  post({ type: "progress", stage: "Loading Python", loaded: 0, total: 0 });
+  post({ type: "progress", stage: "Loading Python", loaded: 0 });
   const packageBytes = fetchPackage(packageURL, digest);
   const { loadPyodide } = await import(`${indexURL}pyodide.mjs`);
   const pyodide = await loadPyodide({ indexURL, stdout: () => {}, stderr: () => {} });
-  post({ type: "progress", stage: "Loading the calculators", loaded: 0, total: 0 });
+  post({ type: "progress", stage: "Loading the calculators", loaded: 0 });
   pyodide.unpackArchive(await packageBytes, "zip", { extractDir: EXTRACT_DIR });
   pyodide.runPython(
     `import sys\nif ${JSON.stringify(EXTRACT_DIR)} not in sys.path: sys.path.insert(0, ${JSON.stringify(EXTRACT_DIR)})\n` +

@@ -3,8 +3,10 @@
 // The page already shows each widget complete in its default state (rendered at build). This script only
 // reads controls, asks the worker (widget-worker.js, one per page, shared by every widget) for results, and puts
 // the answers into the page: numbers, the screen-reader summary, chart rows and the code cell. It does no maths.
-// The worker starts lazily: when a widget comes near the viewport (unless the browser asks to save data) or
-// when a control is touched; never just because the page loaded.
+// The worker starts only when the reader asks: the Start button, or a first change to a control. Scrolling
+// past a widget never downloads Python (the home page promises it starts "when you use one").
+// Results never disagree with the inputs beside them: while the shown numbers are not those of the inputs
+// (a shared link's state, an input changed before Python is ready), the results are hidden.
 // Charts are the course's chart figures: charts.js turns them into Vega views (the site's one pinned runtime)
 // and this script only replaces their named datasets with the rows the worker computed.
 // Speed: at most one request is in flight per widget; inputs arriving meanwhile are coalesced and only the
@@ -48,7 +50,7 @@
       failRuntime("this browser cannot run WebAssembly in a worker");
       return;
     }
-    broadcast("showProgress", "Starting Python", 0, 0);
+    broadcast("showProgress", "Starting Python", 0);
     let worker;
     try {
       worker = new Worker(WORKER_URL, { type: "module" });
@@ -81,7 +83,7 @@
 
   function onWorkerMessage(message) {
     if (message.type === "progress") {
-      broadcast("showProgress", message.stage, message.loaded, message.total);
+      broadcast("showProgress", message.stage, message.loaded);
     } else if (message.type === "ready") {
       runtime.status = "ready";
       window.ridgepointWidgets.readyAt = performance.now();
@@ -186,7 +188,9 @@
       this.name = root.dataset.widget;
       this.defaults = JSON.parse(root.dataset.defaults);
       this.page = location.pathname; // the only address this widget writes its state to
-      this.form = root.querySelector(".rp-widget__controls");
+      this.form = root.querySelector(".rp-widget__controls"); // the fieldset of the inputs
+      this.formElement = root.querySelector(".rp-widget__form");
+      this.startBox = root.querySelector(".rp-widget__start");
       this.status = root.querySelector(".rp-widget__status");
       this.error = root.querySelector(".rp-widget__error");
       this.summary = root.querySelector(".rp-widget__summary");
@@ -202,20 +206,41 @@
       this.codeEdited = false;
       this.lastProgress = "";
       root.dataset.rpState = "static";
+      this.form.disabled = false; // disabled in the page for readers without JavaScript
+      this.code.readOnly = false;
+      this.root.querySelector(".rp-widget__run").disabled = false;
+      this.linkProblems = [];
       this.applyState(readURLState(this.name));
       this.syncSliders();
+      this.setStale(this.restored);
       this.bind();
       runtime.widgets.add(this);
       if (runtime.status === "ready") this.goLive();
       else if (runtime.status === "failed") this.showFallback(runtime.reason);
-      else if (runtime.status === "loading") this.showProgress("Starting Python", 0, 0);
+      else if (runtime.status === "loading") this.showProgress("Starting Python", 0);
+      else this.offerStart();
+      if (this.linkProblems.length) this.showError(this.linkProblems.join(" "));
+    }
+
+    // Not started yet: say what the figure is and offer the explicit start.
+    offerStart() {
+      this.startBox.hidden = false;
+      this.status.textContent = this.restored
+        ? "This link sets its own inputs. Press Start to compute them; until then no results are shown."
+        : "Showing the default scenario, computed when the site was built. Press Start, or change an input, to make it live.";
+    }
+
+    // Hide the results while they are not those of the inputs shown beside them.
+    setStale(stale) {
+      this.root.classList.toggle("rp-widget--stale", Boolean(stale));
     }
 
     bind() {
-      const touch = () => startRuntime(this.root);
-      this.root.addEventListener("pointerdown", touch, { passive: true });
-      this.root.addEventListener("focusin", touch);
-      this.form.addEventListener("submit", (event) => event.preventDefault());
+      const start = () => startRuntime(this.root);
+      this.startBox.querySelector("button").addEventListener("click", start);
+      this.formElement.addEventListener("pointerdown", start, { passive: true });
+      this.root.querySelector(".rp-widget__python summary").addEventListener("click", start);
+      this.formElement.addEventListener("submit", (event) => event.preventDefault());
       this.form.addEventListener("input", (event) => this.onInput(event));
       this.root.querySelector(".rp-widget__run").addEventListener("click", () => this.runCode());
       this.code.addEventListener("input", () => (this.codeEdited = true));
@@ -225,19 +250,6 @@
           this.runCode();
         }
       });
-      const saveData = navigator.connection && navigator.connection.saveData;
-      if (!saveData && "IntersectionObserver" in window) {
-        const observer = new IntersectionObserver(
-          (entries) => {
-            if (entries.some((entry) => entry.isIntersecting)) {
-              observer.disconnect();
-              startRuntime(this.root);
-            }
-          },
-          { rootMargin: "300px 0px" },
-        );
-        observer.observe(this.root);
-      }
     }
 
     // Log sliders map positions 0..1000 onto low..high; the text field holds the exact value.
@@ -265,6 +277,7 @@
     onInput(event) {
       address.leaving = false; // the reader is still here
       const target = event.target;
+      this.linkProblems = [];
       if (target.dataset && target.dataset.logFor) {
         const field = this.form.elements.namedItem(target.dataset.logFor);
         field.value = String(this.sliderToValue(target));
@@ -272,6 +285,7 @@
       } else {
         this.syncSliders();
       }
+      if (runtime.status !== "ready") this.setStale(true);
       startRuntime(this.root);
       this.schedule();
     }
@@ -295,19 +309,33 @@
       };
     }
 
+    // Put a state (from a link, or the defaults) into the controls. A choice the widget does not offer (a
+    // mistyped model in a shared link) keeps the default and is reported, never left as a blank dropdown.
     applyState(state) {
+      let applied = 0;
       for (const [key, value] of Object.entries(state)) {
         if (key === "gpus") {
           const chosen = String(value).split(",");
-          for (const box of this.form.querySelectorAll('input[name="gpus"]')) box.checked = chosen.includes(box.value);
+          const boxes = [...this.form.querySelectorAll('input[name="gpus"]')];
+          const unknown = chosen.filter((name) => name && !boxes.some((box) => box.value === name));
+          if (unknown.length) this.linkProblems.push(`The link names GPUs this widget does not offer (${unknown.join(", ")}); they are left out.`);
+          for (const box of boxes) box.checked = chosen.includes(box.value);
+          applied++;
           continue;
         }
         const field = this.form.elements.namedItem(key);
         if (!field || field instanceof RadioNodeList) continue;
+        if (field.tagName === "SELECT" && ![...field.options].some((option) => option.value === String(value))) {
+          const label = this.root.querySelector(`label[for="${field.id}"]`);
+          const shown = field.options[field.selectedIndex] ? field.options[field.selectedIndex].text : "";
+          this.linkProblems.push(`The link asks for ${label ? label.textContent : key} “${value}”, which this widget does not offer; showing ${shown} instead.`);
+          continue;
+        }
         if (field.type === "checkbox") field.checked = ["1", "true", "on", "yes"].includes(String(value).toLowerCase());
         else field.value = String(value);
+        applied++;
       }
-      this.restored = Object.keys(state).length > 0;
+      this.restored = applied > 0;
     }
 
     // Send the current state now, or, when a request is already out, once its answer is back (latest only).
@@ -337,6 +365,7 @@
       }
       this.showError("");
       await this.render(answer.result);
+      if (!this.dirty) this.setStale(false);
       if (seq === this.seq) {
         clearTimeout(this.urlTimer);
         // Written only while the widget is still on its page and the reader is not leaving it (see `address`).
@@ -478,20 +507,25 @@
     }
 
     showError(message) {
-      this.error.textContent = message ? `Cannot compute this: ${message}` : "";
+      message = message || this.linkProblems.join(" "); // a shared link's problem stays until an input changes
+      this.error.textContent = message;
       this.root.classList.toggle("rp-widget--invalid", Boolean(message));
     }
 
-    showProgress(stage, loaded, total) {
-      const share = total ? ` ${Math.floor((100 * loaded) / total / 10) * 10}%` : "";
-      const text = `Starting the live calculator: ${stage}${share}…`;
+    // Progress as the worker reports it: megabytes actually downloaded (a count that only grows), then the
+    // stages after the download, named for what they are rather than held at "100%".
+    showProgress(stage, loaded) {
+      const amount = loaded ? ` (${(loaded / 1e6).toFixed(1)} MB so far)` : "";
+      const text = `Starting the live calculator: ${stage}${amount}…`;
       if (text === this.lastProgress) return;
       this.lastProgress = text;
       this.root.dataset.rpState = "loading";
+      this.startBox.hidden = true;
       this.status.textContent = text;
     }
 
     goLive() {
+      this.startBox.hidden = true;
       this.root.dataset.rpState = "live";
       this.status.textContent = "Live: the calculators run in your browser. Change any input.";
       this.schedule();
@@ -502,7 +536,9 @@
       this.root.dataset.rpState = "failed";
       this.applyState(Object.fromEntries(Object.entries(this.defaults).map(([k, v]) => [k, Array.isArray(v) ? v.join(",") : v])));
       this.syncSliders();
-      for (const control of this.form.elements) control.disabled = true;
+      this.form.disabled = true;
+      this.startBox.hidden = true;
+      this.setStale(false); // the inputs are back at the defaults the figure shows
       this.root.querySelector(".rp-widget__run").disabled = true;
       this.status.textContent =
         `The live calculator could not start (${reason}). ` +

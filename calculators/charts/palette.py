@@ -1,0 +1,53 @@
+"""The course's chart colours: one colour per GPU, per phase and per precision, on every chart of the site.
+
+A reader who learns "the H100 is blue" on one chart must find it blue on the next, static or live, whatever
+other GPUs share the chart and in whatever order. So colours are looked up by what a mark stands for (a GPU's
+key, a phase's name), never handed out by position in a category scheme. The data rows carry their colour
+(``colour``) and the specs read it from there, so rows a live widget sends keep the same colours too.
+
+Every colour is a mid-luminance hue with at least 3:1 contrast against white and against Material's slate
+background (the tests check it), as WCAG asks of graphical objects. GPUs and phases never share a colour.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+GPU_COLOURS: Mapping[str, str] = MappingProxyType(
+    {
+        "h100-sxm": "#3b7dd8",  # blue
+        "h100-pcie": "#1a8fa0",  # teal
+        "h200": "#2e9e5b",  # green
+        "b200": "#c2409a",  # magenta
+        "a100-sxm-80gb": "#d64541",  # red
+        "l40s": "#a8742a",  # ochre
+        "l4": "#6b8e23",  # olive
+        "mi300x": "#7f7fa0",  # slate grey
+        "rtx-4090": "#b05cc8",  # orchid
+    }
+)
+OTHER_GPU = "#8c8c8c"  # a GPU defined in a notebook, not a preset
+
+PHASE_COLOURS: Mapping[str, str] = MappingProxyType({"prefill": "#e8710a", "decode": "#7b61d1"})
+PRECISION_COLOURS: Mapping[str, str] = MappingProxyType({"BF16": "#5f78d6", "FP8": "#b8860b"})
+
+LIGHT_BACKGROUND = "#ffffff"
+DARK_BACKGROUND = "#1e2129"  # Material's slate background, hsl(232, 15%, 14%)
+
+
+def gpu_colour(key: str) -> str:
+    """The colour of the GPU preset ``key`` on every chart."""
+    return GPU_COLOURS.get(key, OTHER_GPU)
+
+
+def _luminance(colour: str) -> float:
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(one: str, other: str) -> float:
+    """WCAG contrast ratio of two ``#rrggbb`` colours (1 to 21)."""
+    high, low = sorted((_luminance(one), _luminance(other)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
