@@ -71,7 +71,7 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
     state = {**state, "gpus": sorted(dict.fromkeys(state["gpus"]), key=list(known).index)}
     precision = get_precision(one_of("Precision", state["precision"], dict(options()["precision"]))).name
     intensity = in_range(INTENSITY_LABEL, state["intensity"], *INTENSITY_RANGE)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for key in state["gpus"]:
         gpu = get_gpu(key)
         ridge = ridge_point(gpu, precision)
