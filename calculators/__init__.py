@@ -11,10 +11,14 @@ under Pyodide. Units are decimal SI; FLOP/s are dense.
 295
 """
 
+from calculators.efficiency import Efficiency
 from calculators.expressions import ExpressionError, evaluate, evaluate_number
 from calculators.hardware import GPU, GPUS, custom_gpu, get_gpu
+from calculators.interconnect import INTERCONNECTS, Interconnect, get_interconnect
+from calculators.memory import MemoryPlan
 from calculators.models import MODELS, Model, custom_dense_model, get_model
-from calculators.passes import PassResult, Setup, decode_step, make_setup, prefill
+from calculators.operators import Operator
+from calculators.passes import PassResult, Setup, decode_step, make_setup, mixed_step, prefill
 from calculators.precision import PRECISIONS, get_precision
 from calculators.roofline import RooflineTime, attainable_flops_per_s, bound_at, ridge_point, roofline_time
 from calculators.scenario import Scenario
@@ -24,12 +28,17 @@ from calculators.units import UNITS, format_value
 __all__ = [
     "GPU",
     "GPUS",
+    "INTERCONNECTS",
     "MODELS",
     "PRECISIONS",
     "UNITS",
+    "Efficiency",
     "ExpressionError",
+    "Interconnect",
     "MemoryFootprint",
+    "MemoryPlan",
     "Model",
+    "Operator",
     "PassResult",
     "RequestTiming",
     "RooflineTime",
@@ -44,11 +53,13 @@ __all__ = [
     "evaluate_number",
     "format_value",
     "get_gpu",
+    "get_interconnect",
     "get_model",
     "get_precision",
     "make_setup",
     "max_batch",
     "memory_footprint",
+    "mixed_step",
     "prefill",
     "request_timing",
     "ridge_point",

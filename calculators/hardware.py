@@ -2,6 +2,10 @@
 
 All figures are decimal (1 TB/s = 1e12 bytes/s, 1 TFLOP/s = 1e12 FLOP/s) and FLOP/s are dense: vendors print
 a "with sparsity" figure twice as large, which no ordinary model reaches, so it is never used here.
+``memory_capacity_bytes`` is the spec sheet's figure read as decimal GB (the lessons' "80 GB"); the memory an
+engine can use is ``usable_memory_bytes``: the total the driver reports (nvidia-smi's "81559MiB" on an
+H100 SXM, "143771MiB" on an H200, "183359MiB" on a B200, as printed in public nvidia-smi logs), which is
+binary: HBM sold as "80 GB" is 80 GiB less ECC and driver reservations.
 Where sources disagree, ``notes`` says which figure was chosen and why.
 """
 
@@ -12,7 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from calculators.precision import get_precision
-from calculators.validation import positive_number, unknown_name
+from calculators.validation import bounded_number, positive_number, unknown_name
 
 TERA = 1e12
 GIGA = 1e9
@@ -30,27 +34,45 @@ class GPU:
     name: str  # the vendor's product name
     dense_flops_per_s: Mapping[str, float]  # peak dense FLOP/s by precision ("bf16", "fp8")
     memory_bandwidth_bytes_per_s: float  # peak memory bandwidth, bytes per second (decimal)
-    memory_capacity_bytes: float  # memory on one GPU, bytes (decimal: 80 GB = 80e9)
+    memory_capacity_bytes: (
+        float  # memory on one GPU as the spec sheet prints it, bytes (decimal: 80 GB = 80e9)
+    )
     source: str  # the document the figures come from
     notes: tuple[str, ...] = field(default=())  # where sources disagree, and which figure was chosen
+    memory_exposed_bytes: float | None = (
+        None  # what the device reports (nvidia-smi total), bytes; None: unknown
+    )
+    interconnect: str = "pcie4"  # the link between GPUs of one server (a calculators.interconnect preset)
 
     def __post_init__(self) -> None:
         positive_number(f"{self.key}: memory_bandwidth_bytes_per_s", self.memory_bandwidth_bytes_per_s)
         positive_number(f"{self.key}: memory_capacity_bytes", self.memory_capacity_bytes)
+        if self.memory_exposed_bytes is not None:
+            positive_number(f"{self.key}: memory_exposed_bytes", self.memory_exposed_bytes)
         for precision, flops in self.dense_flops_per_s.items():
             get_precision(precision)
             positive_number(f"{self.key}: dense_flops_per_s[{precision}]", flops)
         object.__setattr__(self, "dense_flops_per_s", MappingProxyType(dict(self.dense_flops_per_s)))
 
-    def peak_flops_per_s(self, precision: str = "bf16") -> float:
-        """Peak dense FLOP/s at ``precision``."""
-        get_precision(precision)
+    @property
+    def usable_memory_bytes(self) -> float:
+        """Bytes the device exposes: the nvidia-smi total where known, else the spec sheet's decimal figure.
+
+        HBM is sold in binary units: an H100's "80 GB" is 80 GiB (85.9e9 bytes), of which the driver shows
+        81,559 MiB (85.5e9 bytes) after ECC and its own reservations.
+        """
+        return self.memory_capacity_bytes if self.memory_exposed_bytes is None else self.memory_exposed_bytes
+
+    def peak_flops_per_s(self, precision: str = "bf16", field: str = "precision") -> float:
+        """Peak dense FLOP/s when the maths runs in ``precision`` (``field`` names it in errors)."""
+        get_precision(precision, field)
         try:
             return self.dense_flops_per_s[precision]
         except KeyError:
             supported = ", ".join(sorted(self.dense_flops_per_s))
             raise ValueError(
-                f"precision {precision!r} has no tensor-core peak on {self.name}; supported: {supported}"
+                f"{field} {precision!r} has no tensor-core peak on {self.name}; supported: {supported}. "
+                "Pick one of those, or store the weights in it and compute in bf16 (weight-only)"
             ) from None
 
     def ridge_point_flop_per_byte(self, precision: str = "bf16") -> float:
@@ -61,27 +83,42 @@ class GPU:
         return self.peak_flops_per_s(precision) / self.memory_bandwidth_bytes_per_s
 
 
+# Ranges for a GPU given by numbers: wide enough for any real or imagined chip, narrow enough that no
+# product of them overflows a float.
+CUSTOM_LIMITS = {"tflops": 1e9, "tb_per_s": 1e6, "gb": 1e9}
+
+
 def custom_gpu(
     *,
     bf16_tflops: float,
     memory_bandwidth_tb_per_s: float,
     memory_gb: float,
     fp8_tflops: float | None = None,
+    int8_tflops: float | None = None,
+    fp4_tflops: float | None = None,
+    interconnect: str = "nvlink4",
     name: str = "custom GPU",
 ) -> GPU:
     """A GPU given by its numbers (TFLOP/s dense, TB/s, GB), for what-if questions no preset covers."""
-    flops = {"bf16": positive_number("bf16_tflops", bf16_tflops) * TERA}
-    if fp8_tflops is not None:
-        flops["fp8"] = positive_number("fp8_tflops", fp8_tflops) * TERA
+    flops = {"bf16": bounded_number("bf16_tflops", bf16_tflops, CUSTOM_LIMITS["tflops"]) * TERA}
+    for key, value in (("fp8", fp8_tflops), ("int8", int8_tflops), ("fp4", fp4_tflops)):
+        if value is not None:
+            flops[key] = bounded_number(f"{key}_tflops", value, CUSTOM_LIMITS["tflops"]) * TERA
+    bandwidth = bounded_number(
+        "memory_bandwidth_tb_per_s", memory_bandwidth_tb_per_s, CUSTOM_LIMITS["tb_per_s"]
+    )
     return GPU(
         key="custom",
         name=name,
         dense_flops_per_s=flops,
-        memory_bandwidth_bytes_per_s=positive_number("memory_bandwidth_tb_per_s", memory_bandwidth_tb_per_s)
-        * TERA,
-        memory_capacity_bytes=positive_number("memory_gb", memory_gb) * GIGA,
+        memory_bandwidth_bytes_per_s=bandwidth * TERA,
+        memory_capacity_bytes=bounded_number("memory_gb", memory_gb, CUSTOM_LIMITS["gb"]) * GIGA,
         source="given by the user",
+        interconnect=interconnect,
     )
+
+
+MIB = 2**20
 
 
 def _gpu(
@@ -93,11 +130,17 @@ def _gpu(
     gb: float,
     source: str,
     *notes: str,
+    int8_tflops: float | None = None,
+    fp4_tflops: float | None = None,
+    exposed_mib: float | None = None,
+    interconnect: str = "pcie4",
 ) -> GPU:
     flops = {"bf16": bf16_tflops * TERA}
-    if fp8_tflops is not None:
-        flops["fp8"] = fp8_tflops * TERA
-    return GPU(key, name, flops, tb_per_s * TERA, gb * GIGA, source, tuple(notes))
+    for fmt, value in (("fp8", fp8_tflops), ("int8", int8_tflops), ("fp4", fp4_tflops)):
+        if value is not None:
+            flops[fmt] = value * TERA
+    exposed = None if exposed_mib is None else exposed_mib * MIB
+    return GPU(key, name, flops, tb_per_s * TERA, gb * GIGA, source, tuple(notes), exposed, interconnect)
 
 
 GPUS: Mapping[str, GPU] = MappingProxyType(
@@ -117,6 +160,9 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 "The pre-launch Hopper whitepaper quoted 3 TB/s; the shipping datasheet says 3.35 "
                 "TB/s, used here.",
                 "Using the sparse 1,979 TFLOPS would double the ridge point to about 591 FLOP/byte.",
+                int8_tflops=1978.9,
+                exposed_mib=81559,
+                interconnect="nvlink4",
             ),
             _gpu(
                 "h100-pcie",
@@ -128,6 +174,9 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 "NVIDIA H100 datasheet (PCIe column: BF16 1,513 and FP8 3,026 TFLOPS with sparsity; "
                 "2 TB/s HBM2e; 80 GB)",
                 "Newer datasheets list the H100 NVL (94 GB, 3.9 TB/s) in place of this card.",
+                int8_tflops=1513.0,
+                exposed_mib=81559,
+                interconnect="pcie5",
             ),
             _gpu(
                 "h200",
@@ -139,6 +188,9 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 "NVIDIA H200 datasheet (BF16 1,979 and FP8 3,958 TFLOPS with sparsity; 4.8 TB/s "
                 "HBM3e; 141 GB)",
                 "Some third-party pages print 1,979 TFLOPS as dense BF16; that is the sparsity figure.",
+                int8_tflops=1978.9,
+                exposed_mib=143771,
+                interconnect="nvlink4",
             ),
             _gpu(
                 "b200",
@@ -152,6 +204,10 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 "are sparse figures) and the Blackwell architecture technical brief",
                 "Launch material said 192 GB; current HGX/DGX pages say 180 GB per GPU, used here.",
                 "The GB200 part (1200 W) is faster: 2,500 TFLOPS dense BF16.",
+                int8_tflops=4500.0,
+                fp4_tflops=9000.0,
+                exposed_mib=183359,
+                interconnect="nvlink5",
             ),
             _gpu(
                 "a100-sxm-80gb",
@@ -163,6 +219,9 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 "NVIDIA A100 datasheet (BF16 312 dense / 624 sparse TFLOPS; 2,039 GB/s for the 80GB "
                 "SXM part)",
                 "No FP8 tensor cores. The 40GB part has 1,555 GB/s, which some articles use.",
+                int8_tflops=624.0,
+                exposed_mib=81920,
+                interconnect="nvlink3",
             ),
             _gpu(
                 "l40s",
@@ -174,6 +233,9 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 "NVIDIA L40S datasheet (BF16 362.05 / FP8 733 TFLOPS dense, doubled with sparsity; "
                 "864 GB/s GDDR6; 48 GB)",
                 "Memory is GDDR6, not HBM.",
+                int8_tflops=733.0,
+                exposed_mib=46068,
+                interconnect="pcie4",
             ),
             _gpu(
                 "l4",
@@ -184,6 +246,9 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 24,
                 "NVIDIA L4 datasheet (BF16 242 / FP8 485 TFLOPS with sparsity; 300 GB/s GDDR6; 24 GB)",
                 "The datasheet prints only sparse figures; the dense figure is half.",
+                int8_tflops=242.5,
+                exposed_mib=23034,
+                interconnect="pcie4",
             ),
             _gpu(
                 "mi300x",
@@ -197,6 +262,9 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 "sparsity; 5.3 TB/s HBM3; 192 GB)",
                 "Some pages list 2,615 TFLOPS as dense FP16; that is the sparse figure.",
                 "Published benchmarks reach well below these peaks.",
+                int8_tflops=2614.9,
+                exposed_mib=196288,
+                interconnect="infinity-fabric",
             ),
             _gpu(
                 "rtx-4090",
@@ -211,6 +279,41 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 "GeForce cards run FP16/BF16 with FP32 accumulate at half rate; calculators quoting "
                 "330 use the "
                 "FP16-accumulate figure, and 661 is sparse.",
+                int8_tflops=660.6,
+                exposed_mib=24564,
+                interconnect="pcie4",
+            ),
+            _gpu(
+                "gb200",
+                "NVIDIA GB200 (Blackwell GPU of a GB200 NVL72, 1200 W)",
+                2500.0,
+                5000.0,
+                8.0,
+                186,
+                "NVIDIA GB200 NVL72 specifications, divided by its 72 GPUs (FP4 1,440 / FP8 720 / BF16 360 "
+                "PFLOPS with sparsity, 576 TB/s and 13.4 TB of HBM3e); MLPerf Inference system descriptions "
+                "list 186 GB per GPU",
+                "Dense figures are half the sparse ones: BF16 2,500, FP8 and INT8 5,000, FP4 10,000 TFLOP/s.",
+                "Device-reported memory not known here; the 186 GB spec figure is used.",
+                int8_tflops=5000.0,
+                fp4_tflops=10000.0,
+                interconnect="nvlink5",
+            ),
+            _gpu(
+                "tpu-v5e",
+                "Google TPU v5e",
+                197.0,
+                None,
+                0.819,
+                16,
+                "Google Cloud TPU v5e documentation (197 TFLOPS BF16, 394 TOPS INT8, 16 GiB HBM2 at "
+                "819 GB/s) "
+                "and the JAX scaling book's TPU table (1.97e14 FLOP/s, 8.1e11 B/s)",
+                "16 GiB is 17.18e9 bytes (the 16 here is read as decimal like every spec figure; the usable "
+                "figure is the binary one). It has no FP8 units, so FP8 weights are computed in BF16.",
+                int8_tflops=394.0,
+                exposed_mib=16384,
+                interconnect="tpu-v5e-ici",
             ),
         )
     }

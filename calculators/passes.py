@@ -1,131 +1,276 @@
-"""FLOPs and bytes of one forward pass, for prefill and for a decode step, at two levels of detail.
+"""FLOPs, bytes and time of one forward pass (a prefill, a decode step, or a mixed step of both).
 
-``simple`` is the lesson's model: a pass does 2N FLOPs per token it processes and reads every weight once
-(N x bytes per weight), and nothing else. It is what the prefill-vs-decode lesson computes by hand, and it is
-why prefill intensity is P FLOP/byte in BF16 and decode intensity is B (the batch).
+Every pass is a list of operators (see :mod:`calculators.operators`), and its time is the sum of their
+roofline times plus communication and a fixed per-step overhead. :func:`mixed_step` is the one entry point;
+:func:`prefill` and :func:`decode_step` are the same sum for a step of one kind.
 
-``refined`` is what a careful engineer counts on top of that; each choice below is a deliberate one:
+Two levels of detail:
 
-- Weights come from the config shapes (the nominal 8B model uses Llama-3.1-8B's, 8.03e9 parameters).
-- The input embedding is a row lookup: a pass reads one row per distinct token (at most the whole table) and
-  does no FLOPs there. The output projection (lm_head) is a full matmul, read whole even when it is tied.
-- Attention does FLOPs that grow with context: for each query/key pair, 2 x d_qk for the score and 2 x d_v for
-  the weighted sum of V, per head and layer. Prefill is causal (token i attends to i tokens, or the window).
-  MLA is counted the way it is served: prefill expands the latent into per-head keys and values
-  (d_qk = 128 + 64, d_v = 128 for DeepSeek-V3); decode uses the absorbed form, which scores against the
-  cached latent and RoPE key (576 values) and sums over the latent (512), so a decode step does more attention
-  FLOPs per key but reads only the small latent cache.
-- KV-cache traffic is sized by the attention kind (GQA: 2 x kv_heads x head_dim values per token and layer;
-  MLA: the latent plus the RoPE key), stored at the weights' precision. Prefill writes the prompt's K/V once
-  and the attention kernel reads every prompt token's K/V once (tiles re-read from on-chip cache are free).
-  A decode step reads the cached K/V of its whole context (the new token's own K/V is written first, as
-  paged-attention kernels do) and writes one token's K/V. A sliding window caps what is cached and read.
-- An MoE layer reads only the experts its tokens are routed to: with T tokens each picking k of E experts
-  uniformly, E x (1 - (1 - k/E)^T) experts are touched on average. Batch 1 decode of Mixtral reads 2 of 8
-  experts; a large batch reads nearly all. FLOPs always use k experts per token (plus shared experts).
-- Tensor parallelism over G GPUs splits FLOPs and bytes evenly (G times the peak and the bandwidth). Each GPU
-  needs the K/V of the heads it computes: with more GPUs than KV heads, heads are replicated (G / kv_heads
-  copies), and MLA's latent, shared by all heads, is held by every GPU (G copies).
+``simple`` is the lesson's model: a pass does 2 FLOPs per *active* parameter per token it processes and
+reads every weight it uses once (N x bytes per weight; an MoE reads only the experts its tokens touch), as one
+operator timed with one max(compute, memory). For a dense model that is exactly what the prefill-vs-decode
+lesson computes by hand: prefill intensity is P FLOP/byte in BF16 and decode intensity is the batch B. With
+``kv_traffic=True`` it adds one more operator, attention over the KV cache, and so never lowers a time.
+The simple level leaves out communication between GPUs (it warns when there are several).
 
-Activations, communication between GPUs and kernel launch overheads are ignored at both levels.
+``refined`` is what a careful engineer counts: the per-operator list from the config shapes, with attention
+growing with context, the output layer for the last token only, separate number formats for weights, KV
+cache and arithmetic, and the collectives of tensor, pipeline and expert parallelism.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
+from calculators.efficiency import MAX_STEP_OVERHEAD_S
 from calculators.hardware import GPU, get_gpu
+from calculators.interconnect import (
+    Interconnect,
+    all_reduce_time_s,
+    all_to_all_time_s,
+    get_interconnect,
+    send_time_s,
+)
+from calculators.memory import MemoryPlan, memory_plan
 from calculators.models import Model, get_model
-from calculators.precision import get_precision
-from calculators.roofline import RooflineTime, roofline_time
-from calculators.validation import choice, count, fraction
+from calculators.operators import (
+    ACTIVATION_BYTES,
+    ModelShape,
+    Operator,
+    causal_keys,
+    communication_operator,
+    expected_experts_touched,
+    make_operator,
+    model_shape,
+)
+from calculators.precision import PRECISIONS, get_precision
+from calculators.validation import (
+    MAX_COUNT,
+    choice,
+    count,
+    flag,
+    fraction,
+    non_negative_number,
+)
 
 LEVELS = ("simple", "refined")
+DEFAULT_MEMORY_UTILIZATION = 0.9  # vLLM's gpu_memory_utilization default
+DEFAULT_RUNTIME_RESERVE_BYTES = 2 * 2**30  # CUDA context, NCCL buffers and CUDA graphs: about 2 GiB
+DEFAULT_MAX_BATCHED_TOKENS = 8192  # tokens one step may process (vLLM's max_num_batched_tokens)
+
+__all__ = [
+    "LEVELS",
+    "PassResult",
+    "Setup",
+    "attention_flops_per_key",
+    "decode_step",
+    "expected_experts_touched",
+    "make_setup",
+    "mixed_step",
+    "prefill",
+]
 
 
 @dataclass(frozen=True)
 class Setup:
-    """A model served on a GPU: everything a pass needs besides its token counts.
+    """A model served on one or more GPUs: everything a pass needs besides its token counts.
 
-    ``gpus`` is the tensor-parallel degree; the efficiency factors scale the spec-sheet peaks (1.0 = peak).
+    ``gpus`` is the tensor-parallel degree; ``pipeline_stages`` multiplies the GPUs (total = gpus x
+    pipeline_stages). The efficiency factors scale the spec-sheet peaks (1.0 = peak). Formats: weights,
+    KV cache and arithmetic separately (``arithmetic_format=None`` computes in the weight format where the
+    GPU has a peak for it, else in BF16, weight-only).
     """
 
     model: Model
     gpu: GPU
-    precision: str = "bf16"
+    weight_format: str = "bf16"
     level: str = "simple"
     gpus: int = 1
     compute_efficiency: float = 1.0
     memory_efficiency: float = 1.0
+    kv_cache_format: str = "bf16"
+    arithmetic_format: str | None = None
+    kv_traffic: bool = False
+    pipeline_stages: int = 1
+    expert_parallel: bool = False
+    data_parallel_attention: bool = False
+    interconnect: str | None = None
+    communication_efficiency: float = 1.0
+    step_overhead_s: float = 0.0
+    memory_utilization: float = DEFAULT_MEMORY_UTILIZATION
+    runtime_reserve_bytes: float = DEFAULT_RUNTIME_RESERVE_BYTES
+    max_batched_tokens: int = DEFAULT_MAX_BATCHED_TOKENS
+    ignore_memory: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, Model):
             raise ValueError(f"model must be a Model or a preset name, got {self.model!r}")
         if not isinstance(self.gpu, GPU):
             raise ValueError(f"gpu must be a GPU or a preset name, got {self.gpu!r}")
-        get_precision(self.precision)
-        self.gpu.peak_flops_per_s(self.precision)
+        get_precision(self.weight_format, "weight_format")
+        get_precision(self.kv_cache_format, "kv_cache_format")
+        if self.arithmetic_format is not None:
+            if not get_precision(self.arithmetic_format, "arithmetic_format").arithmetic:
+                raise ValueError(
+                    f"arithmetic_format {self.arithmetic_format!r} is a storage format (weight-only); "
+                    "use bf16, fp8, int8 or fp4"
+                )
+            self.gpu.peak_flops_per_s(self.arithmetic_format, "arithmetic_format")
         choice("level", self.level, LEVELS)
-        count("gpus", self.gpus)
+        count("gpus", self.gpus, maximum=100_000)
+        count("pipeline_stages", self.pipeline_stages, maximum=self.model.layers)
         fraction("compute_efficiency", self.compute_efficiency)
         fraction("memory_efficiency", self.memory_efficiency)
-        if self.level == "refined" and not self.model.shapes_known:
+        fraction("communication_efficiency", self.communication_efficiency)
+        fraction("memory_utilization", self.memory_utilization)
+        non_negative_number("step_overhead_s", self.step_overhead_s, MAX_STEP_OVERHEAD_S)
+        non_negative_number("runtime_reserve_bytes", self.runtime_reserve_bytes)
+        count("max_batched_tokens", self.max_batched_tokens)
+        for name in ("kv_traffic", "expert_parallel", "data_parallel_attention", "ignore_memory"):
+            flag(name, getattr(self, name))
+        if self.interconnect is not None:
+            get_interconnect(self.interconnect)
+        needs_shapes = self.level == "refined" or self.kv_traffic
+        if needs_shapes and not self.model.shapes_known:
             raise ValueError(
-                f"level 'refined' needs the model's layer shapes, but {self.model.name!r} is given "
-                "only by its "
-                "size; use level 'simple' or a model preset"
+                f"level 'refined' and kv_traffic need the model's layer shapes, but {self.model.name!r} is "
+                "given only by its size; use level 'simple' without kv_traffic, or a model preset"
             )
+        if self.expert_parallel and self.model.moe is None:
+            raise ValueError(
+                f"expert_parallel needs an MoE model; {self.model.name} is dense: set it to False"
+            )
+
+    # --- formats and peaks --------------------------------------------------------------------------------
+    @property
+    def precision(self) -> str:
+        """The weight format (the name the lessons and older calls use)."""
+        return self.weight_format
+
+    @cached_property
+    def arithmetic(self) -> str:
+        """The format the matrix products run in: explicit, else the weight format if the GPU computes in it,
+        else BF16 (weight-only quantisation dequantises to BF16)."""
+        if self.arithmetic_format is not None:
+            return self.arithmetic_format
+        fmt = self.weight_format
+        if PRECISIONS[fmt].arithmetic and fmt in self.gpu.dense_flops_per_s:
+            return fmt
+        return "bf16"
 
     @property
     def bytes_per_value(self) -> float:
-        """Bytes per weight and per KV-cache value at this precision (2 for BF16, 1 for FP8)."""
-        return get_precision(self.precision).bytes_per_value
+        """Bytes per weight in the weight format (2 for BF16, 1 for FP8, about 0.53 for INT4)."""
+        return PRECISIONS[self.weight_format].bytes_per_value
 
+    @property
+    def kv_bytes_per_value(self) -> float:
+        """Bytes per cached K/V value in the KV-cache format."""
+        return PRECISIONS[self.kv_cache_format].bytes_per_value
+
+    @cached_property
+    def matmul_peak_flops_per_s(self) -> float:
+        """One GPU's reachable FLOP/s for the weight matrix products (arithmetic format x efficiency)."""
+        return self.gpu.peak_flops_per_s(self.arithmetic) * self.compute_efficiency
+
+    @cached_property
+    def attention_peak_flops_per_s(self) -> float:
+        """One GPU's reachable FLOP/s for attention, which runs in BF16."""
+        return self.gpu.peak_flops_per_s("bf16") * self.compute_efficiency
+
+    @cached_property
+    def bandwidth_bytes_per_s(self) -> float:
+        """One GPU's reachable memory bandwidth."""
+        return self.gpu.memory_bandwidth_bytes_per_s * self.memory_efficiency
+
+    @property
+    def ridge_point_flop_per_byte(self) -> float:
+        """Reachable FLOP/s over reachable bytes/s in the arithmetic format."""
+        return self.matmul_peak_flops_per_s / self.bandwidth_bytes_per_s
+
+    @cached_property
+    def link(self) -> Interconnect:
+        """The interconnect between the GPUs: the setup's choice, else the GPU's own."""
+        return get_interconnect(self.interconnect or self.gpu.interconnect)
+
+    @property
+    def total_gpus(self) -> int:
+        """All GPUs of the setup: tensor-parallel degree x pipeline stages."""
+        return self.gpus * self.pipeline_stages
+
+    @cached_property
+    def shape(self) -> ModelShape:
+        return model_shape(self.model)
+
+    # --- weights and KV cache -----------------------------------------------------------------------------
     @property
     def params(self) -> float:
         """N at this level: the lesson's round figure (simple) or the one from the shapes (refined)."""
         return self.model.params if self.level == "simple" else self.model.derived_params
 
-    @property
+    @cached_property
     def weight_bytes(self) -> float:
-        """Bytes of all weights stored (N x bytes per weight), over all GPUs."""
-        return self.params * self.bytes_per_value
+        """Bytes of all weights stored, one copy (simple: N x bytes per weight; refined: BF16 where a
+        quantised checkpoint keeps BF16)."""
+        if self.level == "simple":
+            return self.params * self.bytes_per_value
+        s = self.shape
+        quantised = (
+            s.layers * (s.qkv_params + s.o_params)
+            + s.dense_layers * s.mlp_params
+            + s.moe_layers * (s.experts + s.shared_experts) * s.expert_params
+        )
+        kept = self.params - quantised
+        return quantised * self.bytes_per_value + kept * ACTIVATION_BYTES
 
     @property
+    def attention_weight_bytes(self) -> float:
+        """Bytes of the attention projections (all layers): what data-parallel attention puts on every GPU."""
+        s = self.shape
+        return s.layers * (s.qkv_params + s.o_params) * self.bytes_per_value
+
+    @cached_property
     def kv_replication(self) -> float:
-        """Copies of each cached K/V value the G GPUs hold together (1 without tensor parallelism)."""
+        """Copies of each cached K/V value the tensor-parallel GPUs hold together (1 without TP)."""
+        if self.data_parallel_attention:
+            return 1.0  # each sequence lives on one GPU
         if self.model.attention == "mla":
             return float(self.gpus)  # the latent is shared by all heads, so every GPU holds all of it
         return max(1.0, self.gpus / self.model.kv_heads)  # more GPUs than KV heads: heads are copied
+
+    @cached_property
+    def kv_bytes_per_token(self) -> float:
+        """KV-cache bytes one token of context occupies over all GPUs, copies included."""
+        if not self.model.shapes_known:
+            return 0.0
+        return self.model.kv_values_per_token() * self.kv_bytes_per_value * self.kv_replication
 
     def kv_cache_bytes(self, batch: int, context_tokens: int) -> float:
         """Bytes of KV cache for ``batch`` sequences of ``context_tokens`` tokens, over all GPUs.
 
         A model given only by its size has no shapes, so its cache is unknown and counted as 0 bytes.
         """
-        if not self.model.shapes_known:
-            return 0.0
-        cached = self.model.cached_tokens(context_tokens)
-        per_token = self.model.kv_cache_bytes_per_token(self.bytes_per_value)
-        return batch * cached * per_token * self.kv_replication
+        return batch * self.model.cached_tokens(context_tokens) * self.kv_bytes_per_token
 
     @property
     def memory_capacity_bytes(self) -> float:
-        """Memory of all G GPUs together, in bytes."""
-        return self.gpu.memory_capacity_bytes * self.gpus
+        """Memory the device reports, over all GPUs (before the utilisation cap and reserves)."""
+        return self.gpu.usable_memory_bytes * self.total_gpus
 
-    def check_fits(self, batch: int, context_tokens: int) -> None:
-        """Raise ``ValueError`` if weights plus KV cache exceed the GPUs' memory."""
-        kv = self.kv_cache_bytes(batch, context_tokens)
-        needed = self.weight_bytes + kv
-        if needed > self.memory_capacity_bytes:
-            raise ValueError(
-                f"batch {batch} at a context of {context_tokens:,} tokens does not fit: it needs "
-                f"{needed / 1e9:,.1f} GB (weights {self.weight_bytes / 1e9:,.1f} GB + KV cache "
-                f"{kv / 1e9:,.1f} GB) but {self.gpus} x {self.gpu.name} hold "
-                f"{self.memory_capacity_bytes / 1e9:,.0f} GB; use a smaller batch or context, more "
-                "GPUs, or fp8"
-            )
+    @cached_property
+    def memory(self) -> MemoryPlan:
+        """Where each GPU's memory goes, and the KV-cache budget (see :mod:`calculators.memory`)."""
+        return memory_plan(self)
+
+    def check_fits(self, batch: int, context_tokens: int) -> tuple[str, ...]:
+        """Raise ``ValueError`` if ``batch`` sequences of ``context_tokens`` tokens do not fit in memory;
+        with ``ignore_memory`` return the same message as a warning instead."""
+        return self.memory.check(
+            batch * self.model.cached_tokens(context_tokens),
+            lambda: f"batch {batch} at a context of {context_tokens:,} tokens",
+        )
 
 
 def make_setup(
@@ -137,71 +282,86 @@ def make_setup(
     gpus: int = 1,
     compute_efficiency: float = 1.0,
     memory_efficiency: float = 1.0,
+    weight_format: str | None = None,
+    **options: object,
 ) -> Setup:
-    """Build a :class:`Setup` from preset names (or objects); defaults are the lesson's scenario."""
+    """Build a :class:`Setup` from preset names (or objects); defaults are the lesson's scenario.
+
+    ``precision`` is the weight format (``weight_format`` is the same, by its new name); other keyword
+    arguments are the :class:`Setup` fields (``kv_cache_format``, ``pipeline_stages``, ``ignore_memory``...).
+    """
+    unknown = sorted(set(options) - set(Setup.__dataclass_fields__))
+    if unknown:
+        raise ValueError(
+            f"unknown setup option {unknown[0]!r}; known: {', '.join(Setup.__dataclass_fields__)}"
+        )
     return Setup(
-        get_model(model), get_gpu(gpu), precision, level, gpus, compute_efficiency, memory_efficiency
+        get_model(model),
+        get_gpu(gpu),
+        weight_format if weight_format is not None else precision,
+        level,
+        gpus,
+        compute_efficiency,
+        memory_efficiency,
+        **options,  # type: ignore[arg-type]
     )
 
 
 @dataclass(frozen=True)
 class PassResult:
-    """One forward pass: what it computes, what it moves, and how long it takes on the roofline."""
+    """One forward pass: what it computes, what it moves, and how long it takes, operator by operator."""
 
-    phase: str  # "prefill" or "decode"
+    phase: str  # "prefill", "decode" or "mixed" (prefill chunks and decode tokens in one step)
     level: str  # "simple" (the lesson's model) or "refined"
     tokens_processed: int  # tokens that go through the weights in this pass
-    weight_bytes: float  # weight bytes read (MoE: only the experts the tokens are routed to)
-    kv_cache_bytes: float  # KV-cache bytes read and written (0 at the simple level)
+    weight_bytes: float  # weight bytes read over all GPUs (MoE: only the experts the tokens touch)
+    kv_cache_bytes: float  # KV-cache bytes read and written over all GPUs (0 at the simple level)
     embedding_bytes: float  # embedding rows looked up, bytes (0 at the simple level)
-    matmul_flops: float  # FLOPs of the weight matrix products (2 per active parameter per token)
+    matmul_flops: float  # FLOPs of the weight matrix products over all GPUs
     attention_flops: float  # FLOPs of attention scores and weighted sums (0 at the simple level)
-    roofline: RooflineTime  # the pass placed on the roofline: both candidate times and the bound
+    operators: tuple[Operator, ...]  # the pass's kernels with their FLOPs, bytes and times
+    warnings: tuple[str, ...]  # what the result leaves out or assumes (communication, memory what-ifs)
+    communication_time_s: float  # seconds of collectives between GPUs, included in the time
+    overhead_s: float  # the fixed per-step overhead, included in the time
+    ridge_point_flop_per_byte: float  # the GPU's ridge point in the arithmetic format, at these efficiencies
+    time_s: float  # seconds the pass takes: the sum of operator times, communication and overhead
 
     @property
     def flops(self) -> float:
-        """FLOPs of the pass: matmuls plus attention, over all GPUs."""
-        return self.roofline.flops
+        """FLOPs of the pass over all GPUs."""
+        return sum(op.flops for op in self.operators)
 
     @property
     def bytes_moved(self) -> float:
-        """Bytes read and written from memory by the pass: weights, KV cache and embedding rows."""
-        return self.roofline.bytes_moved
+        """Bytes read and written from memory by the pass (communication not included)."""
+        return sum(op.bytes_moved for op in self.operators if op.kind != "communication")
 
     @property
     def intensity_flop_per_byte(self) -> float:
-        """Arithmetic intensity, FLOP per byte moved: P for a simple prefill, B for a decode step."""
-        return self.roofline.intensity_flop_per_byte
-
-    @property
-    def ridge_point_flop_per_byte(self) -> float:
-        """The GPU's ridge point at this precision and efficiency, FLOP per byte."""
-        return self.roofline.ridge_point_flop_per_byte
+        """Arithmetic intensity, FLOP per byte moved: P for a simple prefill, B for a simple decode step."""
+        return self.flops / self.bytes_moved
 
     @property
     def compute_time_s(self) -> float:
-        """Seconds the maths alone would take at (efficiency x) peak FLOP/s."""
-        return self.roofline.compute_time_s
+        """Seconds the maths alone would take: the operators' compute times added up."""
+        return sum(op.compute_time_s for op in self.operators)
 
     @property
     def memory_time_s(self) -> float:
-        """Seconds the memory traffic alone would take at (efficiency x) peak bandwidth."""
-        return self.roofline.memory_time_s
-
-    @property
-    def time_s(self) -> float:
-        """Seconds the pass takes on the roofline: the larger of compute and memory time."""
-        return self.roofline.time_s
+        """Seconds the memory traffic alone would take: the operators' memory times added up."""
+        return sum(op.memory_time_s for op in self.operators if op.kind != "communication")
 
     @property
     def time_ms(self) -> float:
         """The same time in milliseconds."""
-        return self.roofline.time_s * 1e3
+        return self.time_s * 1e3
 
     @property
     def bound(self) -> str:
-        """Which limit sets the time: "compute" at or above the ridge point, else "memory"."""
-        return self.roofline.bound
+        """Which limit sets most of the time: "compute" or "memory" (by operator time)."""
+        compute = sum(op.time_s for op in self.operators if op.bound == "compute")
+        memory = sum(op.time_s for op in self.operators if op.bound == "memory")
+        return "compute" if compute >= memory and compute > 0 else "memory"
 
     def as_dict(self) -> dict[str, float | int | str]:
         """Flat record with unit-suffixed keys, for JSON output and the browser."""
@@ -220,18 +380,11 @@ class PassResult:
             "ridge_point_flop_per_byte": self.ridge_point_flop_per_byte,
             "compute_time_s": self.compute_time_s,
             "memory_time_s": self.memory_time_s,
+            "communication_time_s": self.communication_time_s,
+            "overhead_s": self.overhead_s,
             "time_s": self.time_s,
             "bound": self.bound,
         }
-
-
-def expected_experts_touched(experts: int, per_token: int, tokens: int) -> float:
-    """Expected distinct experts an MoE layer reads when ``tokens`` tokens each pick ``per_token``.
-
-    Routing is taken as uniform and independent between tokens: an expert escapes one token with probability
-    1 - k/E, so it escapes all T tokens with probability (1 - k/E)^T.
-    """
-    return experts * (1.0 - (1.0 - per_token / experts) ** tokens)
 
 
 def attention_flops_per_key(model: Model, phase: str) -> float:
@@ -240,96 +393,406 @@ def attention_flops_per_key(model: Model, phase: str) -> float:
     Scores cost 2 x d_qk and the weighted sum of values 2 x d_v, per head. MLA depends on the phase: prefill
     expands the latent into ordinary heads, decode works on the latent directly (the absorbed form).
     """
-    if model.mla is None:
-        d_qk = d_v = model.head_dim
-    elif phase == "prefill":
-        d_qk = model.mla.qk_nope_head_dim + model.mla.qk_rope_head_dim
-        d_v = model.mla.v_head_dim
+    s = model_shape(model)
+    if phase == "prefill":
+        return 2.0 * s.layers * s.heads * (s.d_qk_prefill + s.d_v_prefill)
+    return 2.0 * s.layers * s.heads * (s.d_qk_decode + s.d_v_decode)
+
+
+# ------------------------------------------------------------------------------------------------ the step
+def _checked_contexts(values: Sequence[int]) -> Sequence[int]:
+    """``decode_contexts`` validated cheaply: one pass of min/max when every entry is an int."""
+    if not values:
+        return ()
+    if all(type(v) is int for v in values) and min(values) >= 1 and max(values) <= MAX_COUNT:
+        return values
+    return [count(f"decode_contexts[{i}]", v) for i, v in enumerate(values)]
+
+
+def _checked_chunks(values: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    checked = []
+    for i, pair in enumerate(values):
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise ValueError(
+                f"prefill_chunks[{i}] must be a pair (chunk_tokens, tokens_already_cached), got {pair!r}"
+            )
+        tokens = count(f"prefill_chunks[{i}] chunk_tokens", pair[0])
+        cached = count(f"prefill_chunks[{i}] tokens_already_cached", pair[1], minimum=0)
+        checked.append((tokens, cached))
+    return checked
+
+
+def mixed_step(
+    setup: Setup,
+    *,
+    decode_contexts: Sequence[int] = (),
+    prefill_chunks: Sequence[tuple[int, int]] = (),
+) -> PassResult:
+    """One forward pass over a mix of decoding sequences and prefill chunks (continuous batching).
+
+    ``decode_contexts`` holds, per decoding sequence, the tokens its new token attends to (itself included).
+    ``prefill_chunks`` holds (chunk_tokens, tokens_already_cached_before_chunk) per prompt chunk. The step's
+    ``time_s`` is the sum over operators plus communication and overhead. Memory is checked against the
+    setup's KV budget (a warning instead of an error with ``ignore_memory``).
+    """
+    if not isinstance(setup, Setup):
+        raise ValueError(f"setup must be a Setup (see make_setup), got {setup!r}")
+    contexts = _checked_contexts(decode_contexts)
+    chunks = _checked_chunks(prefill_chunks)
+    if not contexts and not chunks:
+        raise ValueError("a step needs at least one token: give decode_contexts or prefill_chunks")
+    model = setup.model
+    window = model.sliding_window
+    decode_tokens = len(contexts)
+    if window is None:
+        decode_keys = float(sum(contexts))
     else:
-        d_qk = model.mla.kv_lora_rank + model.mla.qk_rope_head_dim
-        d_v = model.mla.kv_lora_rank
-    return 2.0 * model.layers * model.attention_heads * (d_qk + d_v)
+        decode_keys = float(sum(c if c < window else window for c in contexts))
+    prefill_tokens = 0
+    prefill_keys = 0.0
+    prefill_kv_read = 0.0
+    prefill_kv_written = 0.0
+    prefix_tokens = 0.0
+    held = decode_keys  # KV tokens held in the cache at the end of the step
+    for tokens, cached in chunks:
+        prefill_tokens += tokens
+        prefill_keys += causal_keys(cached, tokens, window)
+        reach = cached if window is None else min(cached, window)
+        prefill_kv_read += reach + tokens
+        prefill_kv_written += tokens if window is None else min(tokens, window)
+        prefix_tokens += reach
+        held += model.cached_tokens(cached + tokens)
+    return _pass(
+        setup,
+        decode_tokens,
+        decode_keys,
+        prefill_tokens,
+        len(chunks),
+        prefill_keys,
+        prefill_kv_read,
+        prefill_kv_written,
+        prefix_tokens,
+        held,
+        lambda: f"a step holding {held:,.0f} tokens of KV cache",
+    )
 
 
 def _pass(
     setup: Setup,
-    phase: str,
-    tokens: int,
-    keys_attended: float,
-    kv_read_tokens: float,
-    kv_written_tokens: float,
+    decode_tokens: int,
+    decode_keys: float,
+    prefill_tokens: int,
+    sequences: int,
+    prefill_keys: float,
+    prefill_kv_read: float,
+    prefill_kv_written: float,
+    prefix_tokens: float,
+    held_kv_tokens: float,
+    what: Callable[[], str],
 ) -> PassResult:
-    """Count one pass's FLOPs and bytes at the setup's level, then time it on the roofline."""
-    model = setup.model
-    bpv = setup.bytes_per_value
-    if setup.level == "simple":
-        weight_bytes = setup.params * bpv
-        matmul_flops = 2.0 * setup.params * tokens
-        attention_flops = kv_bytes = embedding_bytes = 0.0
-    else:
-        experts_read: float | None = None
-        experts_computed: float | None = None
-        if model.moe is not None:
-            experts_read = expected_experts_touched(model.moe.experts, model.moe.experts_per_token, tokens)
-            experts_computed = model.moe.experts_per_token
-        weight_bytes = model.matmul_params(experts_read) * bpv
-        embedding_bytes = min(tokens, model.vocab_size) * model.hidden_size * bpv
-        matmul_flops = 2.0 * model.matmul_params(experts_computed) * tokens
-        attention_flops = attention_flops_per_key(model, phase) * keys_attended
-        per_token = model.kv_cache_bytes_per_token(bpv) * setup.kv_replication
-        kv_bytes = (kv_read_tokens + kv_written_tokens) * per_token
-    result = roofline_time(
-        matmul_flops + attention_flops,
-        weight_bytes + kv_bytes + embedding_bytes,
-        setup.gpu,
-        setup.precision,
-        gpus=setup.gpus,
-        compute_efficiency=setup.compute_efficiency,
-        memory_efficiency=setup.memory_efficiency,
-    )
-    return PassResult(
+    """Check memory, then build the operators at the setup's level from a step's totals."""
+    warnings = _memory_warnings(setup, held_kv_tokens, what)
+    phase = "mixed" if decode_tokens and prefill_tokens else "decode" if decode_tokens else "prefill"
+    build = _simple_operators if setup.level == "simple" else _refined_operators
+    return build(
+        setup,
         phase,
-        setup.level,
-        tokens,
-        weight_bytes,
-        kv_bytes,
-        embedding_bytes,
-        matmul_flops,
-        attention_flops,
-        result,
+        decode_tokens,
+        decode_keys,
+        prefill_tokens,
+        sequences,
+        prefill_keys,
+        prefill_kv_read,
+        prefill_kv_written,
+        prefix_tokens,
+        warnings,
     )
+
+
+def _memory_warnings(setup: Setup, kv_tokens: float, what: Callable[[], str]) -> tuple[str, ...]:
+    return setup.memory.check(kv_tokens, what)
+
+
+def _attention_operators(
+    setup: Setup,
+    decode_tokens: int,
+    decode_keys: float,
+    prefill_tokens: int,
+    prefill_keys: float,
+    prefill_kv_read: float,
+    prefill_kv_written: float,
+    prefix_tokens: float,
+    activations: bool,
+) -> tuple[list[Operator], float, float]:
+    """Attention over the KV cache, one operator per phase present: (operators, FLOPs, KV bytes)."""
+    s = setup.shape
+    kv_token = setup.kv_bytes_per_token
+    peak = setup.attention_peak_flops_per_s * setup.gpus
+    bandwidth = setup.bandwidth_bytes_per_s * setup.gpus
+    ops = []
+    flops_total = kv_total = 0.0
+    per_head = ACTIVATION_BYTES * s.layers * s.heads
+    if decode_tokens:
+        flops = 2.0 * s.layers * s.heads * (s.d_qk_decode + s.d_v_decode) * decode_keys
+        kv = (decode_keys + decode_tokens) * kv_token
+        act = decode_tokens * per_head * (s.d_qk_decode + s.d_v_decode) if activations else 0.0
+        ops.append(make_operator("attention (decode)", "attention", flops, kv + act, peak, bandwidth))
+        flops_total += flops
+        kv_total += kv
+    if prefill_tokens:
+        flops = 2.0 * s.layers * s.heads * (s.d_qk_prefill + s.d_v_prefill) * prefill_keys
+        flops += 2.0 * s.layers * s.mla_expand_params * prefix_tokens  # MLA re-expands a cached prefix
+        kv = (prefill_kv_read + prefill_kv_written) * kv_token
+        act = prefill_tokens * per_head * (s.d_qk_prefill + s.d_v_prefill) if activations else 0.0
+        ops.append(make_operator("attention (prefill)", "attention", flops, kv + act, peak, bandwidth))
+        flops_total += flops
+        kv_total += kv
+    return ops, flops_total, kv_total
+
+
+def _simple_operators(
+    setup: Setup,
+    phase: str,
+    decode_tokens: int,
+    decode_keys: float,
+    prefill_tokens: int,
+    sequences: int,
+    prefill_keys: float,
+    prefill_kv_read: float,
+    prefill_kv_written: float,
+    prefix_tokens: float,
+    warnings: tuple[str, ...],
+) -> PassResult:
+    model = setup.model
+    tokens = decode_tokens + prefill_tokens
+    peak = setup.matmul_peak_flops_per_s * setup.gpus
+    bandwidth = setup.bandwidth_bytes_per_s * setup.gpus
+    if model.moe is None:
+        active = read = setup.params
+    else:
+        active = model.active_params
+        touched = expected_experts_touched(model.moe.experts, model.moe.experts_per_token, tokens)
+        read = model.params_with_experts(touched)
+    matmul_flops = 2.0 * active * tokens
+    weight_bytes = read * setup.bytes_per_value
+    ops = [
+        make_operator(
+            "weights (2 FLOPs per active parameter per token)",
+            "weights",
+            matmul_flops,
+            weight_bytes,
+            peak,
+            bandwidth,
+        )
+    ]
+    attention_flops = kv_bytes = 0.0
+    if setup.kv_traffic:
+        attention, attention_flops, kv_bytes = _attention_operators(
+            setup, decode_tokens, decode_keys, prefill_tokens, prefill_keys, prefill_kv_read,
+            prefill_kv_written, prefix_tokens, activations=False,
+        )  # fmt: skip
+        ops += attention
+    if setup.total_gpus > 1:
+        warnings += (
+            "the simple level leaves out communication between GPUs; level='refined' adds the all-reduces",
+        )
+    time = sum(op.time_s for op in ops) + setup.step_overhead_s
+    return PassResult(
+        phase, "simple", tokens, weight_bytes, kv_bytes, 0.0, matmul_flops, attention_flops, tuple(ops),
+        warnings, 0.0, setup.step_overhead_s, setup.ridge_point_flop_per_byte, time,
+    )  # fmt: skip
+
+
+def _refined_operators(
+    setup: Setup,
+    phase: str,
+    decode_tokens: int,
+    decode_keys: float,
+    prefill_tokens: int,
+    sequences: int,
+    prefill_keys: float,
+    prefill_kv_read: float,
+    prefill_kv_written: float,
+    prefix_tokens: float,
+    warnings: tuple[str, ...],
+) -> PassResult:
+    s = setup.shape
+    tp = setup.gpus
+    dp_attention = setup.data_parallel_attention
+    peak = setup.matmul_peak_flops_per_s * tp
+    bandwidth = setup.bandwidth_bytes_per_s * tp
+    b_w = setup.bytes_per_value
+    b_a = ACTIVATION_BYTES
+    tokens = decode_tokens + prefill_tokens
+    logits = decode_tokens + sequences  # one logits row per decoding sequence and per prefill chunk
+    h = s.hidden
+    # Under tensor parallelism each GPU reads the whole input activation of a layer; with data-parallel
+    # attention each GPU holds the attention weights and its own sequences.
+    act_copies = 1 if dp_attention else tp
+    attn_weight_copies = tp if dp_attention else 1
+    L = s.layers
+    ops: list[Operator] = []
+
+    embedding_bytes = min(tokens, s.vocab) * h * b_a
+    ops.append(
+        make_operator(
+            "embedding lookup", "elementwise", 0.0, embedding_bytes + tokens * h * b_a, peak, bandwidth
+        )
+    )
+    ops.append(make_operator(
+        "norms", "elementwise", 4.0 * s.norm_count * tokens * h,
+        s.norm_count * (h * b_a * tp + 2.0 * tokens * h * b_a * act_copies), peak, bandwidth,
+    ))  # fmt: skip
+    qkv_w = L * s.qkv_params * b_w * attn_weight_copies
+    ops.append(make_operator(
+        "QKV projection", "weights", 2.0 * tokens * L * s.qkv_params,
+        qkv_w + L * tokens * (h * act_copies + s.qkv_out_width) * b_a, peak, bandwidth,
+    ))  # fmt: skip
+    attention, attention_flops, kv_bytes = _attention_operators(
+        setup, decode_tokens, decode_keys, prefill_tokens, prefill_keys, prefill_kv_read, prefill_kv_written,
+        prefix_tokens, activations=True,
+    )  # fmt: skip
+    ops += attention
+    o_w = L * s.o_params * b_w * attn_weight_copies
+    ops.append(make_operator(
+        "output projection", "weights", 2.0 * tokens * L * s.o_params,
+        o_w + L * tokens * (s.heads * s.d_v_prefill + h * act_copies) * b_a, peak, bandwidth,
+    ))  # fmt: skip
+    weight_bytes = qkv_w + o_w
+    matmul_flops = 2.0 * tokens * L * (s.qkv_params + s.o_params)
+    if s.dense_layers:
+        w = s.dense_layers * s.mlp_params * b_w
+        flops = 2.0 * tokens * s.dense_layers * s.mlp_params
+        ops.append(make_operator(
+            "MLP", "weights", flops, w + s.dense_layers * tokens * (2.0 * h * tp + 3.0 * s.mlp_width) * b_a,
+            peak, bandwidth,
+        ))  # fmt: skip
+        weight_bytes += w
+        matmul_flops += flops
+    if s.moe_layers:
+        k = s.experts_per_token
+        touched = expected_experts_touched(s.experts, k, tokens)
+        w = s.moe_layers * (touched * s.expert_params * b_w + s.router_params * b_a)
+        flops = 2.0 * tokens * s.moe_layers * (k * s.expert_params + s.router_params)
+        act = s.moe_layers * tokens * (h * act_copies + k * (2.0 * h + 3.0 * s.expert_width)) * b_a
+        ops.append(
+            make_operator(
+                f"routed experts ({touched:.1f} of {s.experts} touched)",
+                "weights",
+                flops,
+                w + act,
+                peak,
+                bandwidth,
+            )
+        )
+        weight_bytes += w
+        matmul_flops += flops
+        if s.shared_experts:
+            w = s.moe_layers * s.shared_experts * s.expert_params * b_w
+            flops = 2.0 * tokens * s.moe_layers * s.shared_experts * s.expert_params
+            act = s.moe_layers * tokens * s.shared_experts * (2.0 * h + 3.0 * s.expert_width) * b_a
+            ops.append(make_operator("shared experts", "weights", flops, w + act, peak, bandwidth))
+            weight_bytes += w
+            matmul_flops += flops
+    head_w = s.vocab * h * b_a
+    head_flops = 2.0 * logits * s.vocab * h
+    ops.append(make_operator(
+        f"output layer ({logits} logits row{'s' if logits != 1 else ''})", "weights", head_flops,
+        head_w + logits * (h * tp + s.vocab) * b_a, peak, bandwidth,
+    ))  # fmt: skip
+    weight_bytes += head_w
+    matmul_flops += head_flops
+
+    communication = _communication_operators(setup, tokens, logits)
+    ops += communication
+    comm_time = sum(op.time_s for op in communication)
+    time = sum(op.time_s for op in ops) + setup.step_overhead_s
+    if setup.expert_parallel or dp_attention:
+        warnings += (
+            "expert-parallel all-to-alls are approximated: balanced routing, no overlap with compute",
+        )
+    return PassResult(
+        phase, "refined", tokens, weight_bytes, kv_bytes, embedding_bytes, matmul_flops, attention_flops,
+        tuple(ops), warnings, comm_time, setup.step_overhead_s, setup.ridge_point_flop_per_byte, time,
+    )  # fmt: skip
+
+
+def _communication_operators(setup: Setup, tokens: int, logits: int) -> list[Operator]:
+    s = setup.shape
+    tp = setup.gpus
+    link = setup.link
+    eff = setup.communication_efficiency
+    h = s.hidden
+    buffer = tokens * h * ACTIVATION_BYTES  # one layer's activations, the whole buffer on each GPU
+    ops = []
+    if tp > 1:
+        moe_by_all_to_all = s.moe_layers if (setup.expert_parallel or setup.data_parallel_attention) else 0
+        # After the embedding, after attention (unless data-parallel) and after each MLP or MoE layer
+        # that is not exchanged by all-to-all.
+        reduces = 1 + (0 if setup.data_parallel_attention else s.layers) + s.layers - moe_by_all_to_all
+        if reduces:
+            each = all_reduce_time_s(buffer, tp, link, eff)
+            ops.append(communication_operator(
+                f"tensor-parallel all-reduces ({reduces} x {buffer / 1e6:,.2f} MB)",
+                buffer * reduces,
+                each * reduces,
+            ))  # fmt: skip
+        gather = logits * s.vocab * ACTIVATION_BYTES
+        ops.append(communication_operator(
+            "output-layer logits all-gather", gather, all_to_all_time_s(gather, tp, link, eff),
+        ))  # fmt: skip
+        if moe_by_all_to_all:
+            # Dispatch and combine: each GPU sends its share of the token-expert pairs' activations.
+            per_gpu = tokens * s.experts_per_token * h * ACTIVATION_BYTES / tp
+            each = all_to_all_time_s(per_gpu, tp, link, eff)
+            ops.append(communication_operator(
+                f"expert all-to-alls (2 x {moe_by_all_to_all}, approximate)", 2 * moe_by_all_to_all * per_gpu,
+                2 * moe_by_all_to_all * each,
+            ))  # fmt: skip
+    if setup.pipeline_stages > 1:
+        sends = setup.pipeline_stages - 1
+        ops.append(communication_operator(
+            f"pipeline sends ({sends} stage boundaries)",
+            buffer * sends,
+            sends * send_time_s(buffer, link, eff),
+        ))  # fmt: skip
+    return ops
 
 
 def prefill(setup: Setup, prompt_tokens: int, *, batch: int = 1) -> PassResult:
-    """One prefill pass over ``batch`` prompts of ``prompt_tokens`` tokens each.
+    """One prefill pass over ``batch`` prompts of ``prompt_tokens`` tokens each (nothing cached before).
 
     Every prompt token is known in advance, so all of them go through the weights together: the weights are
-    read once and used ``batch x prompt_tokens`` times. Attention is causal: token i attends to i tokens
-    (at most the sliding window). Every prompt token's K/V is read once; the cache keeps the last window.
+    read once and used ``batch x prompt_tokens`` times. Attention is causal.
     """
     prompt = count("prompt_tokens", prompt_tokens)
     batch = count("batch", batch)
-    setup.check_fits(batch, prompt)
     window = setup.model.sliding_window
-    if window is None or prompt <= window:
-        keys = prompt * (prompt + 1) / 2.0
-    else:
-        keys = window * (window + 1) / 2.0 + (prompt - window) * window
-    written = setup.model.cached_tokens(prompt)
+    written = prompt if window is None else min(prompt, window)
     return _pass(
-        setup, "prefill", batch * prompt, batch * keys, float(batch * prompt), float(batch * written)
+        setup,
+        0,
+        0.0,
+        batch * prompt,
+        batch,
+        batch * causal_keys(0, prompt, window),
+        float(batch * prompt),
+        float(batch * written),
+        0.0,
+        float(batch * setup.model.cached_tokens(prompt)),
+        lambda: f"batch {batch} at a context of {prompt:,} tokens",
     )
 
 
 def decode_step(setup: Setup, *, batch: int = 1, context_tokens: int = 1) -> PassResult:
     """One decode step: each of ``batch`` sequences produces one token, attending ``context_tokens`` tokens.
 
-    ``context_tokens`` counts the tokens the new token attends to, itself included. The step reads all weights
-    (or, for an MoE, the experts its ``batch`` tokens are routed to), reads the cached K/V of the context and
-    writes the new token's K/V.
+    ``context_tokens`` counts the tokens the new token attends to, itself included.
     """
     batch = count("batch", batch)
     context = count("context_tokens", context_tokens)
-    setup.check_fits(batch, context)
-    attended = setup.model.cached_tokens(context)
-    return _pass(setup, "decode", batch, float(batch * attended), float(batch * attended), float(batch))
+    keys = float(batch * setup.model.cached_tokens(context))
+    return _pass(
+        setup, batch, keys, 0, 0, 0.0, 0.0, 0.0, 0.0, keys,
+        lambda: f"batch {batch} at a context of {context:,} tokens",
+    )  # fmt: skip

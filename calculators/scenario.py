@@ -6,9 +6,11 @@ number means the same thing wherever it appears. It only delegates to the passes
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from calculators.hardware import GPU
 from calculators.models import Model
-from calculators.passes import PassResult, decode_step, make_setup, prefill
+from calculators.passes import PassResult, decode_step, make_setup, mixed_step, prefill
 from calculators.roofline import ridge_point
 from calculators.serving import MemoryFootprint, RequestTiming, max_batch, memory_footprint, request_timing
 
@@ -16,8 +18,10 @@ from calculators.serving import MemoryFootprint, RequestTiming, max_batch, memor
 class Scenario:
     """``Scenario("dense-8b", "h100-sxm")`` is the prefill-vs-decode lesson's setting (BF16, spec peaks).
 
-    Keyword arguments are those of :func:`calculators.passes.make_setup`: ``precision``, ``level``
-    ("simple" or "refined"), ``gpus``, ``compute_efficiency`` and ``memory_efficiency``.
+    Keyword arguments are those of :func:`calculators.passes.make_setup`: ``precision`` (the weight format),
+    ``level`` ("simple" or "refined"), ``gpus``, ``compute_efficiency``, ``memory_efficiency``, and any
+    :class:`calculators.passes.Setup` field (``kv_cache_format``, ``kv_traffic``, ``pipeline_stages``,
+    ``ignore_memory``...).
     """
 
     def __init__(
@@ -30,6 +34,7 @@ class Scenario:
         gpus: int = 1,
         compute_efficiency: float = 1.0,
         memory_efficiency: float = 1.0,
+        **options: object,
     ) -> None:
         self.setup = make_setup(
             model,
@@ -39,6 +44,7 @@ class Scenario:
             gpus=gpus,
             compute_efficiency=compute_efficiency,
             memory_efficiency=memory_efficiency,
+            **options,  # type: ignore[arg-type]
         )
 
     def __repr__(self) -> str:
@@ -47,6 +53,12 @@ class Scenario:
             f"Scenario({s.model.key!r}, {s.gpu.key!r}, precision={s.precision!r}, level={s.level!r}, "
             f"gpus={s.gpus})"
         )
+
+    def step(
+        self, decode_contexts: Sequence[int] = (), prefill_chunks: Sequence[tuple[int, int]] = ()
+    ) -> PassResult:
+        """One continuous-batching step: decoding sequences at these contexts plus these prefill chunks."""
+        return mixed_step(self.setup, decode_contexts=decode_contexts, prefill_chunks=prefill_chunks)
 
     @property
     def model(self) -> Model:

@@ -110,12 +110,21 @@ def _sum_decode_steps(setup: Setup, batch: int, *, first_context: int, steps: in
     return sum(_sum_affine_stretch(setup, batch, lo, hi) for lo, hi in stretches)
 
 
+def _context_gap(result: PassResult) -> float:
+    """Compute minus memory time of the operators that grow with context (attention over the KV cache).
+
+    Every other operator of a decode step costs the same at any context, so the step time is a constant
+    plus max(compute, memory) of attention: affine in the context on either side of this gap's sign change.
+    """
+    return sum(op.compute_time_s - op.memory_time_s for op in result.operators if op.kind == "attention")
+
+
 def _sum_affine_stretch(setup: Setup, batch: int, lo: int, hi: int) -> float:
     """Sum of step times over contexts lo..hi, where compute and memory time are affine in context."""
     a = decode_step(setup, batch=batch, context_tokens=lo)
     b = decode_step(setup, batch=batch, context_tokens=hi)
-    gap_lo = a.compute_time_s - a.memory_time_s
-    gap_hi = b.compute_time_s - b.memory_time_s
+    gap_lo = _context_gap(a)
+    gap_hi = _context_gap(b)
     if hi == lo or (gap_lo >= 0) == (gap_hi >= 0):
         return (hi - lo + 1) * (a.time_s + b.time_s) / 2.0
     # The bound switches inside the stretch: split at the last context before the affine gap changes sign.
@@ -126,11 +135,16 @@ def _sum_affine_stretch(setup: Setup, batch: int, lo: int, hi: int) -> float:
 
 @dataclass(frozen=True)
 class MemoryFootprint:
-    """Bytes that must sit in GPU memory to serve ``batch`` sequences of ``context_tokens`` tokens."""
+    """Bytes that must sit in GPU memory to serve ``batch`` sequences of ``context_tokens`` tokens.
 
-    weight_bytes: float  # all weights at the setup's precision, bytes
+    ``capacity_bytes`` is what an engine leaves for weights and KV cache over all GPUs: the memory the devices
+    report, times the utilisation cap, less the runtime reserve and the activation workspace
+    (see :mod:`calculators.memory`).
+    """
+
+    weight_bytes: float  # all weights in their formats, every copy the GPUs hold, bytes
     kv_cache_bytes: float  # KV cache of every sequence at its context length, bytes
-    capacity_bytes: float  # memory of all the setup's GPUs, bytes
+    capacity_bytes: float  # memory left for weights and KV cache over all GPUs, bytes
 
     @property
     def total_bytes(self) -> float:
@@ -153,34 +167,22 @@ class MemoryFootprint:
 
 
 def memory_footprint(setup: Setup, *, batch: int = 1, context_tokens: int = 1) -> MemoryFootprint:
-    """Weights plus KV cache, against the memory of all the setup's GPUs (activations ignored)."""
+    """Weights plus KV cache, against the memory an engine leaves for them on all the setup's GPUs."""
     batch = count("batch", batch)
     context = count("context_tokens", context_tokens)
-    return MemoryFootprint(
-        setup.weight_bytes, setup.kv_cache_bytes(batch, context), setup.memory_capacity_bytes
-    )
+    plan = setup.memory
+    weights = plan.weight_bytes_per_gpu * plan.gpus
+    capacity = weights + plan.kv_budget_bytes
+    return MemoryFootprint(weights, setup.kv_cache_bytes(batch, context), capacity)
 
 
 def max_batch(setup: Setup, context_tokens: int) -> int:
-    """The largest batch whose weights and KV cache fit at ``context_tokens`` each (0 if the weights
-    alone don't).
-    """
+    """The largest batch whose KV cache fits at ``context_tokens`` each, in closed form (0 if the weights
+    alone don't fit)."""
     context = count("context_tokens", context_tokens)
     if not setup.model.shapes_known:
         raise ValueError(
             f"max_batch needs the KV cache size, but {setup.model.name!r} is given only by its size; "
             "use a model preset"
         )
-    free = setup.memory_capacity_bytes - setup.weight_bytes
-    per_sequence = setup.kv_cache_bytes(1, context)
-    if free < per_sequence:
-        return 0
-    batch = int(free // per_sequence)
-    # Guard against float rounding at the boundary: the answer must itself fit, and one more must not.
-    while (
-        batch > 0 and setup.weight_bytes + setup.kv_cache_bytes(batch, context) > setup.memory_capacity_bytes
-    ):
-        batch -= 1
-    while setup.weight_bytes + setup.kv_cache_bytes(batch + 1, context) <= setup.memory_capacity_bytes:
-        batch += 1
-    return batch
+    return setup.memory.max_sequences(context)

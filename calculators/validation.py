@@ -26,6 +26,31 @@ def positive_number(field: str, value: object) -> float:
     return number
 
 
+def bounded_number(field: str, value: object, maximum: float) -> float:
+    """Return ``value`` if it is a finite number in (0, ``maximum``]: keeps products of inputs finite."""
+    number = positive_number(field, value)
+    if number > maximum:
+        raise ValueError(f"{field} must be at most {maximum:g}, got {_describe(value)}; use a smaller value")
+    return number
+
+
+def non_negative_number(field: str, value: object, maximum: float = 1e12) -> float:
+    """Return ``value`` if it is a finite number in [0, ``maximum``] (an overhead, a reserve)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{field} must be a number >= 0, got {_describe(value)}")
+    number = float(value)
+    if not math.isfinite(number) or number < 0 or number > maximum:
+        raise ValueError(f"{field} must be a finite number between 0 and {maximum:g}, got {_describe(value)}")
+    return number
+
+
+def flag(field: str, value: object) -> bool:
+    """Return ``value`` if it is a bool (a switch), else raise naming the field."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{field} must be True or False, got {_describe(value)}")
+    return value
+
+
 def fraction(field: str, value: object) -> float:
     """Return ``value`` if it lies in (0, 1]: efficiency factors are shares of a peak, never above it."""
     number = positive_number(field, value)
@@ -34,16 +59,23 @@ def fraction(field: str, value: object) -> float:
     return number
 
 
-def count(field: str, value: object, *, minimum: int = 1) -> int:
-    """Return ``value`` if it is a whole number >= ``minimum``: token counts and batches are integers."""
+# The largest count any calculator accepts (tokens, batch, GPUs): a billion keeps every product of counts
+# (a prompt squared for causal attention, times layers and heads) far inside a float's range.
+MAX_COUNT = 10**9
+
+
+def count(field: str, value: object, *, minimum: int = 1, maximum: int = MAX_COUNT) -> int:
+    """Return ``value`` if it is a whole number in [``minimum``, ``maximum``]: token counts and batches."""
     if isinstance(value, bool):
         raise ValueError(f"{field} must be a whole number >= {minimum}, got {_describe(value)}")
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
-    if not isinstance(value, int):
+    if not isinstance(value, int) or value < minimum:
         raise ValueError(f"{field} must be a whole number >= {minimum}, got {_describe(value)}")
-    if value < minimum:
-        raise ValueError(f"{field} must be a whole number >= {minimum}, got {_describe(value)}")
+    if value > maximum:
+        raise ValueError(
+            f"{field} must be a whole number <= {maximum:,}, got {_describe(value)}; use a smaller value"
+        )
     return value
 
 

@@ -55,10 +55,12 @@ def test_fp8_halves_the_bytes_and_doubles_the_peak() -> None:
     # FP8 peak 1,978.9 TFLOP/s: ridge 1978.9 / 3.35 = 590.7 FLOP/byte; prefill intensity 2P (2N FLOPs / N B)
     assert fp8.ridge_point_flop_per_byte == pytest.approx(1978.9 / 3.35)
     assert fp8.prefill(1000).intensity_flop_per_byte == pytest.approx(2000)
-    # refined: the KV cache is stored in FP8 too, so its traffic halves
+    # refined: the KV cache keeps its own format (BF16 by default, as vLLM's "auto"); an FP8 cache halves it
     r16 = Scenario("llama-3.1-8b", "h100-sxm", level="refined").decode(context_tokens=4096)
     r8 = Scenario("llama-3.1-8b", "h100-sxm", level="refined", precision="fp8").decode(context_tokens=4096)
-    assert r8.kv_cache_bytes == r16.kv_cache_bytes / 2
+    assert r8.kv_cache_bytes == r16.kv_cache_bytes
+    kv8 = Scenario("llama-3.1-8b", "h100-sxm", level="refined", precision="fp8", kv_cache_format="fp8")
+    assert kv8.decode(context_tokens=4096).kv_cache_bytes == r16.kv_cache_bytes / 2
 
 
 def test_efficiency_factors_scale_the_peaks() -> None:
@@ -102,13 +104,13 @@ def test_refined_embedding_is_a_row_lookup() -> None:
     step = s.decode()
     # one token reads one 4096-value row: 4096 x 2 B = 8,192 B, not the 128,256 x 4096 x 2 = 1.05 GB table
     assert step.embedding_bytes == 4096 * 2
-    # weights read: everything but the input embedding, lm_head included:
-    # (8,030,261,248 - 525,336,576) x 2 B = 15,009,849,344 B
-    assert step.weight_bytes == (8_030_261_248 - 128256 * 4096) * 2 == 15_009_849_344
+    # weights read by the matrix products: everything but the input embedding and the 65 norms
+    # (2 x 32 + 1) x 4096 = 266,240, lm_head included: (8,030,261,248 - 525,336,576 - 266,240) x 2 B
+    assert step.weight_bytes == (8_030_261_248 - 128256 * 4096 - 266_240) * 2 == 15_009_316_864
     # KV: context 1 means reading the token's own K/V and writing it: 2 x 131,072 B
     assert step.kv_cache_bytes == 2 * 131_072
-    assert step.bytes_moved == 15_009_849_344 + 8_192 + 262_144
-    assert step.matmul_flops == 2 * (8_030_261_248 - 128256 * 4096)
+    assert step.bytes_moved == sum(op.bytes_moved for op in step.operators)
+    assert step.matmul_flops == 2 * (8_030_261_248 - 128256 * 4096 - 266_240)
     # a 10-token prefill reads 10 rows; more tokens than the vocabulary still read at most the whole table
     assert s.prefill(10).embedding_bytes == 10 * 4096 * 2
     assert s.prefill(200_000).embedding_bytes == 128256 * 4096 * 2
@@ -125,18 +127,21 @@ def test_dense_8b_refined_uses_its_shapes() -> None:
 def test_llama_70b_refined_decode_on_two_h200s() -> None:
     s = Scenario("llama-3.1-70b", "h200", level="refined", gpus=2)
     step = s.decode(context_tokens=4096)
-    # weights: (70,553,706,496 - 128256 x 8192) x 2 B = 69,503,033,344 x 2 = 139,006,066,688 B
+    # weights: (70,553,706,496 - 128256 x 8192 - 161 norms x 8192) x 2 B = 69,501,714,432 x 2
+    # = 139,003,428,864 B
     # KV: (4096 read + 1 written) x 2*80*8*128*2 (327,680 B) = 1,342,504,960 B; G = 2 <= 8 KV heads: no copies
-    # embedding row: 8192 x 2 = 16,384 B            total 140,348,588,032 B
-    assert step.weight_bytes == 139_006_066_688
+    assert step.weight_bytes == 139_003_428_864
     assert step.kv_cache_bytes == 4097 * 327_680 == 1_342_504_960
-    assert step.bytes_moved == 140_348_588_032
+    assert step.embedding_bytes == 8192 * 2
     # FLOPs: matmuls 2 x 69,503,033,344 = 139,006,066,688; attention 2 x 80 layers x 64 heads x (128 + 128)
     # = 2,621,440 per key x 4096 keys = 10,737,418,240
     assert step.attention_flops == 2 * 80 * 64 * 256 * 4096 == 10_737_418_240
-    assert step.flops == 139_006_066_688 + 10_737_418_240
-    # time: 140,348,588,032 / (2 x 4.8e12) = 14.620 ms, memory-bound
-    assert step.time_s == pytest.approx(140_348_588_032 / 9.6e12)
+    assert step.matmul_flops == 139_003_428_864
+    # time: about (139.0e9 + 1.34e9) / (2 x 4.8e12) = 14.62 ms of memory traffic, plus 161 all-reduces of
+    # 8192 x 2 B = 16 KB over NVLink 4: 161 x (5 us + 16,384 / 450e9) = 0.811 ms, plus the logits gather
+    assert step.communication_time_s == pytest.approx(161 * (5e-6 + 16_384 / 450e9) + 5e-6 + 128256 / 450e9)
+    assert step.time_s == pytest.approx(14.62e-3 + 0.816e-3, rel=2e-3)
+    assert step.time_s == pytest.approx(sum(op.time_s for op in step.operators))
     assert step.bound == "memory"
 
 
@@ -156,17 +161,18 @@ def test_mixtral_decode_reads_only_routed_experts() -> None:
     embedding = 32000 * 4096  # 131,072,000, a lookup
     total = 46_702_792_704
     # batch 1: the token picks 2 of 8 experts, so 6 x 32 x 176,160,768 = 33,822,867,456 weights stay unread:
-    # (46,702,792,704 - 33,822,867,456 - 131,072,000) x 2 B = 25,497,706,496 B
+    norms = 65 * 4096  # 266,240, counted with the norms, not the matrix weights
+    # (46,702,792,704 - 33,822,867,456 - 131,072,000 - 266,240) x 2 B = 25,497,174,016 B
     one = s.decode(batch=1)
-    assert one.weight_bytes == (total - 6 * 32 * expert - embedding) * 2 == 25_497_706_496
+    assert one.weight_bytes == (total - 6 * 32 * expert - embedding - norms) * 2 == 25_497_174_016
     # batch 2: expected experts touched 8 x (1 - (6/8)^2) = 3.5, so 4.5 x 32 experts unread
     two = s.decode(batch=2)
-    assert two.weight_bytes == pytest.approx((total - 4.5 * 32 * expert - embedding) * 2)
-    # batch 64: 8 x (1 - 0.75^64) = 7.99999992 experts: effectively the whole model, 93,143,441,408 B
+    assert two.weight_bytes == pytest.approx((total - 4.5 * 32 * expert - embedding - norms) * 2)
+    # batch 64: 8 x (1 - 0.75^64) = 7.99999992 experts: effectively the whole model, 93,142,908,928 B
     big = s.decode(batch=64)
-    assert big.weight_bytes == pytest.approx((total - embedding) * 2, rel=1e-7)
-    # FLOPs always count the 2 routed experts per token: 2 x (12,879,925,248 - 131,072,000) per token
-    assert big.matmul_flops == 64 * 2 * (12_879_925_248 - embedding)
+    assert big.weight_bytes == pytest.approx((total - embedding - norms) * 2, rel=1e-7)
+    # FLOPs always count the 2 routed experts per token: 2 x (12,879,925,248 - 131,072,000 - 266,240) each
+    assert big.matmul_flops == 64 * 2 * (12_879_925_248 - embedding - norms)
     # so batching an MoE at decode pays: bytes per generated token fall from 25.5 GB to 1.46 GB
     assert big.weight_bytes / 64 < one.weight_bytes / 10
     assert expected_experts_touched(8, 2, 2) == pytest.approx(3.5)
@@ -180,11 +186,15 @@ def test_deepseek_mla_attention_and_cache() -> None:
     assert attention_flops_per_key(model, "prefill") == 2 * 61 * 128 * (192 + 128) == 4_997_120
     # FP8 on 8 x H200 with tensor parallelism: every GPU keeps the whole latent, 8 copies:
     # (512 + 64) x 61 x 1 B x 8 = 281,088 B per token
-    s = Scenario("deepseek-v3", "h200", level="refined", precision="fp8", gpus=8)
+    s = Scenario("deepseek-v3", "h200", level="refined", precision="fp8", kv_cache_format="fp8", gpus=8)
     assert s.setup.kv_replication == 8
     assert s.decode(context_tokens=1000).kv_cache_bytes == 1001 * 576 * 61 * 1 * 8
-    # batch 1 reads 8 routed + 1 shared experts per MoE layer: (37,552,297,472 - 926,679,040) x 1 B
-    assert s.decode().weight_bytes == 37_552_297_472 - 129280 * 7168
+    # batch 1 reads 8 routed + 1 shared experts per MoE layer. FP8 (1 B): attention 11,413,547,008, the 3
+    # dense MLPs 3 x 3 x 7168 x 18432 = 1,189,085,184, experts 58 x 9 x 3 x 7168 x 2048 = 22,988,980,224;
+    # kept in BF16 (2 B): the routers 58 x (7168 x 256 + 256) = 106,445,312 and the output layer 926,679,040
+    assert s.decode().weight_bytes == 11_413_547_008 + 1_189_085_184 + 22_988_980_224 + 2 * (
+        106_445_312 + 926_679_040
+    )
 
 
 def test_kv_heads_are_replicated_when_gpus_outnumber_them() -> None:
@@ -232,30 +242,43 @@ def test_request_timing_for_the_lesson() -> None:
 
 
 def test_refined_request_sums_every_decode_step() -> None:
-    setup = make_setup("llama-3.1-8b", "h200", level="refined", precision="fp8")
-    t = request_timing(setup, 100, 3000, batch=512)
-    # The bound switches from compute to memory as the context grows; the closed form must equal the sum.
-    steps = [decode_step(setup, batch=512, context_tokens=101 + i).time_s for i in range(2999)]
-    assert t.first_decode.bound == "compute"
-    assert decode_step(setup, batch=512, context_tokens=3099).bound == "memory"
+    # Only attention grows with the context. MLA's absorbed decode does 16,990,208 FLOPs per key against
+    # 576 x 61 x 1 B x 8 copies = 281,088 B (60 FLOP/byte), above the ridge at 20 % of peak (41 FLOP/byte):
+    # at short contexts the fixed bytes (Q, output, one written token) keep it memory-bound, later it is
+    # compute-bound. The closed form must equal the step-by-step sum across that switch.
+    setup = make_setup(
+        "deepseek-v3", "h200", level="refined", precision="fp8", kv_cache_format="fp8", gpus=8,
+        compute_efficiency=0.2,
+    )  # fmt: skip
+    t = request_timing(setup, 100, 3000, batch=64)
+    steps = [decode_step(setup, batch=64, context_tokens=101 + i).time_s for i in range(2999)]
+    attention = [op for op in t.first_decode.operators if op.kind == "attention"]
+    assert attention[0].bound == "memory"
+    last = decode_step(setup, batch=64, context_tokens=3099)
+    assert [op.bound for op in last.operators if op.kind == "attention"] == ["compute"]
     assert t.decode_time_s == pytest.approx(sum(steps), rel=1e-12)
-    assert t.prefill.time_s == prefill(setup, 100, batch=512).time_s
+    assert t.prefill.time_s == prefill(setup, 100, batch=64).time_s
 
 
 def test_memory_footprint_and_max_batch() -> None:
-    # Llama-3.1-70B in FP8 on one H200: weights 70,553,706,496 B; batch 8 at 8,192 tokens of 163,840 B each:
-    # 8 x 8192 x 163,840 = 10,737,418,240 B; total 81,291,124,736 B of 141e9: fits
+    # What an engine leaves for weights and KV on one H200: 143,771 MiB = 150,754,820,096 B reported,
+    # x 0.9 = 135,679,338,086 B, less 2 GiB runtime reserve and the workspace of 8,192 tokens of Llama 70B:
+    # 8192 x (2 x 8192 + 10,240 + 3 x 28,672) x 2 B = 1,845,493,760 B -> 131,686,360,678 B
     m = Scenario("llama-3.1-70b", "h200", precision="fp8").memory(batch=8, context_tokens=8192)
+    assert m.capacity_bytes == pytest.approx(150_754_820_096 * 0.9 - 2**31 - 1_845_493_760)
+    # weights 70,553,706,496 B in FP8; KV in BF16: 8 x 8192 x 327,680 = 21,474,836,480 B: 92.0 GB fits
     assert m.weight_bytes == 70_553_706_496
-    assert m.kv_cache_bytes == 10_737_418_240
-    assert m.total_bytes == 81_291_124_736
+    assert m.kv_cache_bytes == 21_474_836_480
     assert m.fits
-    # Llama-3.1-8B BF16 on an H100 at 4,096 tokens: (80e9 - 16,060,522,496) / 536,870,912 = 119.1 -> 119
+    # Llama-3.1-8B BF16 on an H100 at 4,096 tokens: 81,559 MiB = 85,520,809,984 B x 0.9 = 76,968,728,986
+    # - 16,060,522,496 weights - 2,147,483,648 reserve - 939,524,096 workspace (8192 x 57,344 x 2)
+    # = 57,821,198,746 B / (4096 x 131,072 = 536,870,912) = 107.7 -> 107 (the old 80e9-only answer was 119)
     s = Scenario("llama-3.1-8b", "h100-sxm", level="refined")
-    assert s.max_batch(4096) == 119
-    assert s.memory(batch=119, context_tokens=4096).fits
-    assert not s.memory(batch=120, context_tokens=4096).fits
-    # Mistral's window caps the cache: (80e9 - 14,483,464,192) / 536,870,912 = 122.03 -> 122 at any context
-    assert Scenario("mistral-7b", "h100-sxm").max_batch(32_768) == 122
-    # weights alone don't fit: 141.1 GB of Llama-3.1-70B BF16 on one 141 GB H200
+    assert s.max_batch(4096) == 107
+    assert s.memory(batch=107, context_tokens=4096).fits
+    assert not s.memory(batch=108, context_tokens=4096).fits
+    # Mistral's window caps the cache: (76,968,728,986 - 14,483,464,192 - 2,147,483,648 - 939,524,096)
+    # / 536,870,912 = 110.6 -> 110 at any context
+    assert Scenario("mistral-7b", "h100-sxm").max_batch(32_768) == 110
+    # weights alone don't fit: 141.1 GB of Llama-3.1-70B BF16 against 135.7 GB usable on one H200
     assert Scenario("llama-3.1-70b", "h200").max_batch(1) == 0

@@ -62,6 +62,9 @@ DEEPSEEK_TOTAL = 11_413_547_008 + 1_189_085_184 + 656_569_547_264 + 881_664 + 1_
 DEEPSEEK_ACTIVE = 11_413_547_008 + 1_189_085_184 + 23_095_425_536 + 881_664 + 1_853_358_080
 
 
+QWEN_72B = llama_style_total(80, 8192, 64, 8, 128, 29568, 152064) + 80 * (64 + 2 * 8) * 128
+
+
 def test_hand_worked_totals_are_what_the_sources_publish() -> None:
     # The arithmetic above, against the figures the sources print (guards the comments from typos).
     assert LLAMA_8B == 8_030_261_248
@@ -73,6 +76,8 @@ def test_hand_worked_totals_are_what_the_sources_publish() -> None:
     assert QWEN_7B == 7_615_616_512
     assert DEEPSEEK_TOTAL == 671_026_419_200
     assert DEEPSEEK_ACTIVE == 37_552_297_472
+    # Qwen2.5-72B: Llama-style plus QKV biases (64 + 2 x 8) x 128 = 10,240 per layer x 80 = 819,200
+    assert QWEN_72B == 72_706_203_648
 
 
 @pytest.mark.parametrize(
@@ -84,6 +89,8 @@ def test_hand_worked_totals_are_what_the_sources_publish() -> None:
         ("mistral-7b", MISTRAL_7B, MISTRAL_7B),
         ("mixtral-8x7b", MIXTRAL_TOTAL, MIXTRAL_ACTIVE),
         ("qwen2.5-7b", QWEN_7B, QWEN_7B),
+        ("qwen2.5-72b", QWEN_72B, QWEN_72B),
+        ("llama-3.3-70b", LLAMA_70B, LLAMA_70B),  # Llama-3.1-70B's shapes
         ("deepseek-v3", DEEPSEEK_TOTAL, DEEPSEEK_ACTIVE),
         ("dense-8b", LLAMA_8B, 8e9),  # shapes are Llama-3.1-8B's; N itself is the lesson's round 8e9
     ],
@@ -96,6 +103,7 @@ def test_parameter_totals_derived_from_shapes(key: str, total: int, active: floa
 
 def test_every_model_preset_is_checked_above() -> None:
     checked = {"llama-3.1-8b", "llama-3.1-70b", "llama-3.1-405b", "mistral-7b", "mixtral-8x7b", "qwen2.5-7b"}
+    checked |= {"qwen2.5-72b", "llama-3.3-70b"}
     assert set(MODELS) == checked | {"deepseek-v3", "dense-8b"}
 
 
@@ -173,6 +181,10 @@ RESEARCH_GPUS: dict[str, tuple[float, float | None, float, float]] = {
     "l4": (121.0, 242.5, 0.3, 24),
     "mi300x": (1307.4, 2614.9, 5.3, 192),
     "rtx-4090": (165.2, 330.3, 1.008, 24),
+    "tpu-v5e": (197.0, None, 0.819, 16),
+    # Not in the research file: GB200 NVL72 specifications / 72 GPUs (sparse 5 / 10 PFLOPS BF16 / FP8 halved,
+    # 576 TB/s / 72 = 8 TB/s) and MLPerf Inference system descriptions (186 GB per GPU).
+    "gb200": (2500.0, 5000.0, 8.0, 186),
 }
 # The sparsity figures vendors print next to the dense ones; a preset must never use them.
 SPARSE_BF16_TFLOPS = {"h100-sxm": 1979, "h100-pcie": 1513, "h200": 1979, "b200": 4500, "a100-sxm-80gb": 624}
@@ -226,13 +238,15 @@ def test_bf16_ridge_points(key: str, ridge: float) -> None:
 def test_transcription_matches_the_research_file() -> None:
     research = json.loads(RESEARCH_FILE.read_text())
     for key, (bf16, fp8, tb_per_s, gb) in RESEARCH_GPUS.items():
+        if key == "gb200":
+            continue  # sourced above, not in the research file
         entry = research["hardware"]["h200-sxm" if key == "h200" else key]
         assert (entry["bf16_dense_tflops"], entry["fp8_dense_tflops"]) == (bf16, fp8), key
         assert (entry["hbm_tbps"], entry["memory_gb"]) == (tb_per_s, gb), key
     for key, entry in research["models"].items():
         ours = {"mistral-7b-v0.1": "mistral-7b"}.get(key, key)
         if ours not in MODELS:
-            continue  # qwen2.5-72b is researched but not a preset
+            continue  # researched but not a preset
         model = MODELS[ours]
         assert model.derived_params == entry["params_total"], key
         assert model.kv_cache_bytes_per_token() == entry["kv_cache_bytes_per_token_bf16"], key

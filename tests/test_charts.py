@@ -137,7 +137,7 @@ def test_second_render_does_not_call_vl_convert(tmp_path: Path, monkeypatch: pyt
         ("roofline", {"model": "llama-3.1-405b"}, "prompt", "does not fit"),
         ("prefill-vs-decode", {"prompt": 5000, "max_prompt": 1000}, "prompt", "beyond max_prompt"),
         ("request-timeline", {"output": 10_000}, "output", "from 1 to 512"),
-        ("ridge-points", {"precisions": ["int4"]}, "precisions", "allowed: bf16, fp8"),
+        ("ridge-points", {"precisions": ["int3"]}, "precisions", "allowed: bf16, fp8"),
     ],
 )
 def test_bad_parameters_name_parameter_allowed_values_and_fix(

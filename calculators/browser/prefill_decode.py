@@ -1,7 +1,9 @@
 """The prefill-vs-decode simulator: one request of one model on one GPU, prefill then decode.
 
 Defaults are the source lesson's simulation: the nominal 8B dense model in BF16 on an H100 SXM at spec-sheet
-peaks, KV-cache traffic ignored (the calculators' "simple" level); the switch turns on the "refined" level.
+peaks, KV-cache traffic ignored (the calculators' "simple" level); the switch adds attention over the KV cache
+to that model (``kv_traffic``), so it can only add time. A setup too big for the GPU is still computed, as a
+what-if, and the summary says it does not fit.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ PROMPT_RANGE = (1, 131072)  # the prompt slider: log scale, 1 to 128k tokens
 ASSUMPTIONS = (
     "BF16 weights on one GPU at its spec-sheet peaks (dense FLOP/s, full memory bandwidth); a "
     "pass does 2 FLOPs "
-    "per parameter per token and reads every weight once. KV-cache traffic and attention FLOPs are ignored "
+    "per active parameter per token and reads every weight it uses once (a mixture of experts reads the "
+    "experts its tokens pick). KV-cache traffic and attention FLOPs are ignored "
     "unless the switch is on; activations, kernel launches and queueing always are."
 )
 
@@ -48,16 +51,16 @@ def state_from(raw: dict[str, Any]) -> dict[str, Any]:
 
 
 def scenario_for(state: dict[str, Any]) -> Scenario:
-    return Scenario(state["model"], state["gpu"], level="refined" if state["kv"] else "simple")
+    return Scenario(state["model"], state["gpu"], kv_traffic=state["kv"], ignore_memory=True)
 
 
 def python_source(state: dict[str, Any]) -> str:
     """The calculator call behind the numbers, as a reader can edit and run it."""
-    level = "refined" if state["kv"] else "simple"
     return (
         "from calculators import Scenario\n"
         "\n"
-        f"scenario = Scenario({state['model']!r}, {state['gpu']!r}, level={level!r})\n"
+        f"scenario = Scenario({state['model']!r}, {state['gpu']!r}, kv_traffic={state['kv']!r}, "
+        "ignore_memory=True)\n"
         f"request = scenario.request({state['prompt']!r}, output_tokens={state['output']!r}, "
         f"batch={state['batch']!r})\n"
         'print(f"prefill: {request.prefill.time_s * 1e3:.2f} ms ({request.prefill.bound}-bound)")\n'
@@ -74,8 +77,12 @@ def chart_params(state: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]
     Decode is one bar (closed-form sum, any output length, cheap per slider move); the roofline's axes fit
     every GPU preset (``span: all``), so new rows never fall outside the axes drawn at build time.
     """
-    level = "refined" if state["kv"] else "simple"
-    common = {"model": state["model"], "level": level, "prompt": state["prompt"]}
+    common = {
+        "model": state["model"],
+        "kv_traffic": state["kv"],
+        "memory": "ignore",
+        "prompt": state["prompt"],
+    }
     return {
         "timeline": (
             "request-timeline",
@@ -119,6 +126,9 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
         f"{shown['prefill_in_decode_steps']}; "
         f"first token after {shown['time_to_first_token_s']}, whole request {shown['total_time_s']}."
     )
+    fits = scenario.memory(request.batch, request.prompt_tokens + request.output_tokens).fits
+    if not fits:
+        summary += " These weights and KV cache do not fit in this GPU's memory: a what-if."
     return {
         "state": state,
         "values": values,

@@ -21,6 +21,7 @@ from calculators.charts.params import (
     read_any_output_tokens,
     read_batch,
     read_batches,
+    read_bool,
     read_choice,
     read_gpu,
     read_gpus,
@@ -95,11 +96,39 @@ def _check_precision(chart: str, gpus: tuple[str, ...], precision: str, paramete
         )
 
 
-def _scenario(chart: str, model: str, gpu: str, precision: str, level: str) -> Scenario:
+def _scenario(chart: str, model: str, gpu: str, precision: str, level: str, p: dict[str, Any]) -> Scenario:
+    """The chart's scenario; ``p`` carries the optional ``kv_traffic`` and ``memory`` parameters."""
     try:
-        return Scenario(model, gpu, precision=precision, level=level)
+        return Scenario(
+            model,
+            gpu,
+            precision=precision,
+            level=level,
+            kv_traffic=p.get("kv_traffic", False),
+            ignore_memory=p.get("memory", "check") == "ignore",
+        )
     except ValueError as error:
         raise ChartError(chart, "precision", str(error), "use `precision: bf16`") from None
+
+
+# What every chart of passes may add to its scenario: KV-cache traffic at the simple level, and a what-if
+# mode that computes setups too big for the GPU's memory (the result then says it ignored memory).
+PASS_OPTION_PARAMS = (
+    Param(
+        "kv_traffic",
+        False,
+        read_bool,
+        "kv_traffic: true",
+        "add attention over the KV cache to the simple level (never lowers a time)",
+    ),
+    Param(
+        "memory",
+        "check",
+        read_choice(("check", "ignore")),
+        "memory: ignore",
+        "check that weights and KV cache fit (check), or compute anyway (ignore: a what-if)",
+    ),
+)
 
 
 def _computed(chart: str, parameter: str, fix: str, compute: Callable[[], Any]) -> Any:
@@ -119,6 +148,7 @@ ROOFLINE_PARAMS = (
     Param("precision", "bf16", read_precision, "precision: bf16", "number format: sets peak FLOP/s"),
     Param("model", "dense-8b", read_model, "model: dense-8b", "model whose passes are placed"),
     Param("level", "simple", read_level, "level: simple", "simple (the lesson's) or refined counting"),
+    *PASS_OPTION_PARAMS,
     Param("prompt", 2000, read_optional_tokens, "prompt: 2000", "prefill of this many tokens (null: none)"),
     Param("batches", (1,), read_batches, "batches: [1, 64]", "decode steps at these batch sizes ([]: none)"),
     Param(
@@ -151,7 +181,7 @@ def roofline(**given: Any) -> ChartData:
     p = read_params("roofline", ROOFLINE_PARAMS, given)
     gpus, precision = p["gpus"], p["precision"]
     _check_precision("roofline", gpus, precision)
-    scenario = _scenario("roofline", p["model"], gpus[0], precision, p["level"])
+    scenario = _scenario("roofline", p["model"], gpus[0], precision, p["level"], p)
     fix_fit = "use a shorter prompt, a smaller batch or a smaller model"
 
     operations: list[Row] = []
@@ -274,6 +304,7 @@ SCENARIO_PARAMS = (
     Param("gpu", "h100-sxm", read_gpu, "gpu: h100-sxm", "GPU preset"),
     Param("precision", "bf16", read_precision, "precision: bf16", "number format"),
     Param("level", "simple", read_level, "level: simple", "simple (the lesson's) or refined counting"),
+    *PASS_OPTION_PARAMS,
 )
 
 
@@ -310,7 +341,7 @@ def prefill_vs_decode(**given: Any) -> ChartData:
             f"use `max_prompt: {10 ** math.ceil(math.log10(p['prompt'] + 1)):d}`",
         )
     _check_precision(chart, (p["gpu"],), p["precision"])
-    scenario = _scenario(chart, p["model"], p["gpu"], p["precision"], p["level"])
+    scenario = _scenario(chart, p["model"], p["gpu"], p["precision"], p["level"], p)
     fix = "use a smaller max_prompt or a GPU with more memory"
 
     def point(tokens: int) -> Row:
@@ -457,7 +488,7 @@ def request_timeline(**given: Any) -> ChartData:
     p = read_params("request-timeline", REQUEST_TIMELINE_PARAMS, given)
     chart = "request-timeline"
     _check_precision(chart, (p["gpu"],), p["precision"])
-    scenario = _scenario(chart, p["model"], p["gpu"], p["precision"], p["level"])
+    scenario = _scenario(chart, p["model"], p["gpu"], p["precision"], p["level"], p)
     if p["decode"] == "steps":
         try:
             read_output_tokens("output", p["output"])
