@@ -33,6 +33,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "ridge-points": ("ridge-points", {}),
     "ridge-points-fp8": ("ridge-points", {"precisions": ["bf16", "fp8"]}),
     "request-timeline": ("request-timeline", {}),
+    "kv-cache": ("kv-cache", {}),
+    "kv-cache-mla": ("kv-cache", {"model": "deepseek-v3", "gpu": "h200", "gpus": 8, "precision": "fp8"}),
 }
 
 
