@@ -87,5 +87,8 @@ def test_kv_transfer_time_over_a_link() -> None:
 
 
 def test_lesson_expressions_reach_the_helpers() -> None:
-    assert evaluate_number('model("llama-3.1-8b").with_multi_head_attention().kv_cache_bytes_per_token()') == 524_288
+    assert (
+        evaluate_number('model("llama-3.1-8b").with_multi_head_attention().kv_cache_bytes_per_token()')
+        == 524_288
+    )
     assert evaluate_number('Scenario("llama-3.1-8b").kv_cache_bytes(2000, batch=64)') == 64 * 262_144_000
