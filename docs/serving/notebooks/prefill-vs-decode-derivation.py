@@ -203,7 +203,8 @@ assert math.isclose(ridge, tokens_per_step, rel_tol=1e-12)  # step 3's count, as
 # %% [markdown]
 # ## Vary the GPU
 #
-# The same 8B model on every GPU preset in the course.
+# The same 8B model on every GPU preset in the course (on the 16 GB TPU v5e only as a what-if: its 16 GB of
+# weights do not fit, so memory is ignored there).
 # A faster memory shortens the decode step; a higher ridge point means more prompt tokens per decode step,
 # so a 2,000-token prefill costs fewer of them.
 
