@@ -299,6 +299,25 @@ def roofline(**given: Any) -> ChartData:
 
 # -------------------------------------------------------------------------------------- prefill vs decode
 
+
+def _attention_takes_over(scenario: Scenario, longest: int) -> int | None:
+    """The shortest prompt whose prefill spends more FLOPs on attention than on the weights (None: beyond
+    ``longest``). Attention grows with the square of the prompt, the weights' share linearly, so one bisection
+    over the calculators' own counts finds it."""
+
+    def attention_wins(tokens: int) -> bool:
+        result = scenario.prefill(tokens)
+        return result.attention_flops > result.matmul_flops
+
+    if not attention_wins(longest):
+        return None
+    low, high = 1, longest
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if attention_wins(middle) else (middle, high)
+    return high
+
+
 # The scenario a chart of one model on one GPU is drawn for; the lesson's by default.
 SCENARIO_PARAMS = (
     Param("model", "dense-8b", read_model, "model: dense-8b", "model served"),
@@ -357,7 +376,22 @@ def prefill_vs_decode(**given: Any) -> ChartData:
 
     break_even = scenario.prompt_tokens_per_decode_step()
     kink = (math.floor(break_even), math.ceil(break_even), p["prompt"])
-    curve = [point(tokens) for tokens in _log_spaced_tokens(p["max_prompt"], *kink)]
+    crossing = _attention_takes_over(scenario, p["max_prompt"]) if p["kv_traffic"] else None
+    extra = (crossing,) if crossing else ()
+    curve = [point(tokens) for tokens in _log_spaced_tokens(p["max_prompt"], *kink, *extra)]
+    if p["kv_traffic"]:
+        # The same prompts with the matrix products alone, so the reader sees where attention bends the line.
+        plain = _scenario(chart, p["model"], p["gpu"], p["precision"], p["level"], {**p, "kv_traffic": False})
+        label = "with attention over the prompt"
+        curve = [{**row, "series": label} for row in curve]
+        for tokens in _log_spaced_tokens(p["max_prompt"], *kink):
+            timing = _computed(chart, "max_prompt", fix, lambda tokens=tokens: plain.request(tokens))
+            curve.append({
+                "prompt_tokens": tokens, "decode_steps": timing.prefill_cost_in_decode_steps,
+                "prefill_ms": _in("ms", timing.prefill.time_s),
+                "decode_step_ms": _in("ms", timing.first_decode.time_s),
+                "bound": f"{timing.prefill.bound}-bound", "series": "weights only (attention left out)",
+            })  # fmt: skip
     at_break_even = point(max(1, round(break_even)))
     chosen = point(p["prompt"])
     marks = [
@@ -368,6 +402,10 @@ def prefill_vs_decode(**given: Any) -> ChartData:
         },
         {**chosen, "label": f"{_tokens(p['prompt'])} ≈ {chosen['decode_steps']:.1f} decode steps"},
     ]
+    if crossing:
+        marks.append(
+            {**point(crossing), "label": f"attention's FLOPs pass the weights' at ≈ {_tokens(crossing)}"}
+        )
     table_prompts = sorted(
         {*(t for t in TABLE_PROMPTS if t <= p["max_prompt"]), round(break_even), p["prompt"]}
     )
@@ -389,6 +427,11 @@ def prefill_vs_decode(**given: Any) -> ChartData:
         f"{_tokens(break_even)}, then growing with the prompt; {_tokens(p['prompt'])} cost "
         f"{format_value(chosen['decode_steps'], 'steps')}."
     )
+    if crossing:
+        caption += (
+            f" Attention's arithmetic grows with the square of the prompt and passes the weights' at about "
+            f"{_tokens(crossing)}, where the curve bends upward; the straight line leaves attention out."
+        )
     return ChartData(
         chart,
         p,

@@ -180,7 +180,20 @@ def prefill_vs_decode_chart(data: ChartData) -> Any:
         alt.Tooltip("decode_step_ms:Q", title="one decode step (ms)", format=",.3~g"),
         alt.Tooltip("bound:N", title="prefill is"),
     ]
-    curve = alt.Chart(_data("curve")).mark_line(strokeWidth=2.5, color=PALETTE[0]).encode(x, y, tooltip=tip)
+    series = list(dict.fromkeys(row["series"] for row in curve_rows if "series" in row))
+    if series:  # with attention counted: that curve and the weights-only line, told apart by colour and dash
+        colour = alt.Color("series:N", title=None, sort=series,
+                           scale=alt.Scale(domain=series, range=list(PALETTE[: len(series)])),
+                           legend=alt.Legend(orient="bottom-right", labelLimit=360))  # fmt: skip
+        dash = alt.StrokeDash("series:N", sort=series, legend=None,
+                              scale=alt.Scale(domain=series, range=[[1, 0], [6, 4]]))  # fmt: skip
+        curve = (
+            alt.Chart(_data("curve")).mark_line(strokeWidth=2.5).encode(x, y, colour, dash, tooltip=[*tip])
+        )
+    else:
+        curve = (
+            alt.Chart(_data("curve")).mark_line(strokeWidth=2.5, color=PALETTE[0]).encode(x, y, tooltip=tip)
+        )
     hover = alt.Chart(_data("curve")).mark_point(size=40, opacity=0).encode(x, y, tooltip=tip)
     marks = (
         alt.Chart(_data("marks")).mark_point(filled=True, size=80, color=PALETTE[1]).encode(x, y, tooltip=tip)
