@@ -306,7 +306,7 @@ def test_a_figure_with_its_spec_inline_needs_no_spec_file(tmp_path: Path) -> Non
 
 
 def test_prefill_chart_with_attention_marks_where_attention_takes_over() -> None:
-    """Attention's FLOPs grow with P squared; the chart marks the first prompt where they pass the weights'."""
+    """Attention FLOPs grow with P squared; the chart marks the first prompt where they pass the weights."""
     data = chart_data("prefill-vs-decode", kv_traffic=True)
     [crossing] = [row for row in data.datasets["marks"] if "attention" in row["label"]]
     scenario = Scenario(kv_traffic=True)
