@@ -179,6 +179,38 @@ for batch in (1, 8, 64):
         )  # the calculators also count the new token's write and the maths
 markdown_table(table, digits=3)
 
+# %%
+# The same step as the batch grows, at three context lengths: the weights-only line is flat until the ridge,
+# the lines with the cache climb from the start, and faster the longer the context.
+curve = []
+for context in (2000, 8000, 32000):
+    for batch in (1, 2, 4, 8, 16, 32, 64, 128, 256):
+        curve.append(
+            {
+                "batch": batch,
+                "step (ms)": with_kv.decode(batch, context).time_s * 1e3,
+                "what is read": f"weights and cache, {context:,} tokens",
+            }
+        )
+for batch in (1, 2, 4, 8, 16, 32, 64, 128, 256):
+    curve.append(
+        {"batch": batch, "step (ms)": weights_only.decode(batch).time_s * 1e3, "what is read": "weights only"}
+    )
+(
+    alt.Chart(alt.Data(values=curve))
+    .mark_line(point=True)
+    .encode(
+        x=alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title="batch (sequences, log scale)"),
+        y=alt.Y("step (ms):Q", scale=alt.Scale(type="log"), title="decode step (ms, log scale)"),
+        color=alt.Color("what is read:N", title=None),
+        tooltip=["what is read:N", "batch:Q", alt.Tooltip("step (ms):Q", format=".2f")],
+    )
+    .properties(
+        width=560,
+        description="Decode step of Llama-3.1-8B on an H100 against batch, with and without the KV cache.",
+    )
+)
+
 # %% [markdown]
 # With one sequence the cache barely matters; at 64 sequences of 2,000 tokens it already doubles the step,
 # and at long contexts it dominates (some of these batches do not even fit in the H100's memory: they are
