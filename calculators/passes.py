@@ -741,6 +741,11 @@ def _refined_operators(
         warnings += (
             "expert-parallel all-to-alls are approximated: balanced routing, no overlap with compute",
         )
+    if setup.pipeline_stages > 1:
+        warnings += (
+            "pipeline stages run one after another within a pass: this is one batch's latency; the "
+            "throughput of several micro-batches in flight is not modelled",
+        )
     return PassResult(
         phase, "refined", tokens, weight_bytes, kv_bytes, embedding_bytes, matmul_flops, attention_flops,
         tuple(ops), warnings, comm_time, setup.step_overhead_s, setup.ridge_point_flop_per_byte, time,
