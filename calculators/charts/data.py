@@ -385,7 +385,7 @@ def prefill_vs_decode(**given: Any) -> ChartData:
         label = "with attention over the prompt"
         curve = [{**row, "series": label} for row in curve]
         for tokens in _log_spaced_tokens(p["max_prompt"], *kink):
-            timing = _computed(chart, "max_prompt", fix, lambda tokens=tokens: plain.request(tokens))
+            timing = _computed(chart, "max_prompt", fix, partial(plain.request, tokens))
             curve.append({
                 "prompt_tokens": tokens, "decode_steps": timing.prefill_cost_in_decode_steps,
                 "prefill_ms": _in("ms", timing.prefill.time_s),
@@ -670,9 +670,10 @@ def kv_cache(**given: Any) -> ChartData:
         variants.append(model.with_multi_head_attention())
 
     def scenario_for(variant: Any) -> Scenario:
-        return _computed(chart, "precision", "use `precision: bf16`", lambda: Scenario(
+        made: Scenario = _computed(chart, "precision", "use `precision: bf16`", lambda: Scenario(
             variant, p["gpu"], gpus=p["gpus"], precision=p["precision"], kv_cache_format=p["kv_format"],
             ignore_memory=True))  # fmt: skip
+        return made
 
     scenarios = [(variant, scenario_for(variant)) for variant in variants]
     budget = scenarios[0][1].kv_budget_bytes
