@@ -196,6 +196,30 @@ class Model:
         """Bytes of KV cache one token of context occupies (BF16 by default)."""
         return self.kv_values_per_token() * positive_number("bytes_per_value", bytes_per_value)
 
+    def with_multi_head_attention(self) -> Model:
+        """The same model with full multi-head attention: one key and one value head per query head.
+
+        Grouped-query attention shares each K/V head among several query heads; this undoes the sharing, to
+        show what GQA saves (Llama-3.1-8B: 8 KV heads for 32 query heads, so MHA would cache 4x more).
+        The K and V projections grow with the heads, so the parameter count is derived anew from the shapes.
+        MLA caches a latent rather than heads, so it has no such counterpart here.
+        """
+        if self.mla is not None:
+            raise ValueError(
+                f"{self.name} uses multi-head latent attention (MLA), which caches a compressed latent, not "
+                "K/V heads; with_multi_head_attention applies to MHA and GQA models"
+            )
+        wide = replace(
+            self,
+            key=f"{self.key}-mha",
+            name=f"{self.name} with multi-head attention",
+            kv_heads=self.attention_heads,
+            attention="mha",
+            rounded_params=None,
+            notes=(f"{self.name} with a K/V head per query head (a what-if, not a published model).",),
+        )
+        return replace(wide, published_params=wide.derived_params)
+
     def cached_tokens(self, context_tokens: int) -> int:
         """Tokens kept in the cache at this context length (a sliding window caps it)."""
         if self.sliding_window is None:

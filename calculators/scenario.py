@@ -7,6 +7,7 @@ number means the same thing wherever it appears. It only delegates to the passes
 from __future__ import annotations
 
 from calculators.hardware import GPU
+from calculators.interconnect import get_interconnect, send_time_s
 from calculators.models import Model
 from calculators.passes import PassResult, decode_step, make_setup, prefill
 from calculators.roofline import ridge_point
@@ -98,3 +99,39 @@ class Scenario:
         step = self.decode().time_s
         per_token = self.prefill(1).compute_time_s
         return step / per_token
+
+    # --- the KV cache -------------------------------------------------------------------------------------
+    @property
+    def kv_bytes_per_token(self) -> float:
+        """KV-cache bytes one token of context occupies over all the GPUs, in the KV-cache format.
+
+        2 x layers x KV heads x head size x bytes per value for MHA and GQA; layers x (latent + RoPE key) x
+        bytes for MLA. Tensor parallelism adds the copies it keeps (KV heads or the MLA latent replicated).
+        """
+        return self.setup.kv_bytes_per_token
+
+    def kv_cache_bytes(self, context_tokens: int, batch: int = 1) -> float:
+        """Bytes of KV cache of ``batch`` sequences of ``context_tokens`` tokens each (a window caps it)."""
+        return self.setup.kv_cache_bytes(batch, context_tokens)
+
+    @property
+    def kv_budget_bytes(self) -> float:
+        """Memory left for the KV cache over all GPUs, as an engine reserves it (see calculators.memory)."""
+        return self.setup.memory.kv_budget_bytes
+
+    @property
+    def kv_budget_bytes_per_gpu(self) -> float:
+        """Memory left for the KV cache on each GPU, after weights, runtime reserve and activations."""
+        plan = self.setup.memory
+        return plan.kv_budget_bytes / plan.gpus
+
+    def kv_transfer_time_s(self, prompt_tokens: int, link: str = "infiniband-ndr", batch: int = 1) -> float:
+        """Seconds to hand the KV cache of ``batch`` prefilled prompts to another machine over ``link``.
+
+        Disaggregated serving pays this between the prefill and the decode GPUs. Each GPU of this setup
+        sends its share of the cache over its own link, in parallel, at the setup's communication efficiency;
+        one link latency is added (see :func:`calculators.interconnect.send_time_s`).
+        """
+        plan = self.setup.memory
+        share = self.kv_cache_bytes(prompt_tokens, batch) / plan.gpus
+        return send_time_s(share, get_interconnect(link), self.setup.communication_efficiency)

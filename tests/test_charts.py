@@ -39,9 +39,12 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "roofline": ("roofline", {}),
     "roofline-several": ("roofline", {"gpus": ["a100-sxm-80gb", "h100-sxm", "b200"], "batches": [1, 64]}),
     "prefill-vs-decode": ("prefill-vs-decode", {}),
+    "prefill-vs-decode-attention": ("prefill-vs-decode", {"kv_traffic": True}),
     "ridge-points": ("ridge-points", {}),
     "ridge-points-fp8": ("ridge-points", {"precisions": ["bf16", "fp8"]}),
     "request-timeline": ("request-timeline", {}),
+    "kv-cache": ("kv-cache", {}),
+    "kv-cache-mla": ("kv-cache", {"model": "deepseek-v3", "gpu": "h200", "gpus": 8, "precision": "fp8"}),
 }
 
 
@@ -331,3 +334,20 @@ def test_each_roofline_row_carries_its_gpus_colour_whatever_the_order() -> None:
             ("H100 SXM5 80GB", GPU_COLOURS["h100-sxm"]),
             ("A100 SXM4 80GB", GPU_COLOURS["a100-sxm-80gb"]),
         }
+
+
+def test_prefill_chart_with_attention_marks_where_attention_takes_over() -> None:
+    """Attention FLOPs grow with P squared; the chart marks the first prompt where they pass the weights."""
+    data = chart_data("prefill-vs-decode", kv_traffic=True)
+    [crossing] = [row for row in data.datasets["marks"] if "attention" in row["label"]]
+    scenario = Scenario(kv_traffic=True)
+    at, before = scenario.prefill(crossing["prompt_tokens"]), scenario.prefill(crossing["prompt_tokens"] - 1)
+    assert at.attention_flops > at.matmul_flops
+    assert before.attention_flops <= before.matmul_flops
+    series = {row["series"] for row in data.datasets["curve"]}
+    assert series == {"with attention over the prompt", "weights only (attention left out)"}
+    # at 100k tokens the attention curve is well above the straight line (review: 4.2 s, not 1.6 s)
+    longest = [row for row in data.datasets["curve"] if row["prompt_tokens"] == 100_000]
+    with_attention = next(r for r in longest if r["series"].startswith("with"))
+    without = next(r for r in longest if r["series"].startswith("weights"))
+    assert with_attention["prefill_ms"] > 2.5 * without["prefill_ms"]

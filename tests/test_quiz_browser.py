@@ -235,7 +235,9 @@ def test_without_javascript_each_answer_sits_in_a_closed_details(browser: Any, q
         context.close()
 
 
-@pytest.mark.parametrize("lesson", ["serving/prefill-vs-decode/", "foundations/memory-wall/"])
+@pytest.mark.parametrize(
+    "lesson", ["serving/prefill-vs-decode/", "foundations/memory-wall/", "model/kv-cache/"]
+)
 def test_course_lessons_end_with_working_quizzes(page: Any, site_url: str, lesson: str) -> None:
     _open(page, site_url + lesson)
     question = page.locator('.rp-quiz__question[data-kind="single"]').first

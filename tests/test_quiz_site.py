@@ -16,7 +16,8 @@ from course.quiz.model import NumericQuestion, find_quiz_fences, parse_quiz
 pytestmark = pytest.mark.site
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-LESSONS = {"serving/prefill-vs-decode": (5, 2), "foundations/memory-wall": (4, 0)}  # (questions, numeric)
+# (questions, numeric)
+LESSONS = {"serving/prefill-vs-decode": (7, 3), "foundations/memory-wall": (4, 0), "model/kv-cache": (7, 4)}
 
 
 class _QuizPage(HTMLParser):

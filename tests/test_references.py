@@ -128,3 +128,14 @@ def test_the_course_bibliography_is_valid_and_holds_the_checked_identifiers() ->
     assert {key: entries[key].arxiv for key in expected} == expected
     assert entries["orca"].venue == "OSDI"
     assert entries["orca"].year == 2022
+
+
+def test_entries_that_would_cite_alike_get_year_suffixes() -> None:
+    text = ENTRY + (
+        'v2:\n  authors: [DeepSeek-AI]\n  title: V2\n  venue: arXiv\n  year: 2024\n  arxiv: "2405.04434"\n'
+        'v3:\n  authors: [DeepSeek-AI]\n  title: V3\n  venue: arXiv\n  year: 2024\n  arxiv: "2412.19437"\n'
+    )
+    entries, problems = parse_bibliography(text)
+    assert problems == []
+    assert (entries["v2"].label, entries["v3"].label) == ("DeepSeek-AI, 2024a", "DeepSeek-AI, 2024b")
+    assert entries["mqa"].label == "Shazeer, 2019"  # unique labels keep no suffix

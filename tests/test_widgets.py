@@ -173,7 +173,7 @@ def test_package_holds_the_core_the_glue_and_the_chart_rows_but_no_plotting_libr
     assert widget_package() == package  # reproducible: same sources, same bytes, same name
 
 
-@pytest.mark.parametrize("widget", ["prefill-decode", "roofline-explorer"])
+@pytest.mark.parametrize("widget", ["prefill-decode", "roofline-explorer", "kv-cache"])
 def test_widget_charts_are_the_course_charts_rows(widget: str) -> None:
     result = compute(widget, {})
     for payload in result["charts"].values():
@@ -245,3 +245,37 @@ def test_a_model_too_big_for_the_gpu_is_a_what_if_not_an_error() -> None:
     answer = ask({"widget": "prefill-decode", "state": {"model": "llama-3.1-405b"}})
     assert answer["ok"] is True
     assert "do not fit" in answer["result"]["summary"]
+
+
+# ---------------------------------------------------------------------------------------------- KV cache
+def test_kv_cache_widget_shows_the_lesson_figures() -> None:
+    result = ask({"widget": "kv-cache", "state": {}})["result"]
+    values, shown = result["values"], result["shown"]
+    # Llama-3.1-8B in BF16: 2 x 32 layers x 8 KV heads x 128 x 2 bytes
+    assert values["kv_bytes_per_token"] == 131_072
+    assert shown["kv_bytes_per_token"] == "128 KiB (131,072 bytes)"
+    assert values["kv_bytes_batch"] == 64 * 2000 * 131_072  # 16.8 GB
+    scenario = Scenario("llama-3.1-8b", "h100-sxm")
+    assert values["max_batch"] == scenario.max_batch(2000)
+    assert values["decode_step_with_kv_s"] > values["decode_step_weights_only_s"]  # the cache is read too
+
+
+def test_kv_cache_widget_reads_controls_as_the_page_sends_them() -> None:
+    """The page sends every named control as text; an FP8 cache halves every byte count."""
+    state = {"model": "llama-3.1-8b", "gpu": "h200", "gpus": "1", "precision": "bf16", "kv_format": "fp8",
+             "batch": "8", "context": "32,768"}  # fmt: skip
+    result = ask({"widget": "kv-cache", "state": state})["result"]
+    assert result["values"]["kv_bytes_per_token"] == 65_536
+    assert result["values"]["kv_bytes_batch"] == 8 * 32_768 * 65_536
+
+
+def test_kv_cache_widget_says_when_a_batch_does_not_fit() -> None:
+    result = ask({"widget": "kv-cache", "state": {"context": 100_000}})["result"]
+    assert "does not fit" in result["shown"]["kv_bytes_batch"]
+    assert "what-if" in result["summary"]
+
+
+def test_kv_cache_widget_rejects_bad_input_with_the_calculators_message() -> None:
+    answer = ask({"widget": "kv-cache", "state": {"batch": "-3"}})
+    assert answer["ok"] is False
+    assert "batch" in answer["error"]

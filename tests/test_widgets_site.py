@@ -24,6 +24,7 @@ LIVE_TIMEOUT_MS = 90_000  # one Pyodide start on a busy 2-core runner
 LESSONS = {
     "serving/prefill-vs-decode/": "#widget-prefill-decode",
     "foundations/memory-wall/": "#widget-roofline-explorer",
+    "model/kv-cache/": "#widget-kv-cache",
 }
 
 
@@ -113,4 +114,16 @@ def test_lesson_widgets_go_live_and_match_cpython(page: Any, site_url: str) -> N
         [row["name"], *(row["shown"][key] for key in ("peak", "ridge_point", "attainable", "bound"))]
         for row in expected["gpus"]
     ]
+
+    # The KV-cache calculator: every named control reaches the calculators as the page sends it.
+    lesson, widget = "model/kv-cache/", LESSONS["model/kv-cache/"]
+    page.goto(site_url + lesson)
+    _go_live(page, widget)
+    _wait_rendered(page, widget, lambda: page.select_option(f"{widget}-kv_format", "fp8"))
+    expected = compute("kv-cache", {**_defaults(page, widget), "kv_format": "fp8"})
+    shown = page.eval_on_selector_all(
+        f"{widget} [data-shown]", "els => Object.fromEntries(els.map(e => [e.dataset.shown, e.textContent]))"
+    )
+    assert shown == {key: expected["shown"][key] for key in shown}
+    assert shown["kv_bytes_per_token"] == "64.0 KiB (65,536 bytes)"
     assert len(wasm) == 1, f"Pyodide's wasm was downloaded {len(wasm)} times: {wasm}"

@@ -25,6 +25,7 @@ from calculators.charts.params import (
     read_bool,
     read_choice,
     read_gpu,
+    read_gpu_count,
     read_gpus,
     read_level,
     read_model,
@@ -308,6 +309,25 @@ def roofline(**given: Any) -> ChartData:
 
 # -------------------------------------------------------------------------------------- prefill vs decode
 
+
+def _attention_takes_over(scenario: Scenario, longest: int) -> int | None:
+    """The shortest prompt whose prefill spends more FLOPs on attention than on the weights (None: beyond
+    ``longest``). Attention grows with the square of the prompt, the weights' share linearly, so one bisection
+    over the calculators' own counts finds it."""
+
+    def attention_wins(tokens: int) -> bool:
+        result = scenario.prefill(tokens)
+        return result.attention_flops > result.matmul_flops
+
+    if not attention_wins(longest):
+        return None
+    low, high = 1, longest
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (low, middle) if attention_wins(middle) else (middle, high)
+    return high
+
+
 # The scenario a chart of one model on one GPU is drawn for; the lesson's by default.
 SCENARIO_PARAMS = (
     Param("model", "dense-8b", read_model, "model: dense-8b", "model served"),
@@ -366,7 +386,22 @@ def prefill_vs_decode(**given: Any) -> ChartData:
 
     break_even = scenario.prompt_tokens_per_decode_step()
     kink = (math.floor(break_even), math.ceil(break_even), p["prompt"])
-    curve = [point(tokens) for tokens in _log_spaced_tokens(p["max_prompt"], *kink)]
+    crossing = _attention_takes_over(scenario, p["max_prompt"]) if p["kv_traffic"] else None
+    extra = (crossing,) if crossing else ()
+    curve = [point(tokens) for tokens in _log_spaced_tokens(p["max_prompt"], *kink, *extra)]
+    if p["kv_traffic"]:
+        # The same prompts with the matrix products alone, so the reader sees where attention bends the line.
+        plain = _scenario(chart, p["model"], p["gpu"], p["precision"], p["level"], {**p, "kv_traffic": False})
+        label = "with attention over the prompt"
+        curve = [{**row, "series": label} for row in curve]
+        for tokens in _log_spaced_tokens(p["max_prompt"], *kink):
+            timing = _computed(chart, "max_prompt", fix, partial(plain.request, tokens))
+            curve.append({
+                "prompt_tokens": tokens, "decode_steps": timing.prefill_cost_in_decode_steps,
+                "prefill_ms": _in("ms", timing.prefill.time_s),
+                "decode_step_ms": _in("ms", timing.first_decode.time_s),
+                "bound": f"{timing.prefill.bound}-bound", "series": "weights only (attention left out)",
+            })  # fmt: skip
     at_break_even = point(max(1, round(break_even)))
     chosen = point(p["prompt"])
     marks = [
@@ -377,6 +412,10 @@ def prefill_vs_decode(**given: Any) -> ChartData:
         },
         {**chosen, "label": f"{_tokens(p['prompt'])} ≈ {chosen['decode_steps']:.1f} decode steps"},
     ]
+    if crossing:
+        marks.append(
+            {**point(crossing), "label": f"attention's FLOPs pass the weights' at ≈ {_tokens(crossing)}"}
+        )
     table_prompts = sorted(
         {*(t for t in TABLE_PROMPTS if t <= p["max_prompt"]), round(break_even), p["prompt"]}
     )
@@ -398,6 +437,11 @@ def prefill_vs_decode(**given: Any) -> ChartData:
         f"{_tokens(break_even)}, then growing with the prompt; {_tokens(p['prompt'])} cost "
         f"{format_value(chosen['decode_steps'], 'steps')}."
     )
+    if crossing:
+        caption += (
+            f" Attention's arithmetic grows with the square of the prompt and passes the weights' at about "
+            f"{_tokens(crossing)}, where the curve bends upward; the straight line leaves attention out."
+        )
     return ChartData(
         chart,
         p,
@@ -593,6 +637,121 @@ def request_timeline(**given: Any) -> ChartData:
     )
 
 
+# ---------------------------------------------------------------------------------------------- KV cache
+
+KV_CACHE_PARAMS = (
+    Param("model", "llama-3.1-8b", read_model, "model: llama-3.1-8b", "model whose cache is drawn"),
+    Param("gpu", "h100-sxm", read_gpu, "gpu: h100-sxm", "GPU preset whose memory holds weights and cache"),
+    Param("gpus", 1, read_gpu_count, "gpus: 8", "GPUs sharing the model (tensor parallel)"),
+    Param("precision", "bf16", read_precision, "precision: fp8", "format of the weights"),
+    Param("kv_format", "bf16", read_precision, "kv_format: fp8", "format of the cached keys and values"),
+    Param("batch", 64, read_batch, "batch: 64", "sequences cached at once"),
+    Param("context", 2000, read_tokens, "context: 2000", "context length marked on the lines"),
+    Param("max_context", 16_384, read_tokens, "max_context: 32768", "longest context on the x axis"),
+    Param(
+        "compare_mha",
+        True,
+        read_bool,
+        "compare_mha: false",
+        "also draw the same model with full multi-head attention (GQA models only)",
+    ),
+)
+KV_CURVE_POINTS = 32  # the lines are straight; the points are there for tooltips
+KV_TABLE_CONTEXTS = (1_024, 2_048, 4_096, 8_192, 16_384, 32_768, 131_072, 1_048_576)
+
+
+def kv_cache(**given: Any) -> ChartData:
+    """KV-cache memory of a batch against context length, next to the memory left for it on the GPUs.
+
+    One line per attention layout (the model's own; with ``compare_mha`` its multi-head twin as well), and
+    the KV budget (device memory an engine may use, less weights, runtime reserve and activations) as a
+    horizontal line: where a line crosses it, the batch no longer fits.
+    """
+    p = read_params("kv-cache", KV_CACHE_PARAMS, given)
+    chart = "kv-cache"
+    if p["context"] > p["max_context"]:
+        raise ChartError(
+            chart, "context", f"{p['context']:,} is beyond max_context {p['max_context']:,}",
+            f"use `max_context: {2 ** math.ceil(math.log2(p['context'])):d}`",
+        )  # fmt: skip
+    model = MODELS[p["model"]]
+    variants = [model]
+    if p["compare_mha"] and model.attention == "gqa":
+        variants.append(model.with_multi_head_attention())
+
+    def scenario_for(variant: Any) -> Scenario:
+        made: Scenario = _computed(chart, "precision", "use `precision: bf16`", lambda: Scenario(
+            variant, p["gpu"], gpus=p["gpus"], precision=p["precision"], kv_cache_format=p["kv_format"],
+            ignore_memory=True))  # fmt: skip
+        return made
+
+    scenarios = [(variant, scenario_for(variant)) for variant in variants]
+    budget = scenarios[0][1].kv_budget_bytes
+    steps = range(KV_CURVE_POINTS + 1)
+    contexts = sorted({max(1, round(p["max_context"] * i / KV_CURVE_POINTS)) for i in steps} | {p["context"]})
+    # The y axis must come from the rows alone (a live widget swaps rows, not scales): lines are cut where
+    # they pass twice the memory left (or the model's own top), ending on that edge.
+    own_top = scenarios[0][1].kv_cache_bytes(contexts[-1], p["batch"])
+    top = max(2.0 * budget, own_top) if budget > 0 else own_top
+    lines: list[Row] = []
+    marks: list[Row] = []
+    for variant, scenario in scenarios:
+        one_copy = scenario.kv_bytes_per_token / scenario.setup.kv_replication
+        series = f"{variant.name} ({variant.attention.upper()}), {format_value(one_copy, 'KiB')} per token"
+        per_context = scenario.kv_cache_bytes(1, p["batch"])
+        for context in contexts:
+            size = scenario.kv_cache_bytes(context, p["batch"])
+            if size > top:  # the edge: where the straight line reaches the top of the axis
+                edge = top / per_context
+                lines.append({"series": series, "context": edge, "gb": _in("GB", top)})
+                break
+            lines.append({"series": series, "context": context, "gb": _in("GB", size)})
+        at = scenario.kv_cache_bytes(p["context"], p["batch"])
+        fits = budget > 0 and at <= budget
+        marks.append({"series": series, "context": p["context"], "gb": _in("GB", at),
+                      "label": f"{format_value(at, 'GB')}{'' if fits else ', does not fit'}"})  # fmt: skip
+    room = format_value(max(budget, 0.0), "GB")
+    budget_rows = [{"gb": _in("GB", max(budget, 0.0)), "label": f"memory left for the KV cache: {room}"}]
+    table = [
+        (_tokens(context), *(format_value(s.kv_cache_bytes(context, p["batch"]), "GB") for _, s in scenarios))
+        for context in sorted({c for c in KV_TABLE_CONTEXTS if c <= p["max_context"]} | {p["context"]})
+    ]
+    table.append(("memory left for it", *(format_value(max(budget, 0.0), "GB") for _ in scenarios)))
+    gpus = f"{p['gpus']} x {short_gpu_name(p['gpu'])}" if p["gpus"] > 1 else f"one {short_gpu_name(p['gpu'])}"
+    own = scenarios[0][1]
+    most = own.setup.memory.max_context(p["batch"]) if budget > 0 else 0
+    caption = (
+        f"KV cache of {p['batch']} sequences of {model.name} as their context grows, against the "
+        f"{room} left for it on {gpus}"
+        + (f" (weights in {p['precision'].upper()})" if p["precision"] != "bf16" else "")
+        + f": at {_tokens(p['context'])} it takes "
+        + format_value(own.kv_cache_bytes(p["context"], p["batch"]), "GB")
+        + (f", and it fills the memory at about {_tokens(most)} each" if 0 < most < 1_048_576 else "")
+        + "."
+    )
+    copies = own.setup.kv_replication
+    if copies > 1:
+        caption += (
+            f" Across the {p['gpus']} GPUs the cache is kept {copies:g} times over (each GPU holds the"
+            f" {'latent' if model.attention == 'mla' else 'KV heads'} its attention needs), so a token of"
+            f" context takes {format_value(own.kv_bytes_per_token, 'KiB')} in all."
+        )
+    if len(scenarios) > 1:
+        twin = scenarios[1][1]
+        caption += (
+            f" With full multi-head attention the same batch would need "
+            f"{format_value(twin.kv_cache_bytes(p['context'], p['batch']), 'GB')}."
+        )
+    return ChartData(
+        chart,
+        p,
+        {"lines": lines, "marks": marks, "budget": budget_rows},
+        ("Context per sequence", *(f"KV cache, {v.name}" for v, _ in scenarios)),
+        tuple(table),
+        caption,
+    )
+
+
 # ----------------------------------------------------------------------------------------------- catalogue
 
 
@@ -624,6 +783,12 @@ CHARTS: Mapping[str, ChartKind] = {
             REQUEST_TIMELINE_PARAMS,
             request_timeline,
             "one request: prefill then decode steps, on the time axis",
+        ),
+        ChartKind(
+            "kv-cache",
+            KV_CACHE_PARAMS,
+            kv_cache,
+            "KV-cache memory of a batch against context, and the room for it",
         ),
     )
 }

@@ -25,6 +25,8 @@ GPU_COLOURS: Mapping[str, str] = MappingProxyType(
         "l4": "#6b8e23",  # olive
         "mi300x": "#7f7fa0",  # slate grey
         "rtx-4090": "#b05cc8",  # orchid
+        "gb200": "#a87050",  # brown
+        "tpu-v5e": "#3d8f7f",  # sea green
     }
 )
 OTHER_GPU = "#8c8c8c"  # a GPU defined in a notebook, not a preset

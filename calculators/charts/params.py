@@ -180,6 +180,13 @@ def read_batch(_: str, value: Any) -> int:
     return _whole(value, 1, MAX_BATCH, "a batch size")
 
 
+MAX_GPUS = 64
+
+
+def read_gpu_count(_: str, value: Any) -> int:
+    return _whole(value, 1, MAX_GPUS, "a number of GPUs")
+
+
 def read_bool(_: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise _Invalid(f"expected true or false, got {value!r}")

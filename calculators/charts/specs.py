@@ -19,7 +19,7 @@ from typing import Any, Literal
 import altair as alt
 
 from calculators.charts.data import ChartData, Row, chart_data
-from calculators.charts.palette import GPU_COLOURS, PHASE_COLOURS, PRECISION_COLOURS
+from calculators.charts.palette import GPU_COLOURS, OTHER_GPU, PHASE_COLOURS, PRECISION_COLOURS
 
 # For charts whose categories are none of the course's GPUs, phases or precisions (a notebook's own chart).
 PALETTE = tuple(GPU_COLOURS.values())
@@ -223,12 +223,23 @@ def prefill_vs_decode_chart(data: ChartData) -> Any:
         alt.Tooltip("decode_step_ms:Q", title="one decode step (ms)", format=",.3~g"),
         alt.Tooltip("bound:N", title="prefill is"),
     ]
-    # The curve is the prefill's cost: drawn in the prefill's colour.
-    curve = (
-        alt.Chart(_data("curve"))
-        .mark_line(strokeWidth=2.5, color=PHASE_COLOURS["prefill"])
-        .encode(x, y, tooltip=tip)
-    )
+    series = list(dict.fromkeys(row["series"] for row in curve_rows if "series" in row))
+    # The curve is the prefill's cost, drawn in the prefill's colour; the weights-only line beside it is grey.
+    if series:  # with attention counted: that curve and the weights-only line, told apart by colour and dash
+        colours = [PHASE_COLOURS["prefill"], OTHER_GPU][: len(series)]
+        colour = alt.Color("series:N", title=None, sort=series, scale=alt.Scale(domain=series, range=colours),
+                           legend=alt.Legend(orient="bottom-right", labelLimit=360))  # fmt: skip
+        dash = alt.StrokeDash("series:N", sort=series, legend=None,
+                              scale=alt.Scale(domain=series, range=[[1, 0], [6, 4]]))  # fmt: skip
+        curve = (
+            alt.Chart(_data("curve")).mark_line(strokeWidth=2.5).encode(x, y, colour, dash, tooltip=[*tip])
+        )
+    else:
+        curve = (
+            alt.Chart(_data("curve"))
+            .mark_line(strokeWidth=2.5, color=PHASE_COLOURS["prefill"])
+            .encode(x, y, tooltip=tip)
+        )
     hover = alt.Chart(_data("curve")).mark_point(size=40, opacity=0).encode(x, y, tooltip=tip)
     marks = (
         alt.Chart(_data("marks"))
@@ -320,11 +331,63 @@ def request_timeline_chart(data: ChartData) -> Any:
     return _with_datasets(chart, data.datasets)
 
 
+def kv_cache_chart(data: ChartData) -> Any:
+    """KV-cache GB against context, a line per attention layout, the memory left for it as a dashed rule.
+
+    Both axes follow the rows (the data cuts a line at twice that memory), so a live widget that swaps the
+    rows gets fitting axes; each line's value at the chosen context is marked and labelled.
+    """
+    lines = data.datasets["lines"]
+    x = alt.X(
+        "context:Q",
+        title="Context per sequence (tokens)",
+        axis=alt.Axis(format=",.0f"),
+        scale=alt.Scale(zero=True, nice=False),
+    )
+    y = alt.Y("gb:Q", title="KV cache of the batch (GB)", axis=alt.Axis(format=",.0f"))
+    series = list(dict.fromkeys(row["series"] for row in lines))
+    colour = alt.Color(
+        "series:N",
+        title=None,
+        sort=series,
+        scale=alt.Scale(domain=series, range=list(PALETTE[: len(series)])),
+        legend=alt.Legend(orient="top-left", labelLimit=420),
+    )
+    tip = [
+        alt.Tooltip("series:N", title="attention"),
+        alt.Tooltip("context:Q", title="context (tokens)", format=",.0f"),
+        alt.Tooltip("gb:Q", title="KV cache (GB)", format=",.3~g"),
+    ]
+    drawn = alt.Chart(_data("lines")).mark_line(strokeWidth=2.5).encode(x, y, colour, tooltip=tip)
+    hover = alt.Chart(_data("lines")).mark_point(size=40, opacity=0, clip=True).encode(x, y, tooltip=tip)
+    rule = (
+        alt.Chart(_data("budget")).mark_rule(strokeDash=[6, 4], color="currentColor").encode(y=alt.Y("gb:Q"))
+    )
+    rule_label = (
+        alt.Chart(_data("budget"))
+        .mark_text(align="right", baseline="bottom", dy=-4, x=WIDTH - 4, fontSize=11)
+        .encode(y=alt.Y("gb:Q"), text="label:N")
+    )
+    marks = (
+        alt.Chart(_data("marks"))
+        .mark_point(filled=True, size=70, clip=True)
+        .encode(x, y, colour, tooltip=tip)
+    )
+    labels = (
+        alt.Chart(_data("marks"))
+        .mark_text(align="left", dx=8, dy=-8, fontSize=11, clip=True)
+        .encode(x, y, text="label:N")
+    )
+    chart = alt.layer(drawn, hover, rule, rule_label, marks, labels).properties(width=WIDTH, height=HEIGHT)
+    return _with_datasets(chart, data.datasets)
+
+
 BUILDERS: Mapping[str, Callable[[ChartData], Any]] = {
     "roofline": roofline_chart,
     "prefill-vs-decode": prefill_vs_decode_chart,
     "ridge-points": ridge_points_chart,
     "request-timeline": request_timeline_chart,
+    "kv-cache": kv_cache_chart,
 }
 
 

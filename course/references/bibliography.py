@@ -9,7 +9,7 @@ naming the key, the field and a fix.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -40,9 +40,8 @@ class Reference:
     arxiv: str = ""
     doi: str = ""
     url: str = ""
-    cite_as: str = (
-        ""  # the name a citation shows, when the first author's last word is not it (an organisation)
-    )
+    cite_as: str = ""  # the name a citation shows when it is not the first author's surname
+    year_suffix: str = ""  # "a", "b"... when two entries would otherwise read the same ("DeepSeek-AI, 2024a")
 
     @property
     def link(self) -> str:
@@ -63,7 +62,7 @@ class Reference:
             names = f"{first} and {self.authors[1].split()[-1]}"
         else:
             names = f"{first} et al."
-        return f"{names}, {self.year}"
+        return f"{names}, {self.year}{self.year_suffix}"
 
     @property
     def identifier(self) -> str:
@@ -112,7 +111,20 @@ def parse_bibliography(text: str, path: str = REFERENCES_FILE) -> tuple[dict[str
             str(entry.get("url") or ""),
             str(entry.get("cite_as") or ""),
         )
-    return entries, problems
+    return _disambiguated(entries), problems
+
+
+def _disambiguated(entries: dict[str, Reference]) -> dict[str, Reference]:
+    """Entries whose citations would read alike get year suffixes a, b, ... in the file's order."""
+    by_label: dict[str, list[str]] = {}
+    for key, reference in entries.items():
+        by_label.setdefault(reference.label, []).append(key)
+    result = dict(entries)
+    for keys in by_label.values():
+        if len(keys) > 1:
+            for index, key in enumerate(keys):
+                result[key] = replace(entries[key], year_suffix="abcdefghijklmnopqrstuvwxyz"[index % 26])
+    return result
 
 
 def _entry_problems(key: object, entry: object, path: str) -> list[Problem]:

@@ -19,7 +19,7 @@ import yaml
 from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 
-from calculators.browser import prefill_decode, roofline_explorer
+from calculators.browser import kv_cache, prefill_decode, roofline_explorer
 from calculators.browser.inputs import describe_range
 from calculators.charts.render import render_course_chart
 from course.charts.markup import figure_html
@@ -28,7 +28,11 @@ from course.sanitising.source_files import load_yaml
 from course.sanitising.trusted import store_trusted
 
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*widget\s*$")
-TITLES = {prefill_decode.NAME: "Prefill vs decode simulator", roofline_explorer.NAME: "Roofline explorer"}
+TITLES = {
+    prefill_decode.NAME: "Prefill vs decode simulator",
+    roofline_explorer.NAME: "Roofline explorer",
+    kv_cache.NAME: "KV-cache calculator",
+}
 
 
 class WidgetError(ValueError):
@@ -195,11 +199,51 @@ def _roofline_explorer_body(widget_id: str, result: dict[str, Any]) -> tuple[str
     return controls, results, _figures(result), roofline_explorer.ASSUMPTIONS
 
 
-BODIES = {prefill_decode.NAME: _prefill_decode_body, roofline_explorer.NAME: _roofline_explorer_body}
-COMPUTE = {prefill_decode.NAME: prefill_decode.compute, roofline_explorer.NAME: roofline_explorer.compute}
+def _kv_cache_body(widget_id: str, result: dict[str, Any]) -> tuple[str, str, str, str]:
+    state, shown, options = result["state"], result["shown"], kv_cache.options()
+    low, high = kv_cache.CONTEXT_RANGE
+    controls = "".join(
+        [
+            _select(widget_id, "model", "Model", options["model"], state["model"]),
+            _select(widget_id, "gpu", "GPU", options["gpu"], state["gpu"]),
+            _text_input(widget_id, "gpus", "GPUs", state["gpus"], "tensor parallel"),
+            _select(widget_id, "precision", "Weights", options["precision"], state["precision"]),
+            _select(widget_id, "kv_format", "KV cache", options["kv_format"], state["kv_format"]),
+            _slider(widget_id, "context", "Context length (log scale)", low, high),
+            _text_input(widget_id, "context", "Context tokens", state["context"], f"{low} to {high:,}"),
+            _text_input(widget_id, "batch", "Batch size", state["batch"], "sequences cached at once"),
+        ]
+    )
+    results = _results(
+        [
+            ("kv_bytes_per_token", "KV cache per token", shown["kv_bytes_per_token"]),
+            ("kv_bytes_per_sequence", "One sequence", shown["kv_bytes_per_sequence"]),
+            ("kv_bytes_batch", "The whole batch", shown["kv_bytes_batch"]),
+            ("weight_bytes", "Weights", shown["weight_bytes"]),
+            ("kv_budget_bytes", "Memory left for the cache", shown["kv_budget_bytes"]),
+            ("max_batch", "Largest batch at this context", shown["max_batch"]),
+            ("max_context", "Longest context at this batch", shown["max_context"]),
+            ("decode_step_weights_only_s", "Decode step, weights only", shown["decode_step_weights_only_s"]),
+            ("decode_step_with_kv_s", "Decode step, reading the cache", shown["decode_step_with_kv_s"]),
+        ]
+    )
+    return controls, results, _figures(result), kv_cache.ASSUMPTIONS
+
+
+BODIES = {
+    prefill_decode.NAME: _prefill_decode_body,
+    roofline_explorer.NAME: _roofline_explorer_body,
+    kv_cache.NAME: _kv_cache_body,
+}
+COMPUTE = {
+    prefill_decode.NAME: prefill_decode.compute,
+    roofline_explorer.NAME: roofline_explorer.compute,
+    kv_cache.NAME: kv_cache.compute,
+}
 ALLOWED_KEYS = {
     prefill_decode.NAME: set(prefill_decode.DEFAULTS),
     roofline_explorer.NAME: set(roofline_explorer.DEFAULTS),
+    kv_cache.NAME: set(kv_cache.DEFAULTS),
 }
 
 
@@ -220,7 +264,7 @@ def parse_block(body: str) -> tuple[str, dict[str, Any]]:
         raise WidgetError(
             f"widget block: field 'name' is {name!r}; expected one of {', '.join(sorted(COMPUTE))}",
             "widget name",
-            "`name: prefill-decode` or `name: roofline-explorer`",
+            "`name: prefill-decode`, `name: roofline-explorer` or `name: kv-cache`",
         )
     unknown = sorted(set(data) - ALLOWED_KEYS[name])
     if unknown:

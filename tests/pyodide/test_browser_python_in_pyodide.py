@@ -49,6 +49,17 @@ REQUESTS = [
         "state": {"gpus": "h100-sxm,mi300x,l4", "precision": "fp8", "intensity": "0.5"},
     },
     {"widget": "roofline-explorer", "state": {"gpus": "a100-sxm-80gb", "precision": "fp8"}},
+    {"widget": "kv-cache", "state": {}},
+    {
+        "widget": "kv-cache",
+        "state": {
+            "model": "deepseek-v3",
+            "gpu": "h200",
+            "gpus": "8",
+            "precision": "fp8",
+            "context": "100000",
+        },
+    },
     {"run": "from calculators import Scenario\nScenario().decode().time_s"},
     {"run": "Scenario('dense-8b', 'h100-sxm').prefill(-1)"},
     # The serving simulator gives the same result (every latency of every token, to 10 significant digits)

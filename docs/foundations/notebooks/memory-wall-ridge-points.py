@@ -63,8 +63,12 @@ assert math.isclose(ridge_point("h100-sxm"), by_hand, rel_tol=1e-12)
 # ## Ridge points across the presets
 #
 # The same division for every GPU in the course, at BF16 and, where the chip has FP8 tensor cores, at FP8.
-# FP8 doubles the peak FLOP rate without touching the bandwidth, so it doubles the ridge point: halving the
-# bytes per weight helps memory-bound work, but it also raises the bar for being compute-bound.
+# FP8 doubles the peak FLOP rate without touching the bandwidth, so it doubles the ridge point in FLOP per
+# byte. That does not mean a model needs twice the batch to become compute-bound: with FP8 weights each byte
+# read is one weight, which a token uses for 2 FLOPs, so a batch of B tokens has an intensity of 2B instead of
+# B. The two factors cancel, and the batch at which FP8 work turns compute-bound is the BF16 ridge point
+# again. Only FP8 *weights* with BF16 *arithmetic* (weight-only quantisation) halve it; the cell after the
+# table computes both.
 
 # %%
 rows = []
@@ -82,6 +86,21 @@ for key, chip in GPUS.items():
         }
     )
 markdown_table(rows, digits=3)
+
+# %%
+# The batch (tokens per weight read) at which a decode step of the 8B model turns compute-bound on an H100:
+# the prompt tokens that fit in one decode step, for each pairing of weight format and arithmetic format.
+for label, weights, maths in [("BF16", "bf16", None), ("W8A8 (FP8 weights, FP8 maths)", "fp8", None),
+                              ("W8A16 (FP8 weights, BF16 maths)", "fp8", "bf16")]:  # fmt: skip
+    tokens = Scenario(precision=weights, arithmetic_format=maths).prompt_tokens_per_decode_step()
+    print(f"{label:<34} compute-bound from about {tokens:5.0f} tokens per step")
+bf16_batch = Scenario().prompt_tokens_per_decode_step()
+assert math.isclose(Scenario(precision="fp8").prompt_tokens_per_decode_step(), bf16_batch, rel_tol=1e-3)
+assert math.isclose(
+    Scenario(precision="fp8", arithmetic_format="bf16").prompt_tokens_per_decode_step(),
+    bf16_batch / 2,
+    rel_tol=1e-3,
+)
 
 # %%
 (

@@ -117,9 +117,35 @@ assert math.isclose(calculated, tokens_per_step, rel_tol=1e-12)
 # %% [markdown]
 # Write the two times out and N cancels:
 # (2N / bandwidth) / (2N / peak) = peak / bandwidth.
-# The number of prompt tokens that fit in one decode step is a property of the GPU alone, and it is the
-# ridge point of step 5. (Only in BF16: with 1-byte FP8 weights the bytes halve and so does the count, while
-# the ridge point at FP8 peak doubles.)
+# The number of prompt tokens that fit in one decode step is a property of the GPU alone, and in BF16 it is
+# the ridge point of step 5.
+#
+# ### What FP8 changes, and what it does not
+#
+# With 1-byte FP8 weights the decode step reads N bytes instead of 2N. What happens to the prompt tokens that
+# fit in that step depends on the format the arithmetic runs in:
+#
+# - **FP8 weights and FP8 arithmetic** (W8A8): the peak doubles too, so a prompt token costs 2N / (2 x peak).
+#   Both times halve, and the count stays peak_BF16 / bandwidth, about 295 on an H100. The ridge point in FLOP
+#   per byte doubles, but a token now brings 2 FLOPs per byte of weights instead of 1, so the batch or prompt
+#   needed to be compute-bound does not move.
+# - **FP8 weights with BF16 arithmetic** (weight-only quantisation, W8A16): the step halves but the arithmetic
+#   does not speed up, so the count halves, to about 148.
+
+# %%
+w8a8 = Scenario(precision="fp8")  # FP8 weights, FP8 tensor-core arithmetic
+w8a16 = Scenario(precision="fp8", arithmetic_format="bf16")  # FP8 weights, BF16 arithmetic
+for label, scenario in [
+    ("BF16", lesson),
+    ("FP8 weights, FP8 maths", w8a8),
+    ("FP8 weights, BF16 maths", w8a16),
+]:
+    print(
+        f"{label:<24} decode step {format_value(scenario.decode().time_s, 'ms'):>8}, "
+        f"prompt tokens per step {scenario.prompt_tokens_per_decode_step():6.1f}"
+    )
+assert math.isclose(w8a8.prompt_tokens_per_decode_step(), tokens_per_step, rel_tol=1e-3)
+assert math.isclose(w8a16.prompt_tokens_per_decode_step(), tokens_per_step / 2, rel_tol=1e-3)
 
 # %% [markdown]
 # ## Step 4: a 2,000-token prompt costs about seven decode steps
@@ -186,11 +212,13 @@ assert math.isclose(ridge, tokens_per_step, rel_tol=1e-12)  # step 3's count, as
 # %%
 gpu_rows = []
 for key in GPUS:
+    # ignore_memory: a GPU too small for the 16 GB of weights is still computed, as a what-if
     scenario = Scenario("dense-8b", key, ignore_memory=True)
     timing = scenario.request(P)
     gpu_rows.append(
         {
             "GPU": short_gpu_name(key),
+            "fits": Scenario("dense-8b", key, ignore_memory=True).memory(1, P + 1).fits,
             "decode step (ms)": timing.first_decode.time_s * 1e3,
             "prompt tokens per decode step": scenario.prompt_tokens_per_decode_step(),
             "2,000-token prefill (ms)": timing.prefill.time_s * 1e3,
@@ -223,13 +251,16 @@ markdown_table(gpu_rows, digits=3)
 # ## Vary the model
 #
 # Every model preset on the H100 SXM, on as many GPUs as its BF16 weights need (tensor parallelism splits the
-# weights and the arithmetic evenly). In the simple model every pass scales with N, so the decode step grows
+# weights and the arithmetic evenly). For a dense model every pass scales with N, so the decode step grows
 # with the model while the prefill cost in decode steps does not move: it is still the prompt length divided
-# by the ridge point, 2,000 / 295. The mixture-of-experts models (Mixtral, DeepSeek-V3) do 2 FLOPs per
-# *active* parameter and read only the experts their tokens touch: a decode step reads the few experts one
-# token picks, a 2,000-token prefill reads all of them. For Mixtral that changes nothing (its prefill is
-# compute-bound), but DeepSeek-V3's 256 experts make its prefill read far more than a decode step does, so
-# there the prefill costs more decode steps.
+# by the ridge point.
+#
+# A mixture-of-experts model breaks that. Each token computes only the few experts it is routed to, so the
+# FLOPs follow the *active* parameters; but the bytes follow the experts the pass *touches*. A decode step at
+# batch 1 reads only its token's experts, while a 2,000-token prefill touches almost all of them. Mixtral has
+# 8 experts per layer and picks 2: the prefill reads all 8 but still has enough arithmetic to be
+# compute-bound. DeepSeek-V3 has 256 and picks 8: its prefill reads nearly every expert for too little
+# arithmetic per byte, so it is memory-bound and costs many more decode steps than a dense model's.
 
 
 # %%
@@ -257,9 +288,21 @@ for key, preset in MODELS.items():
             "decode step (ms)": timing.first_decode.time_s * 1e3,
             "2,000-token prefill (ms)": timing.prefill.time_s * 1e3,
             "prefill in decode steps": timing.prefill_cost_in_decode_steps,
+            "prefill is": f"{timing.prefill.bound}-bound",
         }
     )
 markdown_table(model_rows, digits=3)
+
+# %%
+deepseek = Scenario("deepseek-v3", "h100-sxm", gpus=gpus_needed("deepseek-v3", "h100-sxm")).request(P)
+dense = Scenario("dense-8b").request(P)
+print(
+    f"dense 8B: prefill = {dense.prefill_cost_in_decode_steps:.2f} decode steps ({dense.prefill.bound}-bound)"
+)
+steps = deepseek.prefill_cost_in_decode_steps
+print(f"DeepSeek-V3: prefill = {steps:.2f} decode steps ({deepseek.prefill.bound}-bound)")
+assert deepseek.prefill.bound == "memory"
+assert deepseek.prefill_cost_in_decode_steps > dense.prefill_cost_in_decode_steps
 
 # %% [markdown]
 # ## The prefill cost as the prompt grows

@@ -299,14 +299,13 @@
           intensity: form.elements.namedItem("intensity").value,
         };
       }
-      return {
-        model: form.elements.namedItem("model").value,
-        gpu: form.elements.namedItem("gpu").value,
-        prompt: form.elements.namedItem("prompt").value,
-        output: form.elements.namedItem("output").value,
-        batch: form.elements.namedItem("batch").value,
-        kv: form.elements.namedItem("kv").checked,
-      };
+      // Every other widget: each named control by its name (a switch as true/false); sliders have no name.
+      const state = {};
+      for (const field of form.elements) {
+        if (!field.name) continue;
+        state[field.name] = field.type === "checkbox" ? field.checked : field.value;
+      }
+      return state;
     }
 
     // Put a state (from a link, or the defaults) into the controls. A choice the widget does not offer (a
