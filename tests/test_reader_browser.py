@@ -99,6 +99,13 @@ PROBE = """() => {
       }
     }
   }
+  out.chartGaps = [...document.querySelectorAll(".rp-widget")].map((widget) => {
+    const above = [".rp-widget__form", ".rp-widget__start", ".rp-widget__error"]
+      .map((part) => widget.querySelector(part)).filter((el) => el && el.getClientRects().length)
+      .map((el) => el.getBoundingClientRect().bottom);
+    const charts = widget.querySelector(".rp-widget__figures").getBoundingClientRect();
+    return Math.round(charts.top - Math.max(...above));
+  });
   return out;
 }"""
 
@@ -175,6 +182,15 @@ def test_chart_text_is_readable_whole_and_apart(findings: Any, config: tuple[str
     assert _each_page(found, "smallText") == {}
     assert _each_page(found, "clipped") == {}
     assert _each_page(found, "overlaps") == {}
+
+
+@pytest.mark.parametrize("config", [c for c in CONFIGS if c[1] == 390], ids=["light-390px", "dark-390px"])
+def test_on_a_phone_a_widgets_charts_follow_its_controls(findings: Any, config: tuple[str, int]) -> None:
+    """Moving a slider shows its effect on screen: the charts come right after the controls (they were
+    1,000 px below them), before the list of figures."""
+    gaps = {path: p["chartGaps"] for path, p in findings[config]["pages"].items() if p["chartGaps"]}
+    assert gaps, "no widget found"
+    assert {path: g for path, g in gaps.items() if max(g) > 150} == {}
 
 
 def test_each_gpu_has_one_colour_on_every_chart(findings: Any) -> None:

@@ -12,10 +12,18 @@
 
 const EXTRACT_DIR = "/home/pyodide/ridgepoint";
 let handle = null;
+let failed = false;
 
 function post(message) {
+  if (message.type === "failed") failed = true;
   self.postMessage(message);
 }
+
+// Once the start has failed and the page has been told why, the same failure surfacing again inside Pyodide
+// (its pending download promises reject later, unhandled) is not news: keep it out of the page's console.
+self.addEventListener("unhandledrejection", (event) => {
+  if (failed) event.preventDefault();
+});
 
 // Versioned URLs never change content, so they are served from Cache Storage once fetched (cache-first).
 function cachedFetch(cacheName, prefix, onProgress) {
