@@ -150,3 +150,13 @@ def lock(session: nox.Session) -> None:
 
 if os.environ.get("CI"):
     nox.options.error_on_missing_interpreters = True
+
+
+@nox.session(default=False)
+def nav(session: nox.Session) -> None:
+    """Regenerate mkdocs.yml's navigation from docs/tracks.yml and the lessons (``nav -- --check``: check).
+
+    Run it after adding, moving or retitling a lesson; builders without our MkDocs hook (Zensical) read it.
+    """
+    install(session, extras=("site",))
+    session.run("python", "-m", "course.lesson_format.nav_file", *session.posargs, env=ENV)

@@ -276,3 +276,13 @@ def test_the_takeaways_extension_places_the_box_of_the_lesson_it_converts(tmp_pa
     )
     assert "Key takeaways" not in convert("Another page.\n\n<!-- takeaways -->\n")
     assert "takeaways" not in convert("Another page.\n\n<!-- takeaways -->\n")  # a stray marker is dropped
+
+
+def test_the_generated_navigation_in_mkdocs_yml_is_current() -> None:
+    from course.lesson_format.nav_file import BEGIN, END, nav_block
+
+    text = Path("mkdocs.yml").read_text(encoding="utf-8")
+    assert BEGIN in text, "mkdocs.yml has no generated navigation: run `python3 dev.py nav`"
+    assert END in text, "mkdocs.yml's generated navigation has no end marker: run `python3 dev.py nav`"
+    current = text[text.index(BEGIN) : text.index(END) + len(END)] + "\n"
+    assert current == nav_block("docs"), "mkdocs.yml's navigation is not current: run `python3 dev.py nav`"
