@@ -169,12 +169,10 @@ def on_build_error(error: Exception) -> None:
 
 
 def on_post_build(config: Any) -> None:
-    from course.widgets.runtime import install_into_site
+    from course.widgets.runtime import install_site_assets
 
-    install_into_site(config.site_dir)  # Pyodide, the calculators archive and Vega for the widgets
-    from course.charts.assets import copy_into
-
-    copy_into(config.site_dir)  # the pinned Vega runtime and the chart specs the pages reference
+    # Pyodide, the calculators archive, runtime.json, Vega, chart specs: python -m course.widgets.runtime
+    install_site_assets(config.site_dir)
     from course.notebooks.lesson_notebooks import write_downloads
 
     write_downloads(_BUILD["notebooks"], config.docs_dir, _BUILD["notebook_dirs"])  # the notebooks as .ipynb
