@@ -160,3 +160,18 @@ def nav(session: nox.Session) -> None:
     """
     install(session, extras=("site",))
     session.run("python", "-m", "course.lesson_format.nav_file", *session.posargs, env=ENV)
+
+
+@nox.session(default=False)
+def zensical(session: nox.Session) -> None:
+    """Build the lessons with Zensical too and compare them with the MkDocs build (tests/test_zensical.py).
+
+    Zensical is installed here, beside the locked set, not locked with it: see tests/test_zensical.py.
+    """
+    install(session, "test", *node_group())
+    npm_assets(session)
+    uv = nox.virtualenv.find_uv()[1]
+    session.run_install(
+        uv, "pip", "install", "--python", session.virtualenv.location, "zensical", external=True
+    )
+    session.run("pytest", "-m", "zensical", *session.posargs, env=ENV)
