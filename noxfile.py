@@ -150,3 +150,28 @@ def lock(session: nox.Session) -> None:
 
 if os.environ.get("CI"):
     nox.options.error_on_missing_interpreters = True
+
+
+@nox.session(default=False)
+def nav(session: nox.Session) -> None:
+    """Regenerate mkdocs.yml's navigation from docs/tracks.yml and the lessons (``nav -- --check``: check).
+
+    Run it after adding, moving or retitling a lesson; builders without our MkDocs hook (Zensical) read it.
+    """
+    install(session, extras=("site",))
+    session.run("python", "-m", "course.lesson_format.nav_file", *session.posargs, env=ENV)
+
+
+@nox.session(default=False)
+def zensical(session: nox.Session) -> None:
+    """Build the lessons with Zensical too and compare them with the MkDocs build (tests/test_zensical.py).
+
+    Zensical is installed here, beside the locked set, not locked with it: see tests/test_zensical.py.
+    """
+    install(session, "test", *node_group())
+    npm_assets(session)
+    uv = nox.virtualenv.find_uv()[1]
+    session.run_install(
+        uv, "pip", "install", "--python", session.virtualenv.location, "zensical", external=True
+    )
+    session.run("pytest", "-m", "zensical", *session.posargs, env=ENV)

@@ -54,6 +54,7 @@ def on_config(config: Any) -> Any:
     )
     config.mdx_configs.setdefault("course.lesson_lists.extension", {})["docs_dir"] = config.docs_dir
     config.mdx_configs.setdefault("course.references.extension", {})["docs_dir"] = config.docs_dir
+    config.mdx_configs.setdefault("course.lesson_format.takeaways", {})["docs_dir"] = config.docs_dir
     from course.redirects.pages import redirect_problems
     from course.references.bibliography import bibliography_problems
 
@@ -88,16 +89,14 @@ def on_files(files: Any, config: Any) -> Any:
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
-    from course.lesson_format.pages import prepare_page
+    from course.lesson_format.validation import validate_page
     from course.sanitising.front_matter import escape_meta
 
     escape_meta(page.meta)  # plain text wherever Material prints it (the check refuses markup in them)
 
+    # The problems use the file's line numbers; the takeaways box is placed by its Markdown extension.
     source = Path(page.file.abs_src_path).read_text(encoding="utf-8") if page.file.abs_src_path else markdown
-    markdown, problems = prepare_page(
-        markdown, page.file.src_uri, source, _BUILD["course"], _BUILD["validators"], config.docs_dir
-    )
-    _BUILD["problems"].extend(problems)
+    _BUILD["problems"].extend(validate_page(source, page.file.src_uri, _BUILD["validators"], config.docs_dir))
     return markdown
 
 
@@ -170,12 +169,10 @@ def on_build_error(error: Exception) -> None:
 
 
 def on_post_build(config: Any) -> None:
-    from course.widgets.runtime import install_into_site
+    from course.widgets.runtime import install_site_assets
 
-    install_into_site(config.site_dir)  # Pyodide, the calculators archive and Vega for the widgets
-    from course.charts.assets import copy_into
-
-    copy_into(config.site_dir)  # the pinned Vega runtime and the chart specs the pages reference
+    # Pyodide, the calculators archive, runtime.json, Vega, chart specs: python -m course.widgets.runtime
+    install_site_assets(config.site_dir)
     from course.notebooks.lesson_notebooks import write_downloads
 
     write_downloads(_BUILD["notebooks"], config.docs_dir, _BUILD["notebook_dirs"])  # the notebooks as .ipynb

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from course.lesson_format.lessons import (
@@ -245,3 +247,42 @@ def test_the_lesson_check_extension_fails_a_build_that_has_no_hook() -> None:
     assert "rp-number" in collecting.convert(wrong)  # under MkDocs the hook reports it, with all the others
     right = wrong.replace("about 9 ms", "about 5 ms")
     assert "5 ms" in markdown.Markdown(extensions=["course.lesson_format.extension"]).convert(right)
+
+
+def test_the_takeaways_extension_places_the_box_of_the_lesson_it_converts(tmp_path: Path) -> None:
+    import markdown
+
+    (tmp_path / "tracks.yml").write_text(
+        "- key: inference\n  title: Inference\n  summary: I.\n  order: 1\n  notebooks: optional\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "inference").mkdir()
+    (tmp_path / "inference" / "prefill-vs-decode.md").write_text(
+        GOOD.replace("Body.", "Body.\n\n## Check your understanding\n"), encoding="utf-8"
+    )
+    extensions = ["admonition", "course.lesson_format.takeaways"]
+    configs = {"course.lesson_format.takeaways": {"docs_dir": str(tmp_path)}}
+
+    def convert(text: str) -> str:
+        return markdown.Markdown(extensions=extensions, extension_configs=configs).convert(text)
+
+    # A builder hands over the body without its front matter, and does not say which file it is.
+    html = convert("Body.\n\n## Check your understanding\n")
+    assert '<p class="admonition-title">Key takeaways</p>' in html
+    assert (
+        html.index("<li>First.</li>")
+        < html.index("<li>Second.</li>")
+        < html.index("Check your understanding")
+    )
+    assert "Key takeaways" not in convert("Another page.\n\n<!-- takeaways -->\n")
+    assert "takeaways" not in convert("Another page.\n\n<!-- takeaways -->\n")  # a stray marker is dropped
+
+
+def test_the_generated_navigation_in_mkdocs_yml_is_current() -> None:
+    from course.lesson_format.nav_file import BEGIN, END, nav_block
+
+    text = Path("mkdocs.yml").read_text(encoding="utf-8")
+    assert BEGIN in text, "mkdocs.yml has no generated navigation: run `python3 dev.py nav`"
+    assert END in text, "mkdocs.yml's generated navigation has no end marker: run `python3 dev.py nav`"
+    current = text[text.index(BEGIN) : text.index(END) + len(END)] + "\n"
+    assert current == nav_block("docs"), "mkdocs.yml's navigation is not current: run `python3 dev.py nav`"

@@ -240,6 +240,11 @@ def main(argv: list[str] | None = None) -> int:
     except ScaffoldError as error:
         print(f"new_lesson: {error}", file=sys.stderr)
         return 2
+    from course.lesson_format.nav_file import regenerate
+
+    config = args.docs.parent / "mkdocs.yml"
+    if config.is_file():  # the generated navigation that builders without our hook read
+        regenerate(config, args.docs)
     from course.lesson_format.check import Settings, check, format_problem, read_settings
 
     settings = read_settings(Path("mkdocs.yml"))
@@ -249,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     after = f", after {lesson.previous!r}" if lesson.previous else ""
     print(
         f"Wrote {lesson.path} (track {lesson.track.key!r}, order {lesson.order}{after})\n"
-        f"  and its worked notebook {lesson.notebook}.\n"
+        f"  and its worked notebook {lesson.notebook}, and updated the navigation in mkdocs.yml.\n"
         "Next:\n"
         f"  1. Edit both: replace each example with your own (the guide: docs/contributing/index.md).\n"
         f"  2. Preview: python3 dev.py serve, then open "

