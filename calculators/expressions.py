@@ -16,12 +16,14 @@ from calculators.hardware import GPUS, get_gpu
 from calculators.models import MODELS, get_model
 from calculators.roofline import attainable_flops_per_s, ridge_point
 from calculators.scenario import Scenario
+from calculators.simulator.named import served
 
 NAMESPACE: Mapping[str, Any] = {
     "Scenario": Scenario,
     "gpu": get_gpu,
     "model": get_model,
     "ridge_point": ridge_point,
+    "served": served,
     "attainable_flops_per_s": attainable_flops_per_s,
     "min": min,
     "max": max,
