@@ -17,6 +17,7 @@ from calculators.models import MODELS, get_model
 from calculators.roofline import attainable_flops_per_s, ridge_point
 from calculators.scenario import Scenario
 from calculators.simulator.named import served
+from calculators.suggestions import attribute_hint, did_you_mean
 
 NAMESPACE: Mapping[str, Any] = {
     "Scenario": Scenario,
@@ -81,7 +82,8 @@ def check_expression(source: str, names: Mapping[str, Any] | None = None) -> ast
             )
         if isinstance(node, ast.Name) and node.id not in scope:
             known = ", ".join(sorted(scope))
-            raise ExpressionError(f"unknown name {node.id!r} in {source!r}; known names: {known}")
+            hint = did_you_mean(node.id, scope)
+            raise ExpressionError(f"unknown name {node.id!r} in {source!r};{hint} known names: {known}")
         if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
             raise ExpressionError(f"private attribute {node.attr!r} is not allowed in {source!r}")
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Constant):
@@ -104,7 +106,9 @@ def evaluate(source: str, names: Mapping[str, Any] | None = None) -> Any:
         )  # checked above: only the calculator mini-language
     except ValueError as error:
         raise ExpressionError(f"{source!r}: {error}") from None
-    except (TypeError, AttributeError, ZeroDivisionError, OverflowError) as error:
+    except AttributeError as error:
+        raise ExpressionError(f"{source!r} could not be computed: {error}.{attribute_hint(error)}") from None
+    except (TypeError, ZeroDivisionError, OverflowError) as error:
         raise ExpressionError(f"{source!r} could not be computed: {error}") from None
 
 

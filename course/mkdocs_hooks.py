@@ -4,7 +4,8 @@ No logic lives here, so leaving MkDocs (for Zensical, which runs extensions but 
 MkDocs restores ``sys.path`` after loading this file, so the project package is imported inside each event.
 
 Problems found in any page are collected through the build and reported together at ``on_env`` (after every
-page's Markdown was read, before any HTML is written), which fails the build.
+page's Markdown was read, before any HTML is written), which fails the build. Under ``mkdocs serve`` they are
+logged instead and shown on top of every page, so the server keeps answering while the author fixes them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,16 @@ from pathlib import Path
 from typing import Any
 
 _BUILD: dict[str, Any] = {}  # per-build state, reset by on_config (mkdocs serve rebuilds in one process)
+_SERVING = (
+    "RIDGEPOINT_SERVING"  # course.lesson_format.problems.SERVING_ENV; MkDocs reloads this file per build
+)
+
+
+def on_startup(command: str, dirty: bool) -> None:
+    import os
+
+    if command == "serve":
+        os.environ[_SERVING] = "1"
 
 
 def on_config(config: Any) -> Any:
@@ -82,11 +93,31 @@ def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
 def on_env(env: Any, config: Any, files: Any) -> Any:
     from mkdocs.exceptions import PluginError
 
-    from course.lesson_format.problems import LessonProblems
+    from course.lesson_format.problems import LessonProblems, docs_prefix
 
     if _BUILD.get("problems"):
-        raise PluginError(str(LessonProblems(_BUILD["problems"])))
+        report = str(LessonProblems(_BUILD["problems"], docs_prefix(config.docs_dir)))
+        if _serving():  # printed, not logged: the config is strict, and a logged error would stop the build
+            import sys
+
+            print(f"ERROR   -  {report}\nThe pages show them until they are fixed.", file=sys.stderr)
+            return env
+        raise PluginError(report)
     return env
+
+
+def on_post_page(output: str, page: Any, config: Any) -> str:
+    if not (_serving() and _BUILD.get("problems")):
+        return output
+    from course.lesson_format.problems import problems_panel, with_problems_panel
+
+    return with_problems_panel(output, problems_panel(_BUILD["problems"], page.file.src_uri))
+
+
+def _serving() -> bool:
+    import os
+
+    return os.environ.get(_SERVING) == "1"
 
 
 def on_build_error(error: Exception) -> None:

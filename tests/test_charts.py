@@ -34,7 +34,10 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "ridge-points-fp8": ("ridge-points", {"precisions": ["bf16", "fp8"]}),
     "request-timeline": ("request-timeline", {}),
     # Serving charts of small runs, so that the stored specs (which carry their rows) stay short.
-    "serving-timeline": ("serving-timeline", {"requests": 12, "rate": 30, "output": 24, "rows": 6, "steps": 40}),
+    "serving-timeline": (
+        "serving-timeline",
+        {"requests": 12, "rate": 30, "output": 24, "rows": 6, "steps": 40},
+    ),
     "kv-memory": ("kv-memory", {"requests": 12, "rate": 30, "output": 24, "memory": "contiguous"}),
     "serving-latency": (
         "serving-latency",

@@ -218,3 +218,11 @@ def test_a_lesson_planned_in_two_tracks_is_reported() -> None:
     other = PLANNED_TRACKS.replace("key: serving", "key: other").replace("order: 4", "order: 5")
     _, problems = parse_tracks(PLANNED_TRACKS + other)
     assert any("also planned in track 'serving'" in p.message for p in problems)
+
+
+def test_a_misspelt_field_is_one_problem_that_names_the_field_it_looks_like() -> None:
+    lesson, problems = parse_lesson("inference/x.md", GOOD.replace("title:", "titel:"), ["inference"])
+    assert lesson is None
+    assert [(p.field, p.line) for p in problems] == [("titel", 2)]  # not also "title is required"
+    assert "did you mean 'title'?" in problems[0].message
+    assert problems[0].fix == "rename it to `title:`"

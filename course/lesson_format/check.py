@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from course.lesson_format.lessons import load_course, parse_tracks, split_front_matter
-from course.lesson_format.problems import Problem
+from course.lesson_format.problems import Problem, docs_prefix
 from course.lesson_format.validation import (
     COURSE_PREFIX,
     DEFAULT_BLOCK_MODULES,
@@ -190,8 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     problems, count = check(args.paths, settings)
-    prefix = settings.docs_dir.as_posix().rstrip("/") + "/"
-    prefix = "" if prefix in ("./", "/") else prefix
+    prefix = docs_prefix(settings.docs_dir)  # as the build prints them
     for problem in problems:
         print(format_problem(problem, prefix), end="\n\n")
     files = len({p.file for p in problems})

@@ -390,6 +390,11 @@ def _describe(value: object) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
+def _closest(word: object, candidates: list[str]) -> str | None:
+    close = difflib.get_close_matches(str(word), candidates, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
 def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesson | None, list[Problem]]:
     """Validate one lesson's front matter against the schema; ``path`` is relative to docs/."""
     keys = list(track_keys)
@@ -409,8 +414,12 @@ def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesso
         ]
     data, lines = front.data, front.key_lines
     problems = []
+    known = set(REQUIRED_FIELDS) | set(OPTIONAL_FIELDS) | PASSTHROUGH_FIELDS
+    # A misspelt field is one problem, not two ("titel" unknown and "title" missing): the unknown key says
+    # which field it looks like, and that field is not reported missing as well.
+    meant = {name: _closest(name, [f for f in known if f not in data]) for name in data if name not in known}
     for name, example in REQUIRED_FIELDS.items():
-        if name not in data:
+        if name not in data and name not in meant.values():
             problems.append(
                 Problem(
                     path,
@@ -420,19 +429,18 @@ def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesso
                     line=front.start_line,
                 )
             )
-    known = set(REQUIRED_FIELDS) | set(OPTIONAL_FIELDS) | PASSTHROUGH_FIELDS
-    for name in data:
-        if name not in known:
-            fields = ", ".join([*REQUIRED_FIELDS, *OPTIONAL_FIELDS])
-            problems.append(
-                Problem(
-                    path,
-                    name,
-                    f"is not a lesson field (known: {fields})",
-                    "remove it or fix its spelling",
-                    line=lines.get(name),
-                )
+    for name, guess in meant.items():
+        fields = ", ".join([*REQUIRED_FIELDS, *OPTIONAL_FIELDS])
+        hint = f"did you mean {guess!r}? " if guess else ""
+        problems.append(
+            Problem(
+                path,
+                name,
+                f"{hint}{name!r} is not a lesson field (known: {fields})",
+                f"rename it to `{guess}:`" if guess else "remove it or fix its spelling",
+                line=lines.get(name),
             )
+        )
 
     title = _text_field(data, "title", path, lines.get("title"), problems) if "title" in data else ""
     summary = _text_field(data, "summary", path, lines.get("summary"), problems) if "summary" in data else ""

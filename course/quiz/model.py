@@ -158,9 +158,27 @@ def _construct_located_map(loader: _LocatingLoader, node: yaml.MappingNode) -> I
 _LocatingLoader.add_constructor("tag:yaml.org,2002:map", _construct_located_map)
 
 
+def _closest(word: str, known: tuple[str, ...]) -> str | None:
+    """The nearest known name, ignoring case (``flop/byte`` is a near miss of ``FLOP/byte``)."""
+    by_lower = {name.lower(): name for name in known}
+    close = difflib.get_close_matches(word.lower(), tuple(by_lower), n=1)
+    return by_lower[close[0]] if close else None
+
+
 def _suggest(word: str, known: tuple[str, ...]) -> str:
     close = difflib.get_close_matches(str(word), known, n=1)
     return f"did you mean {close[0]!r}? " if close else ""
+
+
+def _unit_fix(unit: object) -> str:
+    """``unit: FLOP/byte`` for a near miss; otherwise an example, with what a unit does."""
+    close = _closest(str(unit), tuple(UNITS))
+    if close:
+        return f"unit: {close}"
+    return (
+        "unit: ms, for example (the answer expression gives base units: seconds, bytes, FLOP; the unit "
+        "converts it to what the reader types)"
+    )
 
 
 class _Checker:
@@ -328,8 +346,7 @@ def _parse_numeric(
         check.add(
             f"{where} field 'unit'",
             f"must be one of {', '.join(UNITS)}, got {unit!r}",
-            f"{_suggest(unit, tuple(UNITS))}unit: ms (the answer expression gives base units: seconds, bytes,"
-            " FLOP; the unit converts it to what the reader types)",
+            _unit_fix(unit),
             lines.get("unit", question.line),
         )
         unit = "number"
@@ -457,7 +474,7 @@ def parse_quiz(source: str) -> ParsedQuiz:
             check.add(
                 f"{where} field 'kind'",
                 f"must be one of {', '.join(KINDS)}, got {kind!r}",
-                f"{_suggest(str(kind), KINDS)}kind: single",
+                f"kind: {_closest(str(kind), KINDS) or 'single'}",
                 raw.key_lines.get("kind", raw.line),
             )
             continue

@@ -70,10 +70,13 @@ def npm_install_needed(root: Path = ROOT) -> bool:
     )
 
 
-def ensure_npm_packages(root: Path = ROOT) -> None:
-    """Run ``npm ci --ignore-scripts`` when node_modules is missing or older than the lock file."""
+def ensure_npm_packages(root: Path = ROOT) -> bool:
+    """Run ``npm ci --ignore-scripts`` when node_modules is missing or older than the lock file.
+
+    Returns whether it installed anything (the session says "installed" only then).
+    """
     if not npm_install_needed(root):
-        return
+        return False
     npm = shutil.which("npm")
     if npm is None:
         raise FrontendAssetError(
@@ -88,6 +91,7 @@ def ensure_npm_packages(root: Path = ROOT) -> None:
             f"`npm ci --ignore-scripts` failed in {root}:\n{result.stdout}{result.stderr}"
         )
     (root / "node_modules" / MARKER).write_text(_lock_digest(root) + "\n", encoding="utf-8")
+    return True
 
 
 def copy_pyodide(site_dir: Path, root: Path = ROOT) -> Path:
@@ -139,12 +143,15 @@ def install_into_site(site_dir: Path | str, root: Path = ROOT) -> None:
 
 def main() -> int:
     try:
-        ensure_npm_packages()
+        installed = ensure_npm_packages()
     except FrontendAssetError as error:
         print(f"frontend assets: {error}", file=sys.stderr)
         return 1
-    print(f"frontend assets: pyodide {locked_version()} installed in node_modules/ from package-lock.json")
-    return 0
+    if installed:
+        print(
+            f"frontend assets: pyodide {locked_version()} installed in node_modules/ from package-lock.json"
+        )
+    return 0  # up to date: nothing to say
 
 
 if __name__ == "__main__":
