@@ -16,11 +16,14 @@
 # %% [markdown]
 # # Batching, worked through in Python
 #
-# The batching lesson makes five claims for Llama-3.1 8B in BF16 on an H100 SXM:
-# a batch shares one read of the weights; each request's KV cache is read on top, so at 2,000 tokens of
-# context the caches of about 61 requests weigh as much as the weights; weights alone turn compute-bound at
-# the ridge point, but with the cache counted decode never does past about 400 tokens of context; bigger batches trade
-# latency for throughput; and continuous batching beats static batching on a workload with uneven answers.
+# The batching lesson makes five claims for Llama-3.1 8B in BF16 on an H100 SXM.
+# A batch shares one read of the weights.
+# Each request's KV cache is read on top, so at 2,000 tokens of context the caches of about 61 requests
+# weigh as much as the weights.
+# Weights alone turn compute-bound at the ridge point, but with the cache counted decode never does past
+# about 400 tokens of context.
+# Bigger batches trade latency for throughput.
+# Continuous batching beats static batching on a workload with uneven answers.
 # This notebook derives each by hand and checks it against the calculators, then runs the simulator.
 
 # %%
@@ -79,7 +82,7 @@ attention_bytes = b * (c + 1) * k
 hand = W / beta + attention_bytes / beta
 step = with_cache.decode(b, c)
 print(
-    f"batch 64, 2,000 tokens: {format_value(hand, 'ms')} by hand, {format_value(step.time_s, 'ms')} calculators"
+    f"batch 64, 2,000 tokens: {format_value(hand, 'ms')} by hand, {format_value(step.time_s, 'ms')} computed"
 )
 assert math.isclose(hand, step.time_s, rel_tol=1e-9)
 
