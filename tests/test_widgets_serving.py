@@ -171,3 +171,23 @@ def test_block_picks_controls_and_keeps_the_rest_hidden() -> None:
     assert '<input type="hidden" name="rate" value="10.0">' in html
     assert html.count('data-widget-chart="memory"') == 1
     assert html.count("<svg") == 1
+
+
+def test_controls_come_in_the_blocks_order() -> None:
+    html = render_widget("serving-simulator", {"controls": ["rate", "memory", "scheduler"], "charts": []})
+    positions = [html.index(f'<label for="widget-serving-simulator-{name}">') for name in ("rate", "memory")]
+    assert positions == sorted(positions)
+    assert html.index('for="widget-serving-simulator-memory"') < html.index(
+        'for="widget-serving-simulator-scheduler"'
+    )
+
+
+def test_served_figures_are_the_widgets_run() -> None:
+    from calculators.simulator.named import served
+
+    state = {"scheduler": "chunked", "token_budget": "256", "requests": "50", "rate": "30"}
+    values = ask(state)["result"]["values"]
+    figures = served(scheduler="chunked", token_budget=256, requests=50, rate=30.0)
+    assert figures.output_tokens_per_s == values["output_tokens_per_s"]
+    assert figures.tpot_p99_s == values["tpot_p99_s"]
+    assert figures.preemptions == values["preemptions"]
