@@ -29,9 +29,15 @@
 # %%
 import math
 
+from IPython.display import display
+
 from calculators import Scenario, format_value, get_gpu, get_model
+from calculators.charts import build_chart
 from calculators.charts.notebook_tables import markdown_table
 from calculators.simulator.named import served
+from course.notebooks.renderer import enable_course_charts
+
+enable_course_charts()  # charts below use the course's own markup: a static SVG, interactive on demand
 
 # %% [markdown]
 # ## Step 1: the model's bytes, and one token's cache
@@ -158,3 +164,18 @@ ratio = (
     served(**even).output_tokens_per_s / served(scheduler="static", batch_size=32, **even).output_tokens_per_s
 )
 print(f"equal lengths: continuous / static = {ratio:.2f}x")
+
+# %% [markdown]
+# ## The lesson's charts from your own numbers
+#
+# The course's chart builders take the same parameters as the lesson's chart blocks. Here the trade-off
+# at 4,000 tokens of context, where the cache bends the curve even sooner, and the two schedulers on the
+# workload with equal answer lengths.
+
+# %%
+tradeoff = build_chart("batch-tradeoff", context=4000, max_batch=256).chart
+display(tradeoff)
+
+# %%
+schedulers = build_chart("serving-latency", compare=["static", "continuous"], batch_size=32, **even).chart
+display(schedulers)

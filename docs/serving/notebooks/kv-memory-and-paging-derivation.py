@@ -24,9 +24,15 @@
 # %%
 import math
 
+from IPython.display import display
+
 from calculators import Scenario, format_value, get_gpu, get_model
+from calculators.charts import build_chart
 from calculators.charts.notebook_tables import markdown_table
 from calculators.simulator.named import served
+from course.notebooks.renderer import enable_course_charts
+
+enable_course_charts()  # charts below use the course's own markup: a static SVG, interactive on demand
 
 # %% [markdown]
 # ## Step 1: the pool, by hand
@@ -145,3 +151,19 @@ assert tight.preemptions > 0
 assert tight.ttft_p99_s > paged.ttft_p99_s
 print(f"slabs use {format_value(1 - slabs.kv_waste_fraction, '%')} of what they reserve; the vLLM paper "
       "measured 20.4% to 38.2% in the systems it profiled")  # fmt: skip
+
+# %% [markdown]
+# ## The memory maps, from the same runs
+#
+# The lesson's chart of KV memory for the tight pool of 40,000 tokens: first with 8,192-token slabs, then with
+# 16-token blocks, where preemptions make room.
+
+# %%
+slabs_map = build_chart(
+    "kv-memory", memory="contiguous", max_sequence_tokens=8192, capacity_tokens=40000, **workload
+).chart
+display(slabs_map)
+
+# %%
+blocks_map = build_chart("kv-memory", capacity_tokens=40000, **workload).chart
+display(blocks_map)
