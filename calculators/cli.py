@@ -20,7 +20,7 @@ import math
 import os
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from calculators.hardware import GPU, GPUS, custom_gpu, get_gpu
 from calculators.interconnect import INTERCONNECTS
@@ -229,27 +229,30 @@ def _roofline(args: argparse.Namespace) -> tuple[object, str]:
     return records, _table(rows, header)
 
 
+def _setup_options(args: argparse.Namespace, gpus: int) -> dict[str, Any]:
+    """The setup keywords of ``phases`` and ``simulate`` (see :class:`calculators.passes.Setup`)."""
+    return {
+        "precision": args.precision,
+        "level": args.level,
+        "gpus": gpus,
+        "compute_efficiency": args.compute_efficiency,
+        "memory_efficiency": args.memory_efficiency,
+        "kv_cache_format": args.kv_cache_format,
+        "arithmetic_format": args.arithmetic_format,
+        "kv_traffic": args.kv_traffic,
+        "pipeline_stages": args.pipeline_stages,
+        "expert_parallel": args.expert_parallel,
+        "data_parallel_attention": args.dp_attention,
+        "interconnect": args.interconnect,
+        "communication_efficiency": args.communication_efficiency,
+        "step_overhead_s": _overhead_s(args.step_overhead_ms),
+        "memory_utilization": args.memory_utilization,
+        "ignore_memory": args.ignore_memory,
+    }
+
+
 def _scenario(args: argparse.Namespace, gpus: int) -> Scenario:
-    return Scenario(
-        _model_from(args),
-        _gpu_from(args),
-        precision=args.precision,
-        level=args.level,
-        gpus=gpus,
-        compute_efficiency=args.compute_efficiency,
-        memory_efficiency=args.memory_efficiency,
-        kv_cache_format=args.kv_cache_format,
-        arithmetic_format=args.arithmetic_format,
-        kv_traffic=args.kv_traffic,
-        pipeline_stages=args.pipeline_stages,
-        expert_parallel=args.expert_parallel,
-        data_parallel_attention=args.dp_attention,
-        interconnect=args.interconnect,
-        communication_efficiency=args.communication_efficiency,
-        step_overhead_s=_overhead_s(args.step_overhead_ms),
-        memory_utilization=args.memory_utilization,
-        ignore_memory=args.ignore_memory,
-    )
+    return Scenario(_model_from(args), _gpu_from(args), **_setup_options(args, gpus))
 
 
 def _fewest_gpus_that_fit(args: argparse.Namespace, most: int = 64) -> int | None:
@@ -387,10 +390,10 @@ def _overhead_s(milliseconds: float) -> float:
 
 def _simulate(args: argparse.Namespace) -> tuple[object, str]:
     setup = _scenario(args, args.tensor_parallel).setup
-    text = (
-        f"{setup.model.name} on {args.tensor_parallel} x {setup.gpu.name} per replica, {args.precision}, "
-        f"{args.level} level"
-    )
+    layout = f"{setup.gpus} x {setup.gpu.name}"
+    if setup.pipeline_stages > 1:
+        layout = f"{setup.pipeline_stages} stages of {layout}"
+    text = f"{setup.model.name} on {layout} per replica, weights {setup.weight_format}, {setup.level} level"
     return simulate_command.run(args, setup, text)
 
 

@@ -45,6 +45,7 @@ Why ours differs:
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 
@@ -161,8 +162,8 @@ def sustains(scheduler: ContinuousBatching | ChunkedPrefill, rate: float, tbt_sl
 
 def test_sarathi_chunked_prefill_capacity_under_strict_tbt() -> None:
     strict = 5 * mixed_step(MISTRAL_A100, decode_contexts=[4096] * 32).time_s  # 5 x 15.5 ms = 77.5 ms
-    lo, hi = 0.5, 8.0  # prefill-first capacity by bisection on a log scale, to within 16^(1/32) = 9%
-    for _ in range(5):
+    lo, hi = 0.5, 8.0  # prefill-first capacity by bisection on a log scale, to within 16^(1/16) = 19%
+    for _ in range(4):
         mid = math.sqrt(lo * hi)
         lo, hi = (mid, hi) if sustains(ContinuousBatching(), mid, strict) else (lo, mid)
     # Chunked prefill sustains 2.6x that load (the paper's lower figure) but not 5x (ours lands at 3.5x).
@@ -185,7 +186,7 @@ def test_sarathi_chunked_prefill_removes_generation_stalls() -> None:
 # 3.3 per GPU, 2.1x.
 def test_distserve_disaggregation_raises_per_gpu_goodput_under_tight_slos() -> None:
     setup = make_setup(custom_dense_model(params_billion=13), "a100-sxm-80gb")
-    kwargs = {
+    kwargs: dict[str, Any] = {
         "setup": setup,
         "memory": MemoryConfig(capacity_tokens=100_000),
         "slo": SLO(ttft_s=0.2, tpot_s=0.02),

@@ -22,6 +22,7 @@ import yaml
 from calculators.expressions import ExpressionError, evaluate_number
 from calculators.units import UNITS
 from course.lesson_format.problems import Problem
+from course.sanitising.source_files import MAX_YAML_CHARS, BoundedLoader
 
 Kind = Literal["single", "multiple", "numeric"]
 KINDS: tuple[Kind, ...] = ("single", "multiple", "numeric")
@@ -135,8 +136,8 @@ class _LocatedDict(dict[Any, Any]):
     duplicate_keys: list[tuple[Any, int]]
 
 
-class _LocatingLoader(yaml.SafeLoader):
-    """SafeLoader whose mappings are :class:`_LocatedDict` (PyYAML drops positions and duplicate keys)."""
+class _LocatingLoader(BoundedLoader):
+    """Alias-free SafeLoader whose mappings are :class:`_LocatedDict` (PyYAML drops positions, duplicates)."""
 
 
 def _construct_located_map(loader: _LocatingLoader, node: yaml.MappingNode) -> Iterator[_LocatedDict]:
@@ -159,9 +160,9 @@ _LocatingLoader.add_constructor("tag:yaml.org,2002:map", _construct_located_map)
 
 
 def _closest(word: str, known: tuple[str, ...]) -> str | None:
-    """The nearest known name, ignoring case (``flop/byte`` is a near miss of ``FLOP/byte``)."""
+    """The known name ``word`` most looks like, ignoring case (``flop/byte`` is ``FLOP/byte``)."""
     by_lower = {name.lower(): name for name in known}
-    close = difflib.get_close_matches(word.lower(), tuple(by_lower), n=1)
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=1)
     return by_lower[close[0]] if close else None
 
 
@@ -411,6 +412,10 @@ def parse_quiz(source: str) -> ParsedQuiz:
     """Read one quiz block's YAML; never raises on bad content, it returns every issue instead."""
     check = _Checker()
     try:
+        if len(source) > MAX_YAML_CHARS:
+            raise yaml.YAMLError(
+                f"the quiz is {len(source):,} characters; at most {MAX_YAML_CHARS:,} are read"
+            )
         data = yaml.load(source, Loader=_LocatingLoader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
@@ -526,7 +531,7 @@ def find_quiz_fences(markdown: str, first_line: int = 1) -> list[QuizFence]:
 def find_problems(markdown: str, path: str, *, first_line: int = 1) -> list[Problem]:
     """Every problem of every quiz in a page, with file lines; also ids repeated across a page's quizzes.
 
-    ``path`` is the page's path relative to docs/ (e.g. ``serving/prefill-vs-decode.md``); ``first_line``
+    ``path`` is the page's path relative to docs/ (e.g. ``inference/prefill-vs-decode.md``); ``first_line``
     is the file line where ``markdown`` starts (see :func:`find_quiz_fences`).
     """
     problems: list[Problem] = []

@@ -24,6 +24,7 @@ from pathlib import Path, PurePosixPath
 import yaml
 
 from course.lesson_format.problems import Problem
+from course.sanitising.csp import with_policy
 
 REDIRECTS_FILE = "redirects.yml"
 PAGE_SUFFIXES = (".md", ".py", ".ipynb")  # lessons, and the worked notebooks mkdocs-jupyter turns into pages
@@ -139,6 +140,7 @@ def write_redirect_pages(docs_dir: Path | str, site_dir: Path | str) -> list[Pat
     for redirect in redirects:
         page = Path(site_dir) / page_url(redirect.old) / "index.html"
         page.parent.mkdir(parents=True, exist_ok=True)
-        page.write_text(redirect_html(redirect.old, redirect.new), encoding="utf-8")
+        # The same Content-Security-Policy as every other page of the site, first in <head>.
+        page.write_text(with_policy(redirect_html(redirect.old, redirect.new))[0], encoding="utf-8")
         written.append(page)
     return written

@@ -41,11 +41,6 @@
 
   function startRuntime(root) {
     if (runtime.status !== "idle") return;
-    runtime.config = {
-      pyodide: new URL(root.dataset.pyodide, ASSETS).href,
-      package: new URL(root.dataset.package, ASSETS).href,
-      sha256: root.dataset.packageSha256,
-    };
     runtime.status = "loading";
     runtime.startedAt = performance.now();
     window.ridgepointWidgets.startedAt = runtime.startedAt;
@@ -67,7 +62,8 @@
       event.preventDefault();
       failRuntime(event.message || "the worker script could not be loaded");
     };
-    worker.postMessage({ type: "start", ...runtime.config });
+    // The worker reads where Pyodide and the calculators are from the build's runtime.json, not the page.
+    worker.postMessage({ type: "start" });
     setTimeout(() => {
       if (runtime.status === "loading" && runtime.worker === worker) failRuntime("it took too long to start");
     }, START_TIMEOUT_MS);
