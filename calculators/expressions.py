@@ -30,12 +30,14 @@ from contextlib import contextmanager
 from typing import Any
 
 from calculators.hardware import GPU, GPUS, get_gpu
+from calculators.memory import MemoryPlan
 from calculators.models import MODELS, MLAShape, Model, MoEShape, get_model
 from calculators.passes import PassResult, Setup
 from calculators.precision import Precision
 from calculators.roofline import RooflineTime, attainable_flops_per_s, ridge_point
 from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming
+from calculators.simulator.named import ServedFigures, served
 from calculators.suggestions import attribute_hint, did_you_mean
 
 NAMESPACE: Mapping[str, Any] = {
@@ -43,6 +45,7 @@ NAMESPACE: Mapping[str, Any] = {
     "gpu": get_gpu,
     "model": get_model,
     "ridge_point": ridge_point,
+    "served": served,
     "attainable_flops_per_s": attainable_flops_per_s,
     "min": min,
     "max": max,
@@ -62,6 +65,8 @@ RESULT_TYPES: tuple[type, ...] = (
     RooflineTime,
     RequestTiming,
     MemoryFootprint,
+    MemoryPlan,
+    ServedFigures,
 )
 """The objects whose public attributes and methods an expression may use."""
 

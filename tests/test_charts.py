@@ -45,6 +45,17 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "request-timeline": ("request-timeline", {}),
     "kv-cache": ("kv-cache", {}),
     "kv-cache-mla": ("kv-cache", {"model": "deepseek-v3", "gpu": "h200", "gpus": 8, "precision": "fp8"}),
+    # Serving charts of small runs, so that the stored specs (which carry their rows) stay short.
+    "serving-timeline": (
+        "serving-timeline",
+        {"requests": 12, "rate": 30, "output": 24, "rows": 6, "steps": 40},
+    ),
+    "kv-memory": ("kv-memory", {"requests": 12, "rate": 30, "output": 24, "memory": "contiguous"}),
+    "serving-latency": (
+        "serving-latency",
+        {"requests": 12, "rate": 30, "output": 24, "compare": ["static", "continuous"]},
+    ),
+    "batch-tradeoff": ("batch-tradeoff", {"max_batch": 16}),
 }
 
 

@@ -15,12 +15,13 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from calculators.browser import code_cell, kv_cache, prefill_decode, roofline_explorer
+from calculators.browser import code_cell, kv_cache, prefill_decode, roofline_explorer, serving_simulator
 
 WIDGETS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     prefill_decode.NAME: prefill_decode.compute,
     roofline_explorer.NAME: roofline_explorer.compute,
     kv_cache.NAME: kv_cache.compute,
+    serving_simulator.NAME: serving_simulator.compute,
 }
 
 

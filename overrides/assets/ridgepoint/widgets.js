@@ -299,10 +299,10 @@
           intensity: form.elements.namedItem("intensity").value,
         };
       }
-      // Every other widget: each named control by its name (a switch as true/false); sliders have no name.
+      // Every other widget: each named control (hidden ones included) by its name; a switch as true/false.
       const state = {};
       for (const field of form.elements) {
-        if (!field.name) continue;
+        if (!field.name || field.disabled) continue;
         state[field.name] = field.type === "checkbox" ? field.checked : field.value;
       }
       return state;
