@@ -215,8 +215,7 @@ def combine(site_dir: Path, nav: Sequence[NavItem], info: SiteInfo) -> Combined:
         )
     document = (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(info.name)}</title>{head}"
-        f'<link rel="stylesheet" href="{PRINT_CSS}"></head>'
+        f"<title>{html.escape(info.name)}</title>{_with_print_css(head)}</head>"
         f'<body{body_attributes}><div class="md-typeset rp-print">'
         f"{table_of_contents(chapters)}{''.join(parts)}</div></body></html>\n"
     )
@@ -372,6 +371,12 @@ def _stylesheets(soup: BeautifulSoup, page_url: str) -> str:
     return "".join(out)
 
 
+def _with_print_css(stylesheets: str) -> str:
+    """``stylesheets`` and, unless the site's pages link it already (mkdocs.yml does), print.css last."""
+    link = f'<link rel="stylesheet" href="{PRINT_CSS}">'
+    return stylesheets if link in stylesheets else stylesheets + link
+
+
 def _body_attributes(soup: BeautifulSoup) -> str:
     """The theme's colour-scheme attributes of ``<body>``, which its stylesheets select on."""
     if soup.body is None:
@@ -394,8 +399,8 @@ def cover(info: SiteInfo, stylesheets: str = "", body_attributes: str = "") -> s
     details = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in rows if value)
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(info.name)}</title>{stylesheets}"
-        f'<link rel="stylesheet" href="{PRINT_CSS}"></head><body{body_attributes}>'
+        f"<title>{html.escape(info.name)}</title>{_with_print_css(stylesheets)}</head>"
+        f"<body{body_attributes}>"
         f'<div class="md-typeset rp-cover"><p class="rp-cover__kicker">The course, for reading offline</p>'
         f'<h1 class="rp-cover__title">{html.escape(info.name)}</h1>'
         f'<p class="rp-cover__subtitle">{html.escape(info.description)}</p>'
