@@ -50,7 +50,7 @@ def _text_input(widget_id: str, name: str, label: str, value: Any, hint: str) ->
     return (
         f'<div class="rp-widget__field"><label for="{field_id}">{escape(label)}</label>'
         f'<input type="text" inputmode="decimal" autocomplete="off" spellcheck="false" '
-        f"{_attrs(id=field_id, name=name, value=value, aria_describedby=f'{widget_id}-error')}>"
+        f"{_attrs(id=field_id, name=name, value=value, aria_describedby=f'{widget_id}-error')} disabled>"
         f'<small class="rp-widget__hint">{escape(hint)}</small></div>'
     )
 
@@ -62,7 +62,7 @@ def _slider(widget_id: str, name: str, label: str, low: float, high: float) -> s
         '<div class="rp-widget__field rp-widget__field--slider"><label '
         f'for="{field_id}">{escape(label)}</label>'
         f'<input type="range" min="0" max="1000" step="1" '
-        f"{_attrs(id=field_id, data_log_for=name, data_low=low, data_high=high)}></div>"
+        f"{_attrs(id=field_id, data_log_for=name, data_low=low, data_high=high)} disabled></div>"
     )
 
 
@@ -74,7 +74,7 @@ def _select(widget_id: str, name: str, label: str, options: list[tuple[str, str]
     )
     return (
         f'<div class="rp-widget__field"><label for="{field_id}">{escape(label)}</label>'
-        f"<select {_attrs(id=field_id, name=name)}>{items}</select></div>"
+        f"<select {_attrs(id=field_id, name=name)} disabled>{items}</select></div>"
     )
 
 
@@ -121,7 +121,7 @@ def _prefill_decode_body(widget_id: str, result: dict[str, Any]) -> tuple[str, s
             _text_input(widget_id, "output", "Output tokens", state["output"], "tokens generated"),
             _text_input(widget_id, "batch", "Batch size", state["batch"], "identical requests together"),
             f'<div class="rp-widget__field rp-widget__field--switch"><input type="checkbox" role="switch" '
-            f"{_attrs(id=f'{widget_id}-kv', name='kv')}{' checked' if state['kv'] else ''}>"
+            f"{_attrs(id=f'{widget_id}-kv', name='kv')}{' checked' if state['kv'] else ''} disabled>"
             f'<label for="{widget_id}-kv">Include KV-cache traffic (refined level)</label></div>',
         ]
     )
@@ -145,7 +145,7 @@ def _roofline_explorer_body(widget_id: str, result: dict[str, Any]) -> tuple[str
     low, high = roofline_explorer.INTENSITY_RANGE
     boxes = "".join(
         f'<label class="rp-widget__check"><input type="checkbox" name="gpus" value="{escape(key)}"'
-        f"{' checked' if key in state['gpus'] else ''}> {escape(text)}</label>"
+        f"{' checked' if key in state['gpus'] else ''} disabled> {escape(text)}</label>"
         for key, text in options["gpus"]
     )
     controls = "".join(
@@ -215,7 +215,12 @@ def parse_block(body: str) -> tuple[str, dict[str, Any]]:
 
 
 def render_widget(name: str, defaults: dict[str, Any], widget_id: str | None = None) -> str:
-    """The widget's HTML in its default state; raises :class:`WidgetError` if the defaults are rejected."""
+    """The widget's HTML in its default state; raises :class:`WidgetError` if the defaults are rejected.
+
+    As built, it is what a reader without JavaScript gets: its status says the inputs need JavaScript, and
+    every control is disabled (the code cell read-only), since none of them would do anything. widgets.js
+    enables them and says how the widget becomes live.
+    """
     try:
         result = COMPUTE[name](defaults)
     except ValueError as error:
@@ -237,8 +242,7 @@ def render_widget(name: str, defaults: dict[str, Any], widget_id: str | None = N
         f'<header class="rp-widget__head"><h3 class="rp-widget__title" id="{widget_id}-title">'
         f"{escape(TITLES[name])}</h3>"
         '<p class="rp-widget__status" role="status">Showing the default scenario, computed when '
-        "the site was built. "
-        f"It becomes live when you scroll to it or touch a control.</p></header>"
+        "the site was built. Changing its inputs needs JavaScript.</p></header>"
         f'<form class="rp-widget__controls" aria-label="{escape(TITLES[name])} inputs" '
         f"novalidate>{controls}</form>"
         f'<p class="rp-widget__error" id="{widget_id}-error" role="alert"></p>'
@@ -250,9 +254,9 @@ def render_widget(name: str, defaults: dict[str, Any], widget_id: str | None = N
         f'<label class="rp-widget__code-label" for="{widget_id}-code">Edit the calculator call and '
         "run it in your "
         f"browser</label>"
-        f'<textarea class="rp-widget__code" id="{widget_id}-code" rows="9" spellcheck="false">'
+        f'<textarea class="rp-widget__code" id="{widget_id}-code" rows="9" spellcheck="false" readonly>'
         f"{escape(result['python'])}</textarea>"
-        f'<button type="button" class="md-button rp-widget__run">Run</button>'
+        f'<button type="button" class="md-button rp-widget__run" disabled>Run</button>'
         '<pre class="rp-widget__run-output" aria-live="polite" data-empty="Output or traceback '
         'appears here."></pre>'
         f"</details></section>"

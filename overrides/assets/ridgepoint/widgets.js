@@ -202,6 +202,7 @@
       this.codeEdited = false;
       this.lastProgress = "";
       root.dataset.rpState = "static";
+      this.enableControls();
       this.applyState(readURLState(this.name));
       this.syncSliders();
       this.bind();
@@ -209,6 +210,17 @@
       if (runtime.status === "ready") this.goLive();
       else if (runtime.status === "failed") this.showFallback(runtime.reason);
       else if (runtime.status === "loading") this.showProgress("Starting Python", 0, 0);
+    }
+
+    // The page is built for readers without JavaScript: controls disabled, the code cell read-only, a status
+    // that says the inputs need JavaScript. With this script running they work, and the status says how.
+    enableControls() {
+      for (const control of this.form.elements) control.disabled = false;
+      this.root.querySelector(".rp-widget__run").disabled = false;
+      this.code.readOnly = false;
+      this.status.textContent =
+        "Showing the default scenario, computed when the site was built. " +
+        "It becomes live when you scroll to it or touch a control.";
     }
 
     bind() {
