@@ -362,6 +362,8 @@ def _stylesheets(soup: BeautifulSoup, page_url: str) -> str:
     if soup.head is None:
         return ""
     for tag in soup.head.find_all(["link", "style"]):
+        if tag.name == "link" and tag.get("media") == "print":
+            continue  # print.css, for paper only on the site: the combined page links it for every medium
         if tag.name == "link" and "stylesheet" in (tag.get("rel") or []):
             out.append(
                 f'<link rel="stylesheet" href="{html.escape(_site_relative(str(tag["href"]), page_url))}">'
@@ -372,9 +374,8 @@ def _stylesheets(soup: BeautifulSoup, page_url: str) -> str:
 
 
 def _with_print_css(stylesheets: str) -> str:
-    """``stylesheets`` and, unless the site's pages link it already (mkdocs.yml does), print.css last."""
-    link = f'<link rel="stylesheet" href="{PRINT_CSS}">'
-    return stylesheets if link in stylesheets else stylesheets + link
+    """``stylesheets`` and print.css last, for every medium (pages link it for print only)."""
+    return stylesheets + f'<link rel="stylesheet" href="{PRINT_CSS}">'
 
 
 def _body_attributes(soup: BeautifulSoup) -> str:
