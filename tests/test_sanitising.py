@@ -6,6 +6,7 @@ behaviour with small inputs whose expected output is written out.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import markdown
@@ -13,7 +14,7 @@ import pytest
 import yaml
 
 from course.lesson_format.lessons import parse_tracks
-from course.sanitising.csp import policy, script_hashes, with_policy
+from course.sanitising.csp import policy, script_hashes, with_policy, write_headers_file
 from course.sanitising.extension import find_problems
 from course.sanitising.front_matter import escape_meta, front_matter_problems
 from course.sanitising.policy import leaves_the_site, sanitise_html, url_scheme
@@ -194,3 +195,28 @@ def test_the_policy_refuses_inline_scripts_eval_plugins_and_base() -> None:
     assert directives["form-action"] == "'self'"
     assert "frame-ancestors" not in directives  # a <meta> cannot carry it; _headers does
     assert "frame-ancestors 'self'" in policy(header=True)
+
+
+def test_headers_give_a_long_cache_lifetime_to_hashed_assets_only(tmp_path: Path) -> None:
+    for name in (
+        "assets/javascripts/bundle.a5f9d56c.min.js",  # Material: content hash in the name
+        "assets/stylesheets/main.57a0d79d.min.css",
+        "assets/ridgepoint/vega/vega-runtime-3425bd951a44.js",  # ours: the pinned runtime's hash
+        "assets/pyodide/314.0.8/pyodide.mjs",  # a versioned folder
+        "assets/ridgepoint/widgets.css",  # no hash: keeps the host's default
+        "assets/javascripts/lunr/wordcut.js",
+    ):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x", encoding="utf-8")
+    headers = write_headers_file(tmp_path, []).read_text(encoding="utf-8")
+    rules = dict(re.findall(r"^(/\S*)\n  Cache-Control: (.*)$", headers, re.MULTILINE))
+    assert rules == dict.fromkeys(
+        [
+            "/assets/javascripts/bundle.a5f9d56c.min.js",
+            "/assets/stylesheets/main.57a0d79d.min.css",
+            "/assets/ridgepoint/vega/vega-runtime-3425bd951a44.js",
+            "/assets/pyodide/314.0.8/*",
+        ],
+        "public, max-age=31536000, immutable",
+    )
+    assert headers.startswith("/*\n  Content-Security-Policy:")

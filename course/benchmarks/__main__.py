@@ -7,6 +7,7 @@ import tempfile
 from pathlib import Path
 
 import course.benchmarks.edit_reload
+import course.benchmarks.page_speed
 import course.benchmarks.simulator
 import course.notebooks.benchmark
 import course.widgets.benchmark  # noqa: F401 - each registers its figures with the harness

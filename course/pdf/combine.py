@@ -215,8 +215,7 @@ def combine(site_dir: Path, nav: Sequence[NavItem], info: SiteInfo) -> Combined:
         )
     document = (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(info.name)}</title>{head}"
-        f'<link rel="stylesheet" href="{PRINT_CSS}"></head>'
+        f"<title>{html.escape(info.name)}</title>{_with_print_css(head)}</head>"
         f'<body{body_attributes}><div class="md-typeset rp-print">'
         f"{table_of_contents(chapters)}{''.join(parts)}</div></body></html>\n"
     )
@@ -363,6 +362,8 @@ def _stylesheets(soup: BeautifulSoup, page_url: str) -> str:
     if soup.head is None:
         return ""
     for tag in soup.head.find_all(["link", "style"]):
+        if tag.name == "link" and tag.get("media") == "print":
+            continue  # print.css, for paper only on the site: the combined page links it for every medium
         if tag.name == "link" and "stylesheet" in (tag.get("rel") or []):
             out.append(
                 f'<link rel="stylesheet" href="{html.escape(_site_relative(str(tag["href"]), page_url))}">'
@@ -370,6 +371,11 @@ def _stylesheets(soup: BeautifulSoup, page_url: str) -> str:
         elif tag.name == "style":
             out.append(str(tag))
     return "".join(out)
+
+
+def _with_print_css(stylesheets: str) -> str:
+    """``stylesheets`` and print.css last, for every medium (pages link it for print only)."""
+    return stylesheets + f'<link rel="stylesheet" href="{PRINT_CSS}">'
 
 
 def _body_attributes(soup: BeautifulSoup) -> str:
@@ -394,8 +400,8 @@ def cover(info: SiteInfo, stylesheets: str = "", body_attributes: str = "") -> s
     details = "".join(f"<dt>{name}</dt><dd>{value}</dd>" for name, value in rows if value)
     return (
         '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(info.name)}</title>{stylesheets}"
-        f'<link rel="stylesheet" href="{PRINT_CSS}"></head><body{body_attributes}>'
+        f"<title>{html.escape(info.name)}</title>{_with_print_css(stylesheets)}</head>"
+        f"<body{body_attributes}>"
         f'<div class="md-typeset rp-cover"><p class="rp-cover__kicker">The course, for reading offline</p>'
         f'<h1 class="rp-cover__title">{html.escape(info.name)}</h1>'
         f'<p class="rp-cover__subtitle">{html.escape(info.description)}</p>'

@@ -45,6 +45,10 @@ _TYPE_RE = re.compile(r"\btype\s*=\s*[\"']?([^\"'\s>]+)", re.IGNORECASE)
 _SCRIPT_TYPES = {"", "text/javascript", "application/javascript", "module"}
 _HEAD_RE = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
 
+IMMUTABLE = "public, max-age=31536000, immutable"
+# A content hash in the name: Material's "bundle.a5f9d56c.min.js", ours "vega-runtime-3425bd951a44.js".
+_HASHED_NAME_RE = re.compile(r"(?:\.[0-9a-f]{8}\.min\.(?:css|js)|-[0-9a-f]{12,}\.(?:js|zip))$")
+
 
 def script_hashes(page: str) -> list[str]:
     """``'sha256-...'`` of each inline script ``page`` runs, in order, without repeats.
@@ -83,15 +87,34 @@ def with_policy(page: str) -> tuple[str, list[str]]:
     return page[: head.end()] + meta + page[head.end() :], hashes
 
 
+def immutable_assets(site_dir: str | Path) -> list[str]:
+    """Site paths of the files whose address changes with their content, so a browser may keep them.
+
+    Material's bundles and stylesheets (``main.<hash>.min.css``), the pinned Vega runtime
+    (``vega-runtime-<hash>.js``), the calculators archive (``calculators-<sha256>.zip``) and Pyodide's
+    versioned folder. Anything else (our own CSS and JS, pages, chart specs) keeps the host's default.
+    """
+    site = Path(site_dir)
+    paths = sorted(
+        "/" + path.relative_to(site).as_posix()
+        for path in (site / "assets").rglob("*")
+        if path.is_file() and _HASHED_NAME_RE.search(path.name)
+    )
+    paths += sorted(f"/{folder.relative_to(site).as_posix()}/*" for folder in site.glob("assets/pyodide/*/"))
+    return paths
+
+
 def write_headers_file(site_dir: str | Path, hashes: Iterable[str]) -> Path:
-    """Write ``_headers``: the policy (with every page's script hashes) and a few safe defaults."""
+    """Write ``_headers``: the policy (with every page's script hashes), a few safe defaults, and a year's
+    cache lifetime for the assets whose name carries their content's hash (:func:`immutable_assets`)."""
     target = Path(site_dir) / HEADERS_FILE
     lines = [
         "/*",
         f"  Content-Security-Policy: {policy(sorted(set(hashes)), header=True)}",
         "  X-Content-Type-Options: nosniff",
         "  Referrer-Policy: strict-origin-when-cross-origin",
-        "",
     ]
-    target.write_text("\n".join(lines), encoding="utf-8")
+    for path in immutable_assets(site_dir):
+        lines += [path, f"  Cache-Control: {IMMUTABLE}"]
+    target.write_text("\n".join([*lines, ""]), encoding="utf-8")
     return target

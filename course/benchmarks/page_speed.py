@@ -1,0 +1,139 @@
+"""Page speed of each lesson against its plain-Material twin: Lighthouse's performance score, first and
+largest contentful paint, and bytes, measured in the same benchmark run on the same machine (issue 16).
+
+Lighthouse drives Debian's Chromium headless with the course's offline flags, in its default mode: a
+simulated mid-range phone on a slow 4G network, so its paint times are modelled from the page's requests,
+not the wall clock of this machine. Each page is run once, course then twin, in turn; a run's score varies by
+a few points, so read the figures side by side.
+
+Lighthouse is not in package-lock.json: one of its dependencies (@paulirish/trace_engine) asks for
+``third-party-web@latest``, so ``npm ci`` fails as soon as a newer version is published, and every site
+build runs ``npm ci``. Install it apart (``npm install --prefix /tmp/lh lighthouse@12.8.2``) and point
+RIDGEPOINT_LIGHTHOUSE at ``/tmp/lh/node_modules/.bin/lighthouse``, or put ``lighthouse`` on PATH.
+
+Without Lighthouse the figure says so and falls back to what Playwright's Performance API gives in the same
+Chromium, unthrottled: first and largest contentful paint and the bytes transferred until the network is
+idle. Those are much smaller than Lighthouse's simulated ones and only comparable with each other.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from course.benchmarks.harness import Sites, register, serve
+from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
+
+LIGHTHOUSE = Path(os.environ.get("RIDGEPOINT_LIGHTHOUSE") or shutil.which("lighthouse") or "lighthouse")
+LIGHTHOUSE_TIMEOUT_S = 300
+
+# Largest contentful paint as Chromium reports it to the page: the last candidate before input.
+_PAINTS = """() => new Promise((done) => {
+  const fcp = performance.getEntriesByName('first-contentful-paint')[0];
+  new PerformanceObserver((list) => {
+    const entries = list.getEntries();
+    const bytes = performance.getEntriesByType('navigation').concat(performance.getEntriesByType('resource'))
+      .reduce((sum, entry) => sum + (entry.transferSize || entry.encodedBodySize || 0), 0);
+    done({fcp: fcp ? fcp.startTime : null, lcp: entries[entries.length - 1].startTime, bytes});
+  }).observe({type: 'largest-contentful-paint', buffered: true});
+})"""
+
+
+@dataclass(frozen=True)
+class PageSpeed:
+    """One page load: paints in milliseconds, bytes transferred, Lighthouse's score (0-100) when it ran."""
+
+    fcp_ms: float
+    lcp_ms: float
+    bytes: int
+    score: float | None = None
+
+
+def _chrome_flags() -> str:
+    """The course's Chromium flags as one --chrome-flags value (quoted where a flag holds spaces)."""
+    flags = ["--headless=new", *CHROMIUM_ARGS]
+    return " ".join(
+        f'{flag.split("=", 1)[0]}="{flag.split("=", 1)[1]}"' if " " in flag else flag for flag in flags
+    )
+
+
+def lighthouse(url: str) -> PageSpeed:
+    """Lighthouse's performance category for ``url``; raises RuntimeError with its output if it fails."""
+    with tempfile.TemporaryDirectory(prefix="ridgepoint-lighthouse-") as folder:
+        report = Path(folder) / "report.json"
+        command = [
+            str(LIGHTHOUSE),
+            url,
+            "--only-categories=performance",
+            "--output=json",
+            f"--output-path={report}",
+            f"--chrome-flags={_chrome_flags()}",
+            "--quiet",
+        ]
+        result = subprocess.run(
+            command,
+            env={**os.environ, "CHROME_PATH": CHROMIUM},
+            capture_output=True,
+            text=True,
+            timeout=LIGHTHOUSE_TIMEOUT_S,
+            check=False,
+        )
+        if result.returncode != 0 or not report.exists():
+            raise RuntimeError(f"lighthouse failed on {url}:\n{result.stdout}\n{result.stderr}")
+        data = json.loads(report.read_text(encoding="utf-8"))
+    if data.get("runtimeError"):
+        raise RuntimeError(f"lighthouse failed on {url}: {data['runtimeError']}")
+    audits = data["audits"]
+    return PageSpeed(
+        fcp_ms=audits["first-contentful-paint"]["numericValue"],
+        lcp_ms=audits["largest-contentful-paint"]["numericValue"],
+        bytes=int(audits["total-byte-weight"]["numericValue"]),
+        score=100 * data["categories"]["performance"]["score"],
+    )
+
+
+def performance_api(url: str) -> PageSpeed:
+    """The fallback: paints and bytes from the page's own Performance API, unthrottled."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        tab = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        tab.goto(url, wait_until="networkidle")
+        paints = tab.evaluate(_PAINTS)
+        browser.close()
+    return PageSpeed(fcp_ms=paints["fcp"] or 0.0, lcp_ms=paints["lcp"], bytes=int(paints["bytes"]))
+
+
+def _pair(course: float, plain: float, unit: str, digits: int = 0) -> str:
+    ratio = f" = {course / plain:.2f}x" if plain else ""
+    return f"{course:,.{digits}f} {unit} / {plain:,.{digits}f} {unit}{ratio}"
+
+
+@register("page speed: lesson / its plain-Material twin")
+def page_speed_figures(sites: Sites) -> list[tuple[str, str]]:
+    measure = lighthouse if LIGHTHOUSE.exists() else performance_api
+    rows = [
+        (
+            "measured with",
+            "Lighthouse, simulated slow 4G phone"
+            if LIGHTHOUSE.exists()
+            else "Performance API, unthrottled (no Lighthouse: set RIDGEPOINT_LIGHTHOUSE, see page_speed.py)",
+        )
+    ]
+    with serve(sites.course_warm.site_dir) as course_base, serve(sites.plain_warm.site_dir) as plain_base:
+        for page in sites.lesson_pages:
+            course, plain = measure(course_base + page), measure(plain_base + page)
+            if course.score is not None and plain.score is not None:
+                score = f"{course.score:.0f} / {plain.score:.0f}"
+                rows.append((f"{page} performance score (aim >= twin)", score))
+            fcp, lcp = _pair(course.fcp_ms, plain.fcp_ms, "ms"), _pair(course.lcp_ms, plain.lcp_ms, "ms")
+            rows.append((f"{page} first contentful paint (aim <= 1.1x)", fcp))
+            rows.append((f"{page} largest contentful paint (aim <= 1.1x)", lcp))
+            rows.append((f"{page} bytes", _pair(course.bytes / 1e3, plain.bytes / 1e3, "kB")))
+    return rows
