@@ -47,7 +47,7 @@ def test_printed_lesson_has_no_controls(page: Any, site_url: str, lesson: str, s
 
 @pytest.mark.skipif(shutil.which("pdftotext") is None, reason="pdftotext (poppler-utils) is not installed")
 def test_used_widget_prints_its_inputs_and_no_stale_results(page: Any, site_url: str, tmp_path: Path) -> None:
-    """The reader's values, not the defaults, are on paper; results that were not computed for them are not."""
+    """The reader's values, not the defaults, are on paper; results not computed for them are not."""
     open_printed(page, site_url + "serving/prefill-vs-decode/")
     page.emulate_media(media="screen")
     page.fill("#widget-prefill-decode-batch", "16")
