@@ -16,6 +16,7 @@ from calculators.hardware import GPUS, get_gpu
 from calculators.models import MODELS, get_model
 from calculators.roofline import attainable_flops_per_s, ridge_point
 from calculators.scenario import Scenario
+from calculators.simulator.experiments import chunk_step_s, kv_handoff, max_good_rate, prefill_stall, serve
 
 NAMESPACE: Mapping[str, Any] = {
     "Scenario": Scenario,
@@ -23,6 +24,12 @@ NAMESPACE: Mapping[str, Any] = {
     "model": get_model,
     "ridge_point": ridge_point,
     "attainable_flops_per_s": attainable_flops_per_s,
+    # simulator experiments (calculators.simulator.experiments): cached runs with plain-number arguments
+    "prefill_stall": prefill_stall,
+    "chunk_step_s": chunk_step_s,
+    "serve": serve,
+    "max_good_rate": max_good_rate,
+    "kv_handoff": kv_handoff,
     "min": min,
     "max": max,
     "abs": abs,

@@ -291,9 +291,11 @@ class SimulationResult:
         steps = decode_steps = decode_rows = 0
         series: list[dict[str, Any]] = []
         peak_used = 0
+        busy_by_role: dict[str, list[float]] = {}
         for inst, role in zip(instances, roles, strict=True):
             start, dt, dec, _pre, used, stored, comp, memt = log.columns[inst.index]
             busy += math.fsum(dt)
+            busy_by_role.setdefault(role, []).append(math.fsum(dt))
             compute += math.fsum(comp)
             mem_time += math.fsum(memt)
             used_area += math.fsum(u * t for u, t in zip(used, dt, strict=True))
@@ -328,6 +330,12 @@ class SimulationResult:
             "decode_steps": decode_steps,
             "mean_decode_batch": decode_rows / decode_steps if decode_steps else 0.0,
             "busy_fraction": busy / gpu_seconds if gpu_seconds else None,
+            # Per role (serve, or prefill and decode under disaggregation): how much of the run each pool
+            # spent working; an idle pool is the price of a split that does not match the workload.
+            "busy_fraction_by_role": {
+                role: (math.fsum(times) / (duration * len(times)) if duration > 0 else None)
+                for role, times in busy_by_role.items()
+            },
             "compute_utilisation": compute / gpu_seconds if gpu_seconds else None,
             "bandwidth_utilisation": mem_time / gpu_seconds if gpu_seconds else None,
             "kv_capacity_tokens": capacity_tokens,
