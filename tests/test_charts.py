@@ -33,6 +33,9 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "ridge-points": ("ridge-points", {}),
     "ridge-points-fp8": ("ridge-points", {"precisions": ["bf16", "fp8"]}),
     "request-timeline": ("request-timeline", {}),
+    "prefill-stall": ("prefill-stall", {}),
+    "latency-vs-rate": ("latency-vs-rate", {"rates": [5, 20, 40]}),
+    "goodput-vs-rate": ("goodput-vs-rate", {"rates": [20, 50], "gpus": 3, "prefill_gpus": 2}),
 }
 
 
@@ -138,6 +141,11 @@ def test_second_render_does_not_call_vl_convert(tmp_path: Path, monkeypatch: pyt
         ("prefill-vs-decode", {"prompt": 5000, "max_prompt": 1000}, "prompt", "beyond max_prompt"),
         ("request-timeline", {"output": 10_000}, "output", "from 1 to 512"),
         ("ridge-points", {"precisions": ["int3"]}, "precisions", "allowed: bf16, fp8"),
+        ("latency-vs-rate", {"rates": [20, 10]}, "rates", "increasing order"),
+        ("latency-vs-rate", {"tpot_slo": 120}, "tpot_slo", "0.05 is 50 ms"),
+        ("goodput-vs-rate", {"link": "ethernet"}, "link", "allowed: nvlink3"),
+        ("goodput-vs-rate", {"prefill_gpus": 2}, "prefill_gpus", "1 to 1 of its 2 GPUs"),
+        ("goodput-vs-rate", {"schedulers": ["fifo"]}, "schedulers", "chunked"),
     ],
 )
 def test_bad_parameters_name_parameter_allowed_values_and_fix(

@@ -158,9 +158,11 @@ def chunk_step_s(decoding: int, chunk: int, *, model: str = "dense-8b", gpu: str
 class Served:
     """A run of the course workload at one arrival rate: latencies, throughput and goodput.
 
-    ``goodput_rps`` is requests per second that met both bounds of the SLO; ``slo_attainment`` is their
-    share. ``busy_prefill`` and ``busy_decode`` are the pools' busy fractions under disaggregation (``busy``
-    for a colocated engine).
+    ``slo_attainment`` is the share of requests that met both bounds of the SLO, and ``good_rate_rps`` the
+    arrival rate times that share: the requests per second that arrive and are served within the SLO.
+    ``goodput_rps`` divides the same count by the run's whole length, tail included, so a short run
+    understates it; the lessons quote ``good_rate_rps``. ``busy_prefill`` and ``busy_decode`` are the
+    pools' busy fractions under disaggregation (``busy`` for a colocated engine).
     """
 
     rate_per_s: float
@@ -177,6 +179,10 @@ class Served:
     busy_decode: float | None
     mean_output_tokens: float
     result: SimulationResult
+
+    @property
+    def good_rate_rps(self) -> float:
+        return self.rate_per_s * self.slo_attainment
 
 
 def course_lengths() -> tuple[Lengths, Lengths]:
