@@ -44,6 +44,7 @@ COURSE_REQUESTS = 400  # per simulated rate: enough for a stable p99 (the 4th wo
 STALL_SHORT_PROMPT = 128  # the decoding requests' own prompts: short, so they are decoding within a step
 STALL_OUTPUT = 400  # long enough that they are still decoding when the long prompt is done
 STALL_ARRIVAL_S = 0.2  # the long prompt arrives here, when the others are well into their answers
+STALL_TIMELINE_STEPS = 5000  # every step of the run: the decodes' 400 steps plus the prompt's chunks
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,8 @@ class Stall:
 
     ``longest_gap_s`` is the longest wait between two tokens of a decoding request; ``decode_step_s`` is a
     plain decode step of that batch, so ``stall_steps`` is the gap counted in the steps it replaced.
-    ``ttft_s`` is the long prompt's own time to first token.
+    ``ttft_s`` is the long prompt's own time to first token, and ``prefill_steps`` the number of steps its
+    prompt was spread over (one without chunks).
     """
 
     prompt: int
@@ -98,6 +100,7 @@ class Stall:
     longest_gap_s: float
     decode_step_s: float
     ttft_s: float
+    prefill_steps: int
     result: SimulationResult
 
     @property
@@ -129,8 +132,10 @@ def prefill_stall(
     rows = [(0.0, STALL_SHORT_PROMPT, STALL_OUTPUT)] * decoding + [(STALL_ARRIVAL_S, prompt, 16)]
     scheduler: Scheduler = ContinuousBatching() if token_budget is None else ChunkedPrefill(token_budget)
     setup = _setup(model, gpu)
-    result = simulate(trace_workload(rows), setup, scheduler, timeline_steps=0)
+    result = simulate(trace_workload(rows), setup, scheduler, timeline_steps=STALL_TIMELINE_STEPS)
     gaps = [r["longest_gap_s"] for r in result.requests[:decoding]]
+    long_id = result.requests[-1]["id"]
+    carried = sum(1 for step in result.timeline if any(piece[0] == long_id for piece in step["prefill"]))
     step = mixed_step(setup, decode_contexts=[STALL_SHORT_PROMPT + STALL_OUTPUT // 2] * decoding).time_s
     return Stall(
         prompt,
@@ -139,6 +144,7 @@ def prefill_stall(
         max(float(g) for g in gaps),
         step,
         float(result.requests[-1]["ttft_s"]),
+        carried,
         result,
     )
 
