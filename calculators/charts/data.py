@@ -722,7 +722,7 @@ def latency_vs_rate(**given: Any) -> ChartData:
         table.append(
             (
                 f"{rate:g}",
-                f"{run.throughput_rps:.3g}",
+                f"{run.served_rps:.3g}",
                 format_value(run.ttft_s.p50, "ms"),
                 format_value(run.ttft_s.p99, "ms"),
                 format_value(run.tpot_s.p50, "ms"),

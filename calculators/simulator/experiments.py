@@ -14,6 +14,7 @@ the latency lesson and the disaggregation lesson compare like with like.
 
 from __future__ import annotations
 
+import bisect
 import functools
 from dataclasses import dataclass
 
@@ -167,7 +168,10 @@ class Served:
     ``slo_attainment`` is the share of requests that met both bounds of the SLO, and ``good_rate_rps`` the
     arrival rate times that share: the requests per second that arrive and are served within the SLO.
     ``goodput_rps`` divides the same count by the run's whole length, tail included, so a short run
-    understates it; the lessons quote ``good_rate_rps``. ``busy_prefill`` and ``busy_decode`` are the
+    understates it; the lessons quote ``good_rate_rps``. For the same reason ``served_rps`` measures only
+    the window in which requests arrive: the output tokens written in it per second, divided by the mean
+    tokens of an answer. It follows the arrival rate while the engine keeps up and levels off at the
+    engine's capacity when the arrivals outrun it (``throughput_rps`` is over the whole run, tail included). ``busy_prefill`` and ``busy_decode`` are the
     pools' busy fractions under disaggregation (``busy`` for a colocated engine).
     """
 
@@ -184,6 +188,7 @@ class Served:
     busy_prefill: float | None
     busy_decode: float | None
     mean_output_tokens: float
+    served_rps: float
     result: SimulationResult
 
     @property
@@ -242,6 +247,10 @@ def serve(
     )
     s = result.summary
     by_role = s["busy_fraction_by_role"]
+    first = min(float(r["arrival_s"]) for r in result.requests)
+    last = max(float(r["arrival_s"]) for r in result.requests)
+    written = sum(bisect.bisect_right(result.token_times(int(r["id"])), last) for r in result.requests)
+    mean_output = s["output_tokens"] / s["requests"]
     return Served(
         rate,
         _stats(s["ttft_s"], "TTFT"),
@@ -255,7 +264,8 @@ def serve(
         float(s["busy_fraction"]),
         by_role.get("prefill"),
         by_role.get("decode"),
-        s["output_tokens"] / s["requests"],
+        mean_output,
+        written / (last - first) / mean_output if last > first else float(s["throughput_rps"]),
         result,
     )
 
