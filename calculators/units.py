@@ -27,6 +27,7 @@ UNITS: dict[str, Unit] = {
         Unit("s", 1.0, " s"),
         Unit("ms", 1e-3, " ms"),
         Unit("us", 1e-6, " µs"),
+        Unit("MB", 1e6, " MB"),
         Unit("GB", 1e9, " GB"),
         Unit("TB", 1e12, " TB"),
         Unit("GB/s", 1e9, " GB/s"),

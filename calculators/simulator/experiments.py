@@ -170,9 +170,11 @@ class Served:
     ``goodput_rps`` divides the same count by the run's whole length, tail included, so a short run
     understates it; the lessons quote ``good_rate_rps``. For the same reason ``served_rps`` measures only
     the window in which requests arrive: the output tokens written in it per second, divided by the mean
-    tokens of an answer. It follows the arrival rate while the engine keeps up and levels off at the
-    engine's capacity when the arrivals outrun it (``throughput_rps`` is over the whole run, tail included). ``busy_prefill`` and ``busy_decode`` are the
-    pools' busy fractions under disaggregation (``busy`` for a colocated engine).
+    tokens of an answer. It follows the arrival rate while the engine keeps up and levels off when the
+    arrivals outrun it (``throughput_rps`` is over the whole run, tail included).
+
+    ``busy_prefill`` and ``busy_decode`` are the pools' busy fractions under disaggregation (``busy`` for a
+    colocated engine), and ``mean_decode_batch`` the requests an average decode step carried.
     """
 
     rate_per_s: float
@@ -189,6 +191,7 @@ class Served:
     busy_decode: float | None
     mean_output_tokens: float
     served_rps: float
+    mean_decode_batch: float
     result: SimulationResult
 
     @property
@@ -266,6 +269,7 @@ def serve(
         by_role.get("decode"),
         mean_output,
         written / (last - first) / mean_output if last > first else float(s["throughput_rps"]),
+        float(s["mean_decode_batch"]),
         result,
     )
 
