@@ -12,7 +12,15 @@ from calculators.hardware import GPU
 from calculators.models import Model
 from calculators.passes import PassResult, decode_step, make_setup, mixed_step, prefill
 from calculators.roofline import ridge_point
-from calculators.serving import MemoryFootprint, RequestTiming, max_batch, memory_footprint, request_timing
+from calculators.serving import (
+    MemoryFootprint,
+    RequestTiming,
+    compute_bound_batch,
+    longest_compute_bound_context,
+    max_batch,
+    memory_footprint,
+    request_timing,
+)
 
 
 class Scenario:
@@ -100,6 +108,14 @@ class Scenario:
     def max_batch(self, context_tokens: int) -> int:
         """Largest batch that fits in memory at ``context_tokens`` each."""
         return max_batch(self.setup, context_tokens)
+
+    def compute_bound_batch(self, context_tokens: int = 1) -> int:
+        """Smallest decode batch that is compute-bound at ``context_tokens`` each; 0 when none is."""
+        return compute_bound_batch(self.setup, context_tokens)
+
+    def longest_compute_bound_context(self) -> int:
+        """Longest context at which some decode batch is still compute-bound (0 when none)."""
+        return longest_compute_bound_context(self.setup)
 
     def prompt_tokens_per_decode_step(self) -> float:
         """Prompt tokens prefill can process in the time of one decode step (the lesson's "about 300")."""

@@ -5,7 +5,7 @@ These are built from the passes in :mod:`calculators.passes`; nothing here has a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from calculators.passes import PassResult, Setup, decode_step, prefill
 from calculators.validation import count
@@ -186,3 +186,60 @@ def max_batch(setup: Setup, context_tokens: int) -> int:
             "use a model preset"
         )
     return setup.memory.max_sequences(context)
+
+
+# A decode step of more sequences than this is beyond any engine's batch (vLLM's default is 256).
+COMPUTE_BOUND_SEARCH_LIMIT = 1 << 20
+
+
+def compute_bound_batch(setup: Setup, context_tokens: int) -> int:
+    """The smallest batch at which a decode step at ``context_tokens`` each is compute-bound; 0 if none is.
+
+    Memory is not checked (this asks where the bound changes, not what fits; compare :func:`max_batch`).
+    With weights only, a step turns compute-bound at the ridge point. Counting attention over the KV cache
+    (``kv_traffic`` or the refined level) adds reads that grow with the batch as fast as the weights'
+    FLOPs do and are never compute-bound themselves (a cached token is read for a handful of FLOPs), so
+    past a context of a few hundred tokens no batch is compute-bound at all: then this returns 0.
+    The step's bound only moves from memory to compute as the batch grows, so a doubling search then a
+    bisection finds the first compute-bound batch with a few dozen steps.
+    """
+    context = count("context_tokens", context_tokens)
+    what_if = replace(setup, ignore_memory=True)
+
+    def compute_bound(batch: int) -> bool:
+        return decode_step(what_if, batch=batch, context_tokens=context).bound == "compute"
+
+    high = 1
+    while not compute_bound(high):
+        if high >= COMPUTE_BOUND_SEARCH_LIMIT:
+            return 0
+        high *= 2
+    low = high // 2  # memory-bound (or 0)
+    while high - low > 1:
+        middle = (low + high) // 2
+        if compute_bound(middle):
+            high = middle
+        else:
+            low = middle
+    return high
+
+
+def longest_compute_bound_context(setup: Setup) -> int:
+    """The longest context at which some decode batch is still compute-bound (0 if even 1 token is not).
+
+    Beyond it the KV-cache reads outweigh the weights' arithmetic at every batch size.
+    """
+    if not compute_bound_batch(setup, 1):
+        return 0
+    low, high = 1, 2
+    while compute_bound_batch(setup, high):
+        if high >= COMPUTE_BOUND_SEARCH_LIMIT:
+            return high
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        if compute_bound_batch(setup, middle):
+            low = middle
+        else:
+            high = middle
+    return low

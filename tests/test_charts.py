@@ -36,6 +36,17 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "prefill-stall": ("prefill-stall", {}),
     "latency-vs-rate": ("latency-vs-rate", {"rates": [5, 20, 40]}),
     "goodput-vs-rate": ("goodput-vs-rate", {"rates": [20, 50], "gpus": 3, "prefill_gpus": 2}),
+    # Serving charts of small runs, so that the stored specs (which carry their rows) stay short.
+    "serving-timeline": (
+        "serving-timeline",
+        {"requests": 12, "rate": 30, "output": 24, "rows": 6, "steps": 40},
+    ),
+    "kv-memory": ("kv-memory", {"requests": 12, "rate": 30, "output": 24, "memory": "contiguous"}),
+    "serving-latency": (
+        "serving-latency",
+        {"requests": 12, "rate": 30, "output": 24, "compare": ["static", "continuous"]},
+    ),
+    "batch-tradeoff": ("batch-tradeoff", {"max_batch": 16}),
 }
 
 

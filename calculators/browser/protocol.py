@@ -15,11 +15,12 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from calculators.browser import code_cell, prefill_decode, roofline_explorer
+from calculators.browser import code_cell, prefill_decode, roofline_explorer, serving_simulator
 
 WIDGETS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     prefill_decode.NAME: prefill_decode.compute,
     roofline_explorer.NAME: roofline_explorer.compute,
+    serving_simulator.NAME: serving_simulator.compute,
 }
 
 

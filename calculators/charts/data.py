@@ -841,6 +841,10 @@ class ChartKind:
     summary: str
 
 
+# The serving charts live in their own module, which builds on this one's helpers; imported here, after
+# them, so that the catalogue below can list its charts.
+from calculators.charts import serving  # noqa: E402
+
 CHARTS: Mapping[str, ChartKind] = {
     kind.name: kind
     for kind in (
@@ -877,6 +881,30 @@ CHARTS: Mapping[str, ChartKind] = {
             GOODPUT_VS_RATE_PARAMS,
             goodput_vs_rate,
             "requests per second meeting an SLO against the arrival rate, per serving system",
+        ),
+        ChartKind(
+            "serving-timeline",
+            serving.SERVING_TIMELINE_PARAMS,
+            serving.serving_timeline,
+            "a simulated run's first steps: each request's wait, prefill and decode, and what each step ran",
+        ),
+        ChartKind(
+            "kv-memory",
+            serving.KV_MEMORY_PARAMS,
+            serving.kv_memory,
+            "a simulated run's KV memory: reserved and filled over time, and a map of the pool when fullest",
+        ),
+        ChartKind(
+            "serving-latency",
+            serving.SERVING_LATENCY_PARAMS,
+            serving.serving_latency,
+            "latency percentiles and throughput of one workload under one or several schedulers",
+        ),
+        ChartKind(
+            "batch-tradeoff",
+            serving.BATCH_TRADEOFF_PARAMS,
+            serving.batch_tradeoff,
+            "decode's time per token against its throughput as the batch grows, with and without KV reads",
         ),
     )
 }

@@ -360,6 +360,205 @@ def goodput_vs_rate_chart(data: ChartData) -> Any:
     return _with_datasets(chart, data.datasets)
 
 
+SERVING_PHASES = {"queued": "#9aa0a6", "prefill": "#e8710a", "decode": "#3b7dd8"}
+STEP_KINDS = {"decoding": "#3b7dd8", "prefilling": "#e8710a"}
+MEMORY_PARTS = {"filled": "#3b7dd8", "reserved, empty": "#e8710a", "free": "#9aa0a6"}
+
+
+def serving_timeline_chart(data: ChartData) -> Any:
+    """Top: a row per request, bars while it queues, prefills or decodes. Bottom: each step's requests."""
+    x_title = "Time since the run started (ms)"
+    x = alt.X("start_ms:Q", title=x_title, axis=alt.Axis(format=NUMBER))
+    phase = alt.Color(
+        "phase:N",
+        title=None,
+        scale=alt.Scale(domain=list(SERVING_PHASES), range=list(SERVING_PHASES.values())),
+    )
+    rows = [row["request"] for row in sorted(data.datasets["spans"], key=lambda r: r["row"])]
+    span_tip = [
+        alt.Tooltip("request:N", title="request"),
+        alt.Tooltip("phase:N", title="doing"),
+        alt.Tooltip("start_ms:Q", title="from (ms)", format=",.1f"),
+        alt.Tooltip("end_ms:Q", title="to (ms)", format=",.1f"),
+        alt.Tooltip("tokens:Q", title="tokens"),
+    ]
+    spans = (
+        alt.Chart(_data("spans"))
+        .mark_bar(height=9)
+        .encode(
+            x,
+            alt.X2("end_ms:Q"),
+            alt.Y("request:N", title=None, sort=list(dict.fromkeys(rows))),
+            phase,
+            tooltip=span_tip,
+        )
+        .properties(width=WIDTH, height=alt.Step(12))
+    )
+    kind = alt.Color(
+        "what:N", title=None, scale=alt.Scale(domain=list(STEP_KINDS), range=list(STEP_KINDS.values()))
+    )
+    step_tip = [
+        alt.Tooltip("step:Q", title="step"),
+        alt.Tooltip("what:N", title=""),
+        alt.Tooltip("requests:Q", title="requests"),
+        alt.Tooltip("tokens:Q", title="tokens"),
+        alt.Tooltip("start_ms:Q", title="starts (ms)", format=",.1f"),
+    ]
+    steps = (
+        alt.Chart(_data("steps"))
+        .mark_bar()
+        .encode(
+            alt.X("start_ms:Q", title=x_title, axis=alt.Axis(format=NUMBER)),
+            alt.X2("end_ms:Q"),
+            alt.Y("requests:Q", title="Requests in the step", stack="zero"),
+            kind,
+            tooltip=step_tip,
+        )
+        .properties(width=WIDTH, height=110)
+    )
+    chart = alt.vconcat(spans, steps, spacing=12).resolve_scale(x="shared", color="independent")
+    return _with_datasets(chart, data.datasets)
+
+
+def kv_memory_chart(data: ChartData) -> Any:
+    """Top: reserved and filled KV tokens over time, the pool as a dashed rule. Bottom: the pool's map."""
+    tip = [
+        alt.Tooltip("time_s:Q", title="time (s)", format=",.3f"),
+        alt.Tooltip("what:N", title=""),
+        alt.Tooltip("tokens:Q", title="tokens", format=",.0f"),
+    ]
+    colour = alt.Color(
+        "what:N", title=None, scale=alt.Scale(domain=["reserved", "filled"], range=[PALETTE[1], PALETTE[0]])
+    )
+    y = alt.Y("tokens:Q", title="KV cache (tokens)", axis=alt.Axis(format=NUMBER))
+    lines = (
+        alt.Chart(_data("over_time"))
+        .mark_line(strokeWidth=2, interpolate="step-before")
+        .encode(alt.X("time_s:Q", title="Time (s)", axis=alt.Axis(format=NUMBER)), y, colour, tooltip=tip)
+    )
+    pool = (
+        alt.Chart(_data("capacity"))
+        .mark_rule(strokeDash=[5, 4], color="currentColor")
+        .encode(alt.Y("tokens:Q"))
+    )
+    top = alt.layer(lines, pool).properties(width=WIDTH, height=200)
+    part = alt.Color(
+        "part:N",
+        title="At the fullest step",
+        scale=alt.Scale(domain=list(MEMORY_PARTS), range=list(MEMORY_PARTS.values())),
+    )
+    map_tip = [
+        alt.Tooltip("request:Q", title="request id"),
+        alt.Tooltip("part:N", title=""),
+        alt.Tooltip("start:Q", title="from token", format=",.0f"),
+        alt.Tooltip("end:Q", title="to token", format=",.0f"),
+    ]
+    bottom = (
+        alt.Chart(_data("map"))
+        .mark_bar(height=30, stroke="white", strokeWidth=0.5)
+        .encode(
+            alt.X("start:Q", title="Position in the KV pool (tokens)", axis=alt.Axis(format=NUMBER)),
+            alt.X2("end:Q"),
+            part,
+            tooltip=map_tip,
+        )
+        .properties(width=WIDTH, height=40)
+    )
+    chart = alt.vconcat(top, bottom, spacing=14).resolve_scale(color="independent")
+    return _with_datasets(chart, data.datasets)
+
+
+def serving_latency_chart(data: ChartData) -> Any:
+    """Bars of TTFT and TPOT percentiles side by side, per scheduler, the SLO dashed; then output tokens/s."""
+    schedulers = list(dict.fromkeys(row["scheduler"] for row in data.datasets["throughput"]))
+    colour = alt.Color(
+        "scheduler:N", title=None, sort=schedulers,
+        scale=alt.Scale(domain=schedulers, range=list(PALETTE[: len(schedulers)])),
+    )  # fmt: skip
+    tip = [
+        alt.Tooltip("scheduler:N", title=""),
+        alt.Tooltip("metric:N", title=""),
+        alt.Tooltip("percentile:N", title="percentile"),
+        alt.Tooltip("ms:Q", title="ms", format=",.3~g"),
+    ]
+    panels = []
+    for metric in ("Time to first token", "Time per output token"):
+        bars = (
+            alt.Chart(_data("percentiles"))
+            .transform_filter(alt.datum.metric == metric)
+            .mark_bar()
+            .encode(
+                alt.X("percentile:N", title=None, sort=["p50", "p90", "p99"]),
+                alt.XOffset("scheduler:N", sort=schedulers),
+                alt.Y("ms:Q", title=f"{metric} (ms)", axis=alt.Axis(format=NUMBER)),
+                colour,
+                tooltip=tip,
+            )
+        )
+        slo = (
+            alt.Chart(_data("slo"))
+            .transform_filter(alt.datum.metric == metric)
+            .mark_rule(strokeDash=[5, 4], color="currentColor")
+            .encode(alt.Y("ms:Q"))
+        )
+        panels.append(alt.layer(bars, slo).properties(width=170, height=200))
+    output = (
+        alt.Chart(_data("throughput"))
+        .mark_bar()
+        .encode(
+            alt.X("scheduler:N", title=None, sort=schedulers, axis=alt.Axis(labels=False, ticks=False)),
+            alt.Y("tokens_per_s:Q", title="Output tokens/s", axis=alt.Axis(format=NUMBER)),
+            colour,
+            tooltip=[
+                alt.Tooltip("scheduler:N", title=""),
+                alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"),
+                alt.Tooltip("slo_attainment:Q", title="meets the SLO", format=".0%"),
+            ],
+        )
+        .properties(width=110, height=200)
+    )
+    chart = alt.hconcat(*panels, output, spacing=28)
+    return _with_datasets(chart, data.datasets)
+
+
+def batch_tradeoff_chart(data: ChartData) -> Any:
+    """Time per output token against output tokens/s, one point per batch size; hollow where it cannot fit."""
+    series = list(dict.fromkeys(row["series"] for row in data.datasets["points"]))
+    colour = alt.Color(
+        "series:N", title=None, sort=series, scale=alt.Scale(domain=series, range=list(PALETTE[:2]))
+    )
+    rows = data.datasets["points"]
+    x = alt.X(
+        **_log_axis("tokens_per_s", "GPU output (tokens/s, log scale)", [r["tokens_per_s"] for r in rows])
+    )
+    y = alt.Y("tpot_ms:Q", title="Time per output token (ms)", axis=alt.Axis(format=NUMBER))
+    tip = [
+        alt.Tooltip("series:N", title=""),
+        alt.Tooltip("batch:Q", title="batch"),
+        alt.Tooltip("tpot_ms:Q", title="ms per token", format=",.3~g"),
+        alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"),
+        alt.Tooltip("bound:N", title=""),
+        alt.Tooltip("fits:N", title="memory"),
+    ]
+    line = alt.Chart(_data("points")).mark_line(strokeWidth=2).encode(x, y, colour, alt.Order("batch:Q"))
+    fill = alt.Fill(
+        "fits:N", scale=alt.Scale(domain=["fits", "does not fit"], range=["currentColor", "transparent"]),
+        legend=None,
+    )  # fmt: skip
+    points = (
+        alt.Chart(_data("points"))
+        .mark_point(size=45, opacity=1, filled=False, strokeWidth=1.5)
+        .encode(x, y, colour, fill, tooltip=tip)
+    )
+    labels = (
+        alt.Chart(_data("points"))
+        .mark_text(align="left", dx=6, dy=-8, fontSize=11)
+        .encode(x, y, text="label:N")
+    )
+    chart = alt.layer(line, points, labels).properties(width=WIDTH, height=HEIGHT)
+    return _with_datasets(chart, data.datasets)
+
+
 BUILDERS: Mapping[str, Callable[[ChartData], Any]] = {
     "roofline": roofline_chart,
     "prefill-vs-decode": prefill_vs_decode_chart,
@@ -368,6 +567,10 @@ BUILDERS: Mapping[str, Callable[[ChartData], Any]] = {
     "prefill-stall": prefill_stall_chart,
     "latency-vs-rate": latency_vs_rate_chart,
     "goodput-vs-rate": goodput_vs_rate_chart,
+    "serving-timeline": serving_timeline_chart,
+    "kv-memory": kv_memory_chart,
+    "serving-latency": serving_latency_chart,
+    "batch-tradeoff": batch_tradeoff_chart,
 }
 
 

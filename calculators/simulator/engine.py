@@ -33,13 +33,16 @@ def simulate(
     replicas: int = 1,
     slo: SLO | None = None,
     timeline_steps: int = DEFAULT_TIMELINE_STEPS,
+    timeline_memory: bool = False,
     max_steps: int = DEFAULT_MAX_STEPS,
 ) -> SimulationResult:
     """Serve ``requests`` on ``replicas`` copies of ``setup`` with ``scheduler``; return what happened.
 
     Defaults: the lesson's setup (8B model, one H100, BF16, spec peaks), continuous batching, paged KV memory
     in 16-token blocks, and an SLO of TTFT <= 1 s and TPOT <= 50 ms. The same inputs always give the same
-    result.
+    result. ``timeline_memory=True`` adds to each timeline step the KV cache every running request holds
+    (reserved and filled tokens), which a memory map draws; it is off by default because it costs a list per
+    step.
     """
     setup = setup if setup is not None else make_setup()
     if not isinstance(setup, Setup):
@@ -74,7 +77,7 @@ def simulate(
             )
 
     cost = StepCost(setup)
-    log = StepLog(timeline_steps)
+    log = StepLog(timeline_steps, memory=bool(timeline_memory))
     budget = [max_steps]
 
     def new_instance(index: int, *, stop_after_prefill: bool = False) -> Instance:

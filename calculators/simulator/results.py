@@ -91,8 +91,9 @@ class StepLog:
         "memory_s",
     )
 
-    def __init__(self, timeline_steps: int) -> None:
+    def __init__(self, timeline_steps: int, *, memory: bool = False) -> None:
         self.timeline_limit = timeline_steps
+        self.memory = memory  # add each running request's KV cache to every timeline step
         self.timeline: list[dict[str, Any]] = []
         self.truncated = False
         self.columns: dict[int, tuple[array[Any], ...]] = {}
@@ -119,17 +120,36 @@ class StepLog:
         plan: StepPlan,
         chunks: list[tuple[int, int]],
     ) -> None:
-        self.timeline.append(
-            {
-                "instance": inst.index,
-                "start_s": start,
-                "time_s": dt,
-                "decode": list(inst.decoding) if plan.decode else [],
-                "prefill": [
-                    [s.id, c, cached] for (s, _), (c, cached) in zip(plan.prefill, chunks, strict=True)
-                ],
-            }
-        )
+        step: dict[str, Any] = {
+            "instance": inst.index,
+            "start_s": start,
+            "time_s": dt,
+            "decode": list(inst.decoding) if plan.decode else [],
+            "prefill": [[s.id, c, cached] for (s, _), (c, cached) in zip(plan.prefill, chunks, strict=True)],
+        }
+        if self.memory:
+            step["kv"] = kv_holdings(inst, plan)
+        self.timeline.append(step)
+
+
+def kv_holdings(inst: Instance, plan: StepPlan) -> list[list[int]]:
+    """``[id, reserved tokens, filled tokens]`` of every request holding KV cache once this step has run.
+
+    Reserved is what the allocator handed out (whole blocks, or a contiguous slab); filled is what the request
+    has actually written: its context so far, the token this step writes included (a decoding request), or
+    the prompt tokens prefilled so far, this step's chunk included. The difference is the waste a memory map
+    shows.
+    """
+    unit = inst.memory.unit
+    j = len(inst.decode_ends)  # this step's decode index (not yet recorded)
+    chunk = {s.id: c for s, c in plan.prefill}
+    rows = [
+        [s.id, s.slots * unit, s.ctx_at_join + j - s.join if plan.decode else s.ctx_at_join + j - s.join - 1]
+        for s in inst.decoding.values()
+    ]
+    rows += [[s.id, s.slots * unit, s.prefilled + chunk.get(s.id, 0)] for s in inst.prefilling.values()]
+    rows.sort()
+    return rows
 
 
 class SimulationResult:

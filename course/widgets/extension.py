@@ -1,7 +1,9 @@
 """The ```widget block: a live calculator in a lesson, rendered complete at build time.
 
-A lesson writes a fenced block with YAML: ``name`` picks the widget (``prefill-decode`` or
-``roofline-explorer``) and the other keys are its default inputs. At build time the block becomes the widget
+A lesson writes a fenced block with YAML: ``name`` picks the widget (``prefill-decode``,
+``roofline-explorer`` or ``serving-simulator``) and the other keys are its default inputs; the serving
+simulator also takes ``controls`` (which inputs the reader may change) and ``charts`` (which of its charts
+to draw). At build time the block becomes the widget
 in its default state, computed by the very function the browser runs (``calculators.browser``): labelled
 controls, numbers, charts as static SVG, the stated assumptions and "the Python behind this". Readers without
 JavaScript, browsers that cannot start Pyodide, and the PDF therefore see a whole figure; the page script
@@ -19,7 +21,7 @@ import yaml
 from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 
-from calculators.browser import prefill_decode, roofline_explorer
+from calculators.browser import prefill_decode, roofline_explorer, serving_simulator
 from calculators.charts.render import render_course_chart
 from course.charts.markup import figure_html
 from course.lesson_format.problems import Problem
@@ -27,7 +29,11 @@ from course.widgets.package import widget_package
 from course.widgets.runtime import pyodide_site_path
 
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*widget\s*$")
-TITLES = {prefill_decode.NAME: "Prefill vs decode simulator", roofline_explorer.NAME: "Roofline explorer"}
+TITLES = {
+    prefill_decode.NAME: "Prefill vs decode simulator",
+    roofline_explorer.NAME: "Roofline explorer",
+    serving_simulator.NAME: "Serving simulator",
+}
 
 
 class WidgetError(ValueError):
@@ -176,11 +182,59 @@ def _roofline_explorer_body(widget_id: str, result: dict[str, Any]) -> tuple[str
     return controls, results, _figures(result), roofline_explorer.ASSUMPTIONS
 
 
-BODIES = {prefill_decode.NAME: _prefill_decode_body, roofline_explorer.NAME: _roofline_explorer_body}
-COMPUTE = {prefill_decode.NAME: prefill_decode.compute, roofline_explorer.NAME: roofline_explorer.compute}
+def _hidden(name: str, value: Any) -> str:
+    """An input the lesson keeps fixed: not shown, but read with the others and sent to the calculators."""
+    if isinstance(value, list | tuple):
+        value = ",".join(str(item) for item in value)
+    elif isinstance(value, bool):
+        value = "1" if value else "0"
+    elif value is None:
+        value = ""
+    return f'<input type="hidden" {_attrs(name=name, value=value)}>'
+
+
+def _switch(widget_id: str, name: str, label: str, on: bool) -> str:
+    return (
+        f'<div class="rp-widget__field rp-widget__field--switch"><input type="checkbox" role="switch" '
+        f"{_attrs(id=f'{widget_id}-{name}', name=name)}{' checked' if on else ''}>"
+        f'<label for="{widget_id}-{name}">{escape(label)}</label></div>'
+    )
+
+
+def _serving_simulator_body(widget_id: str, result: dict[str, Any]) -> tuple[str, str, str, str]:
+    """The controls the block asks for (``controls``), every other input hidden; the run's figures."""
+    state, shown, options = result["state"], result["shown"], serving_simulator.options()
+    visible = set(state["controls"])
+    fields = []
+    for name, (label, kind, hint) in serving_simulator.CONTROLS.items():
+        value = state[name]
+        if name not in visible:
+            fields.append(_hidden(name, value))
+        elif kind == "select":
+            fields.append(_select(widget_id, name, label, options[name], str(value)))
+        elif kind == "switch":
+            fields.append(_switch(widget_id, name, label, bool(value)))
+        else:
+            fields.append(_text_input(widget_id, name, label, "" if value is None else value, hint))
+    fields += [_hidden(key, state[key]) for key in ("compare", "controls", "charts")]
+    results = _results([(key, label, shown[key]) for key, label in serving_simulator.RESULTS])
+    return "".join(fields), results, _figures(result), serving_simulator.ASSUMPTIONS
+
+
+BODIES = {
+    prefill_decode.NAME: _prefill_decode_body,
+    roofline_explorer.NAME: _roofline_explorer_body,
+    serving_simulator.NAME: _serving_simulator_body,
+}
+COMPUTE = {
+    prefill_decode.NAME: prefill_decode.compute,
+    roofline_explorer.NAME: roofline_explorer.compute,
+    serving_simulator.NAME: serving_simulator.compute,
+}
 ALLOWED_KEYS = {
     prefill_decode.NAME: set(prefill_decode.DEFAULTS),
     roofline_explorer.NAME: set(roofline_explorer.DEFAULTS),
+    serving_simulator.NAME: set(serving_simulator.DEFAULTS),
 }
 
 
@@ -201,7 +255,7 @@ def parse_block(body: str) -> tuple[str, dict[str, Any]]:
         raise WidgetError(
             f"widget block: field 'name' is {name!r}; expected one of {', '.join(sorted(COMPUTE))}",
             "widget name",
-            "`name: prefill-decode` or `name: roofline-explorer`",
+            "`name: prefill-decode`, `name: roofline-explorer` or `name: serving-simulator`",
         )
     unknown = sorted(set(data) - ALLOWED_KEYS[name])
     if unknown:

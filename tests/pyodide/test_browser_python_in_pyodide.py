@@ -57,7 +57,37 @@ REQUESTS = [
     # Python 3.12 on (Pyodide's is newer than ours); math.fsum there would make it bit for bit.
     {"run": SIMULATION},
     {"run": "simulate(poisson_workload(0, 10))"},
+    # The serving simulator widget: every scheduler, both allocators, a pool small enough to preempt.
+    {
+        "widget": "serving-simulator",
+        "state": {"charts": "timeline,memory,latency", "compare": "static,continuous"},
+    },
+    {
+        "widget": "serving-simulator",
+        "state": {
+            "memory": "contiguous",
+            "output_spread": "64",
+            "capacity_tokens": "12000",
+            "rate": "40",
+            "requests": "60",
+            "charts": "memory",
+        },
+    },
+    {"widget": "serving-simulator", "state": {"scheduler": "chunked", "token_budget": "256", "rate": "30"}},
+    {"widget": "serving-simulator", "state": {"scheduler": "disaggregated", "link": "infiniband-ndr"}},
+    {"widget": "serving-simulator", "state": {"rate": "fast"}},
 ]
+
+
+def _rounded(value: object) -> object:
+    """Floats to 10 significant digits (see SIMULATION above), the rest as it is."""
+    if isinstance(value, float):
+        return float(f"{value:.10g}")
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_rounded(item) for item in value]
+    return value
 
 
 @pytest.fixture(scope="module")
@@ -96,5 +126,8 @@ def test_pyodide_answers_equal_cpython_answers(pyodide_answers: dict[str, object
         assert got["result"]["output"] == expected["result"]["output"]
         assert got["result"]["ok"] == expected["result"]["ok"]
         assert got["result"]["error"].splitlines()[-1:] == expected["result"]["error"].splitlines()[-1:]
+    elif request.get("widget") == "serving-simulator":
+        # The simulator's step times are sums of operator times (see SIMULATION): equal to 10 digits.
+        assert _rounded(got) == _rounded(expected)
     else:
         assert got == expected

@@ -271,14 +271,13 @@
           intensity: form.elements.namedItem("intensity").value,
         };
       }
-      return {
-        model: form.elements.namedItem("model").value,
-        gpu: form.elements.namedItem("gpu").value,
-        prompt: form.elements.namedItem("prompt").value,
-        output: form.elements.namedItem("output").value,
-        batch: form.elements.namedItem("batch").value,
-        kv: form.elements.namedItem("kv").checked,
-      };
+      // Every other widget: each named control (hidden ones included) by its name; a switch as true/false.
+      const state = {};
+      for (const field of form.elements) {
+        if (!field.name || field.disabled) continue;
+        state[field.name] = field.type === "checkbox" ? field.checked : field.value;
+      }
+      return state;
     }
 
     applyState(state) {

@@ -1,0 +1,212 @@
+"""The serving simulator widget: a small workload served step by step; its timeline, KV memory and latencies.
+
+One widget for every serving lesson. Its state holds every input of a run (the setup, the workload, the
+scheduler and its token budgets, KV memory, disaggregated pools and link, the SLO); a lesson's block picks
+which of them the reader sees as controls (``controls``) and which charts are drawn (``charts``); the other
+inputs keep the block's values. So the batching lesson shows the scheduler and the arrival rate, the paging
+lesson the allocator and the pool size, and a later lesson the token budget or the link, all with this code.
+
+Runs stay small enough for Pyodide: at most 300 requests and a timeline of the first steps
+(:mod:`calculators.charts.serving` runs the simulation once and its charts share it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from calculators.browser.charts import chart_payload
+from calculators.browser.inputs import flag, names, number
+from calculators.charts.params import ChartError, read_params
+from calculators.charts.serving import (
+    MAX_PROMPT,
+    MAX_RATE,
+    MAX_REQUESTS,
+    SCHEDULER_NAMES,
+    SCHEDULERS,
+    SIMULATION_PARAMS,
+    run_summary,
+    simulation,
+    simulation_source,
+)
+from calculators.hardware import GPUS
+from calculators.interconnect import INTERCONNECTS
+from calculators.models import MODELS
+from calculators.units import format_duration, format_value
+
+NAME = "serving-simulator"
+SIMULATION_DEFAULTS: dict[str, Any] = {param.name: param.default for param in SIMULATION_PARAMS}
+CHARTS = {"timeline": "serving-timeline", "memory": "kv-memory", "latency": "serving-latency"}
+DEFAULTS: dict[str, Any] = {
+    **SIMULATION_DEFAULTS,
+    "compare": [],
+    "controls": ["scheduler", "rate", "prompt", "output"],
+    "charts": ["timeline", "latency"],
+}
+# Inputs that are on/off switches, and inputs whose empty value means "not set" (None).
+SWITCHES = ("kv_traffic", "burst")
+OPTIONAL = ("capacity_tokens", "max_sequence_tokens")
+# Each input as a control: (label, kind, hint). The label is also how an error message names the input.
+CONTROLS: dict[str, tuple[str, str, str]] = {
+    "model": ("Model", "select", ""),
+    "gpu": ("GPU", "select", ""),
+    "kv_traffic": ("Count the KV cache reads in each step's time", "switch", ""),
+    "scheduler": ("Scheduler", "select", ""),
+    "requests": ("Requests", "text", f"1 to {MAX_REQUESTS}"),
+    "rate": ("Arrival rate (requests per second)", "text", f"0.01 to {MAX_RATE:,.0f}"),
+    "burst": ("All requests arrive at once", "switch", ""),
+    "prompt": ("Prompt tokens (mean)", "text", f"1 to {MAX_PROMPT:,}"),
+    "prompt_spread": ("Prompt spread (standard deviation)", "text", "0: every prompt the same length"),
+    "output": ("Output tokens (mean)", "text", "1 to 4,096"),
+    "output_spread": ("Output spread (standard deviation)", "text", "0: every answer the same length"),
+    "batch_size": ("Static batch size", "text", "requests per batch, 1 to 1,024"),
+    "max_sequences": ("Most requests running at once", "text", "1 to 4,096"),
+    "max_batch_tokens": ("Prompt tokens per prefill step", "text", "continuous batching"),
+    "token_budget": ("Token budget per step", "text", "chunked prefill: decode tokens plus prompt chunks"),
+    "memory": ("KV memory", "select", ""),
+    "block_tokens": ("Block size (tokens)", "text", "paged memory, 1 to 4,096"),
+    "reserve": ("Contiguous slab per request", "select", ""),
+    "capacity_tokens": ("KV pool (tokens)", "text", "empty: what the GPU's memory leaves"),
+    "max_sequence_tokens": ("Longest request the engine accepts (tokens)", "text", "empty: the longest here"),
+    "prefill_gpus": ("Prefill GPUs", "text", "disaggregated, 1 to 64"),
+    "decode_gpus": ("Decode GPUs", "text", "disaggregated, 1 to 64"),
+    "link": ("Link for the KV caches", "select", ""),
+    "slo_ttft_ms": ("SLO: time to first token (ms)", "text", "0.1 to 1,000,000"),
+    "slo_tpot_ms": ("SLO: time per output token (ms)", "text", "0.01 to 100,000"),
+    "seed": ("Random seed", "text", "another draw of the same workload"),
+}
+RESULTS = (
+    ("output_tokens_per_s", "Output throughput"),
+    ("ttft_p50_s", "Time to first token, median"),
+    ("ttft_p99_s", "Time to first token, p99"),
+    ("tpot_p50_s", "Time per output token, median"),
+    ("tpot_p99_s", "Time per output token, p99"),
+    ("slo_attainment", "Requests meeting the SLO"),
+    ("mean_decode_batch", "Mean decode batch"),
+    ("kv_waste_fraction", "KV memory reserved but empty"),
+    ("preemptions", "Preemptions"),
+)
+ASSUMPTIONS = (
+    "One replica per GPU at spec-sheet peaks; each step's time is the cost model's for what the step ran "
+    "(weights read once per step, attention over each request's KV cache when counted). KV memory is what "
+    "the GPU's memory leaves after the weights, runtime and activations (vLLM's 90% rule), unless a pool "
+    "size is given; a request that outgrows free blocks preempts the newest running one, which later "
+    "recomputes its cache. Poisson arrivals from a fixed seed; no network, tokenizer or sampling time."
+)
+
+
+def _label(name: str) -> str:
+    return CONTROLS[name][0] if name in CONTROLS else name
+
+
+def state_from(raw: dict[str, Any]) -> dict[str, Any]:
+    """The widget state with defaults filled in, numbers and switches parsed, unknown keys dropped."""
+    merged = {**DEFAULTS, **{key: value for key, value in raw.items() if key in DEFAULTS}}
+    state: dict[str, Any] = {}
+    for key, value in merged.items():
+        if key in ("controls", "charts", "compare"):
+            state[key] = names(value)
+        elif key in SWITCHES:
+            state[key] = flag(value)
+        elif key in OPTIONAL and (value is None or str(value).strip() in ("", "0", "none", "null")):
+            state[key] = None
+        elif isinstance(value, str):
+            state[key] = number(value)
+        else:
+            state[key] = value
+    return state
+
+
+def checked(state: dict[str, Any]) -> dict[str, Any]:
+    """The simulation inputs of ``state``, validated; a bad one raises ``ValueError`` naming its control."""
+    for key, allowed in (("controls", CONTROLS), ("charts", CHARTS)):
+        unknown = [item for item in state[key] if item not in allowed]
+        if unknown:
+            raise ValueError(f"{key}: unknown {', '.join(unknown)}; allowed: {', '.join(allowed)}")
+    given = {name: state[name] for name in SIMULATION_DEFAULTS}
+    try:
+        values = read_params(NAME, SIMULATION_PARAMS, given)
+    except ChartError as error:
+        raise ValueError(f"{_label(error.parameter)}: {error.problem}") from None
+    for name in state["compare"]:
+        if name not in SCHEDULERS:
+            raise ValueError(f"compare: unknown scheduler {name!r}; allowed: {', '.join(SCHEDULERS)}")
+    return values
+
+
+def _shown(values: dict[str, Any]) -> dict[str, str]:
+    def duration(value: float | None) -> str:
+        return "none (one-token answers)" if value is None else format_duration(value)
+
+    return {
+        "output_tokens_per_s": format_value(values["output_tokens_per_s"] or 0.0, "tokens/s"),
+        "ttft_p50_s": duration(values["ttft_p50_s"]),
+        "ttft_p99_s": duration(values["ttft_p99_s"]),
+        "tpot_p50_s": duration(values["tpot_p50_s"]),
+        "tpot_p99_s": duration(values["tpot_p99_s"]),
+        "slo_attainment": format_value(values["slo_attainment"], "%"),
+        "mean_decode_batch": f"{values['mean_decode_batch']:.1f} requests",
+        "kv_waste_fraction": format_value(values["kv_waste_fraction"], "%"),
+        "preemptions": f"{values['preemptions']:,}",
+    }
+
+
+def chart_params(state: dict[str, Any], params: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
+    """The widget's charts (those ``state["charts"]`` names), each with the run's parameters."""
+    extra: dict[str, dict[str, Any]] = {
+        "latency": {"compare": list(state["compare"])},
+        "timeline": {},
+        "memory": {},
+    }
+    return {key: (CHARTS[key], {**params, **extra[key]}) for key in state["charts"]}
+
+
+def compute(raw: dict[str, Any]) -> dict[str, Any]:
+    """Everything the widget shows for ``raw`` control values; raises ``ValueError`` for bad input."""
+    state = state_from(raw)
+    params = checked(state)
+    try:
+        result = simulation(NAME, params)
+    except ChartError as error:
+        raise ValueError(f"{_label(error.parameter)}: {error.problem}") from None
+    values = run_summary(result)
+    shown = _shown(values)
+    arrivals = "all at once" if params["burst"] else f"at {params['rate']:g} per second"
+    summary = (
+        f"{SCHEDULER_NAMES[params['scheduler']].capitalize()} of {params['requests']} requests arriving "
+        f"{arrivals} on the {GPUS[params['gpu']].name}: {shown['output_tokens_per_s']}, median time to first "
+        f"token {shown['ttft_p50_s']}, median time per output token {shown['tpot_p50_s']}, "
+        f"{shown['slo_attainment']} of requests within the SLO, {shown['preemptions']} preemptions."
+    )
+    charts = {}
+    for key, (chart, chart_args) in chart_params(state, params).items():
+        try:
+            charts[key] = chart_payload(chart, chart_args)
+        except ChartError as error:
+            raise ValueError(f"{_label(error.parameter)}: {error.problem}") from None
+    return {
+        "state": state,
+        "values": values,
+        "shown": shown,
+        "summary": summary,
+        "python": simulation_source(params),
+        "charts": charts,
+    }
+
+
+def options() -> dict[str, list[tuple[str, str]]]:
+    """The choices of each select control: (key, display name)."""
+    return {
+        "model": [(key, model.name) for key, model in MODELS.items() if model.shapes_known],
+        "gpu": [(key, gpu.name) for key, gpu in GPUS.items()],
+        "scheduler": [(key, SCHEDULER_NAMES[key].capitalize()) for key in SCHEDULERS],
+        "memory": [
+            ("paged", "Paged (fixed-size blocks)"),
+            ("contiguous", "Contiguous (one slab per request)"),
+        ],
+        "reserve": [
+            ("max", "The longest request accepted"),
+            ("pow2", "Length rounded up to a power of two"),
+            ("oracle", "Exactly its length (an oracle)"),
+        ],
+        "link": [(key, link.name) for key, link in INTERCONNECTS.items()],
+    }

@@ -1,0 +1,671 @@
+"""Charts of serving: a simulated run's step timeline, KV memory and latencies, and decode's batch trade-off.
+
+The simulator charts share one set of parameters (:data:`SIMULATION_PARAMS`): the setup, the workload, the
+scheduler, the KV memory and the SLO. :func:`simulation` runs :func:`calculators.simulator.simulate` for them
+and keeps the last few results, so a widget drawing three charts of one run simulates once. Runs are kept
+small (at most :data:`MAX_REQUESTS` requests, a capped timeline) so that they stay quick in the browser.
+Standard library only, like :mod:`calculators.charts.data`: the browser computes the same rows under Pyodide.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from calculators.charts.data import ChartData, Row, _computed, _in, _tokens, short_gpu_name
+from calculators.charts.params import (
+    Param,
+    _Invalid,
+    _whole,
+    read_bool,
+    read_choice,
+    read_gpu,
+    read_model,
+    read_params,
+)
+from calculators.interconnect import INTERCONNECTS
+from calculators.models import MODELS
+from calculators.passes import make_setup
+from calculators.scenario import Scenario
+from calculators.simulator import (
+    SLO,
+    ChunkedPrefill,
+    ContinuousBatching,
+    Disaggregated,
+    Lengths,
+    MemoryConfig,
+    Scheduler,
+    SimulationResult,
+    StaticBatching,
+    burst_workload,
+    poisson_workload,
+    simulate,
+)
+from calculators.units import format_value
+
+MAX_REQUESTS = 300  # a run of this many stays well under a second in the browser
+MAX_TIMELINE_STEPS = 600  # steps kept for the timeline and the memory map
+MAX_ROWS = 40  # requests drawn as rows of the timeline
+MAX_PROMPT = 32_768
+MAX_OUTPUT = 4_096
+MAX_RATE = 1_000.0
+SCHEDULERS = ("continuous", "static", "chunked", "disaggregated")
+SCHEDULER_NAMES = {
+    "continuous": "continuous batching",
+    "static": "static batching",
+    "chunked": "chunked prefill",
+    "disaggregated": "disaggregated prefill and decode",
+}
+
+
+def _number(low: float, high: float, what: str) -> Any:
+    def read(_: str, value: Any) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+            raise _Invalid(f"expected {what}, a number from {low:,g} to {high:,g}, got {value!r}")
+        return float(value)
+
+    return read
+
+
+def _count(low: int, high: int, what: str) -> Any:
+    return lambda _, value: _whole(value, low, high, what)
+
+
+def _optional_count(high: int, what: str) -> Any:
+    def read(_: str, value: Any) -> int | None:
+        if value is None or value is False or value == 0:
+            return None
+        return _whole(value, 1, high, what)
+
+    return read
+
+
+def _link(_: str, value: Any) -> str:
+    if value not in INTERCONNECTS:
+        raise _Invalid(f"unknown link {value!r}; allowed: {', '.join(INTERCONNECTS)}")
+    return str(value)
+
+
+def _schedulers(_: str, value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list | tuple):
+        raise _Invalid(f"expected a list of schedulers such as [static, continuous], got {value!r}")
+    for item in value:
+        if item not in SCHEDULERS:
+            raise _Invalid(f"unknown scheduler {item!r}; allowed: {', '.join(SCHEDULERS)}")
+    if len(set(value)) != len(value):
+        raise _Invalid(f"a scheduler is listed twice in {list(value)!r}")
+    return tuple(value)
+
+
+# Everything one simulated run depends on. The widget offers the same names as controls.
+SIMULATION_PARAMS: tuple[Param, ...] = (
+    Param("model", "llama-3.1-8b", read_model, "model: llama-3.1-8b", "model served (one replica per GPU)"),
+    Param("gpu", "h100-sxm", read_gpu, "gpu: h100-sxm", "GPU preset"),
+    Param(
+        "kv_traffic",
+        True,
+        read_bool,
+        "kv_traffic: false",
+        "count attention's reads of the KV cache in each step's time (false: weights only)",
+    ),
+    Param("scheduler", "continuous", read_choice(SCHEDULERS), "scheduler: static", "how steps are filled"),
+    Param(
+        "requests", 100, _count(1, MAX_REQUESTS, "a number of requests"), "requests: 100", "requests served"
+    ),
+    Param(
+        "rate", 10.0, _number(0.01, MAX_RATE, "an arrival rate per second"), "rate: 10", "Poisson arrivals/s"
+    ),
+    Param("burst", False, read_bool, "burst: true", "every request arrives at once (rate is then unused)"),
+    Param("prompt", 512, _count(1, MAX_PROMPT, "a prompt length"), "prompt: 512", "mean prompt tokens"),
+    Param(
+        "prompt_spread",
+        0,
+        _count(0, MAX_PROMPT, "a spread of prompt lengths"),
+        "prompt_spread: 256",
+        "standard deviation of prompt lengths (0: all the same; else log-normal)",
+    ),
+    Param("output", 128, _count(1, MAX_OUTPUT, "an output length"), "output: 128", "mean output tokens"),
+    Param(
+        "output_spread",
+        0,
+        _count(0, MAX_OUTPUT, "a spread of output lengths"),
+        "output_spread: 64",
+        "standard deviation of output lengths (0: all the same; else log-normal)",
+    ),
+    Param("batch_size", 16, _count(1, 1024, "a batch size"), "batch_size: 16", "static batching: batch size"),
+    Param(
+        "max_sequences",
+        256,
+        _count(1, 4096, "a number of sequences"),
+        "max_sequences: 256",
+        "requests running at once, at most",
+    ),
+    Param(
+        "max_batch_tokens",
+        8192,
+        _count(1, 1 << 20, "a token count"),
+        "max_batch_tokens: 8192",
+        "continuous batching: prompt tokens one step takes",
+    ),
+    Param(
+        "token_budget",
+        512,
+        _count(1, 1 << 20, "a token budget"),
+        "token_budget: 512",
+        "chunked prefill: tokens per step",
+    ),
+    Param(
+        "memory",
+        "paged",
+        read_choice(("paged", "contiguous")),
+        "memory: contiguous",
+        "how KV memory is handed out",
+    ),
+    Param("block_tokens", 16, _count(1, 4096, "a block size"), "block_tokens: 16", "paged: tokens per block"),
+    Param(
+        "reserve",
+        "max",
+        read_choice(("max", "pow2", "oracle")),
+        "reserve: oracle",
+        "contiguous: slab per request (max length, power of two, or exact)",
+    ),
+    Param(
+        "capacity_tokens",
+        None,
+        _optional_count(1 << 30, "a number of tokens"),
+        "capacity_tokens: 20000",
+        "tokens of KV cache (null: what the GPU's memory leaves)",
+    ),
+    Param(
+        "max_sequence_tokens",
+        None,
+        _optional_count(1 << 24, "a number of tokens"),
+        "max_sequence_tokens: 4096",
+        "contiguous max: the slab (null: the workload's longest request)",
+    ),
+    Param(
+        "prefill_gpus", 1, _count(1, 64, "a number of GPUs"), "prefill_gpus: 1", "disaggregated: prefill pool"
+    ),
+    Param(
+        "decode_gpus", 1, _count(1, 64, "a number of GPUs"), "decode_gpus: 1", "disaggregated: decode pool"
+    ),
+    Param("link", "nvlink4", _link, "link: infiniband-ndr", "disaggregated: link the KV caches cross"),
+    Param(
+        "slo_ttft_ms", 1000.0, _number(0.1, 1e6, "a time in ms"), "slo_ttft_ms: 1000", "SLO: TTFT bound (ms)"
+    ),
+    Param("slo_tpot_ms", 50.0, _number(0.01, 1e5, "a time in ms"), "slo_tpot_ms: 50", "SLO: TPOT bound (ms)"),
+    Param("seed", 0, _count(0, 1 << 31, "a seed"), "seed: 1", "seed of the workload's random draws"),
+)
+SIMULATION_NAMES = tuple(param.name for param in SIMULATION_PARAMS)
+
+
+def _lengths(mean: int, spread: int, cap: int) -> Lengths | int:
+    return mean if spread == 0 else Lengths.lognormal(mean, spread, cap=cap)
+
+
+def scheduler_for(p: Mapping[str, Any], name: str | None = None) -> Scheduler:
+    """The scheduler ``name`` (default: ``p["scheduler"]``) with the run's settings."""
+    name = name or p["scheduler"]
+    if name == "static":
+        return StaticBatching(p["batch_size"])
+    if name == "chunked":
+        return ChunkedPrefill(p["token_budget"], p["max_sequences"])
+    if name == "disaggregated":
+        return Disaggregated(p["prefill_gpus"], p["decode_gpus"], p["link"], max_sequences=p["max_sequences"])
+    return ContinuousBatching(p["max_sequences"], p["max_batch_tokens"])
+
+
+@functools.lru_cache(maxsize=16)
+def _run(items: tuple[tuple[str, Any], ...]) -> SimulationResult:
+    p = dict(items)
+    prompt = _lengths(p["prompt"], p["prompt_spread"], MAX_PROMPT)
+    output = _lengths(p["output"], p["output_spread"], MAX_OUTPUT)
+    if p["burst"]:
+        work = burst_workload(p["requests"], prompt, output, seed=p["seed"])
+    else:
+        work = poisson_workload(p["rate"], p["requests"], prompt, output, seed=p["seed"])
+    setup = make_setup(p["model"], p["gpu"], kv_traffic=p["kv_traffic"])
+    memory = MemoryConfig(
+        p["memory"],
+        p["block_tokens"],
+        capacity_tokens=p["capacity_tokens"],
+        max_sequence_tokens=p["max_sequence_tokens"],
+        reserve=p["reserve"],
+    )
+    slo = SLO(p["slo_ttft_ms"] / 1e3, p["slo_tpot_ms"] / 1e3)
+    return simulate(
+        work,
+        setup,
+        scheduler_for(p),
+        memory=memory,
+        slo=slo,
+        timeline_steps=MAX_TIMELINE_STEPS,
+        timeline_memory=True,
+    )
+
+
+def simulation_source(p: Mapping[str, Any]) -> str:
+    """The Python that runs the same simulation as :func:`simulation` for ``p``, for a reader to edit.
+
+    Kept beside :func:`_run` so that the two build the same workload, scheduler and memory.
+    """
+
+    def lengths(mean: int, spread: int, cap: int) -> str:
+        return f"{mean!r}" if spread == 0 else f"Lengths.lognormal({mean!r}, {spread!r}, cap={cap})"
+
+    prompt = lengths(p["prompt"], p["prompt_spread"], MAX_PROMPT)
+    output = lengths(p["output"], p["output_spread"], MAX_OUTPUT)
+    if p["burst"]:
+        work = f"burst_workload({p['requests']!r}, {prompt}, {output}, seed={p['seed']!r})"
+    else:
+        work = f"poisson_workload({p['rate']!r}, {p['requests']!r}, {prompt}, {output}, seed={p['seed']!r})"
+    scheduler = {
+        "static": f"StaticBatching({p['batch_size']!r})",
+        "chunked": f"ChunkedPrefill({p['token_budget']!r}, {p['max_sequences']!r})",
+        "disaggregated": f"Disaggregated({p['prefill_gpus']!r}, {p['decode_gpus']!r}, {p['link']!r}, "
+        f"max_sequences={p['max_sequences']!r})",
+        "continuous": f"ContinuousBatching({p['max_sequences']!r}, {p['max_batch_tokens']!r})",
+    }[p["scheduler"]]
+    return (
+        "from calculators import make_setup\n"
+        "from calculators.simulator import *\n"
+        "\n"
+        f"requests = {work}\n"
+        f"setup = make_setup({p['model']!r}, {p['gpu']!r}, kv_traffic={p['kv_traffic']!r})\n"
+        f"memory = MemoryConfig({p['memory']!r}, {p['block_tokens']!r}, "
+        f"capacity_tokens={p['capacity_tokens']!r}, max_sequence_tokens={p['max_sequence_tokens']!r}, "
+        f"reserve={p['reserve']!r})\n"
+        f"slo = SLO({p['slo_ttft_ms'] / 1e3!r}, {p['slo_tpot_ms'] / 1e3!r})\n"
+        f"result = simulate(requests, setup, {scheduler}, memory=memory, slo=slo)\n"
+        "s = result.summary\n"
+        "print(f\"{s['output_tokens_per_s']:.0f} output tokens/s\")\n"
+        "print(f\"TTFT p50 {s['ttft_s']['p50'] * 1e3:.1f} ms, p99 {s['ttft_s']['p99'] * 1e3:.1f} ms\")\n"
+        "print(f\"TPOT p50 {s['tpot_s']['p50'] * 1e3:.2f} ms, p99 {s['tpot_s']['p99'] * 1e3:.2f} ms\")\n"
+        "print(f\"{s['slo_attainment']:.0%} within the SLO, {s['preemptions']} preemptions\")\n"
+    )
+
+
+def simulation(chart: str, p: Mapping[str, Any], scheduler: str | None = None) -> SimulationResult:
+    """The run for the simulation parameters in ``p`` (validated), remembered for the next chart of it.
+
+    The simulator's ``ValueError`` (a request that can never fit, a pool size that is not a multiple) becomes
+    a :class:`ChartError` of ``chart`` naming the parameter most likely at fault.
+    """
+    values = {name: p[name] for name in SIMULATION_NAMES}
+    if scheduler is not None:
+        values["scheduler"] = scheduler
+    items = tuple(sorted(values.items()))
+    fix = "use shorter requests, more KV capacity (capacity_tokens), or fewer requests"
+    return _computed(chart, "capacity_tokens", fix, lambda: _run(items))  # type: ignore[no-any-return]
+
+
+def run_summary(result: SimulationResult) -> dict[str, Any]:
+    """The headline figures of a run, as plain numbers (seconds, tokens, shares)."""
+    s = result.summary
+    return {
+        "throughput_rps": s["throughput_rps"],
+        "output_tokens_per_s": s["output_tokens_per_s"],
+        "goodput_rps": s["goodput_rps"],
+        "slo_attainment": s["slo_attainment"],
+        "ttft_p50_s": s["ttft_s"]["p50"],
+        "ttft_p99_s": s["ttft_s"]["p99"],
+        "tpot_p50_s": s["tpot_s"]["p50"],
+        "tpot_p99_s": s["tpot_s"]["p99"],
+        "itl_p99_s": s["itl_s"]["p99"],
+        "longest_stall_s": s["longest_stall_s"],
+        "mean_decode_batch": s["mean_decode_batch"],
+        "preemptions": s["preemptions"],
+        "kv_capacity_tokens": s["kv_capacity_tokens"],
+        "kv_peak_reserved_tokens": s["kv_peak_reserved_tokens"],
+        "kv_waste_fraction": s["kv_waste_fraction"],
+        "duration_s": s["duration_s"],
+    }
+
+
+def _describe(p: Mapping[str, Any]) -> str:
+    arrivals = "all at once" if p["burst"] else f"at {p['rate']:g} per second"
+
+    def spread(n: int) -> str:
+        return "" if n == 0 else f" (spread {n:,})"
+
+    return (
+        f"{p['requests']} requests arriving {arrivals}, prompts of {p['prompt']:,} tokens"
+        f"{spread(p['prompt_spread'])} "
+        f"and answers of {p['output']:,}{spread(p['output_spread'])}, for {MODELS[p['model']].name} on the "
+        f"{short_gpu_name(p['gpu'])}"
+    )
+
+
+# ------------------------------------------------------------------------------------------- step timeline
+
+SERVING_TIMELINE_PARAMS: tuple[Param, ...] = (
+    *SIMULATION_PARAMS,
+    Param("rows", 16, _count(1, MAX_ROWS, "a number of requests"), "rows: 16", "requests drawn as rows"),
+    Param(
+        "steps",
+        300,
+        _count(1, MAX_TIMELINE_STEPS, "a number of steps"),
+        "steps: 300",
+        "engine steps drawn, from the start of the run",
+    ),
+)
+
+
+def serving_timeline(**given: Any) -> ChartData:
+    """The first steps of a simulated run: each request's wait, prefill and decode, and what each step ran.
+
+    Top: one row per request (the first ``rows`` to arrive), a bar while it queues, prefills or decodes; a gap
+    in a decode bar is a step it sat out. Bottom: each step's requests, decoding or prefilling.
+    """
+    chart = "serving-timeline"
+    p = read_params(chart, SERVING_TIMELINE_PARAMS, given)
+    result = simulation(chart, p)
+    steps = result.timeline[: p["steps"]]
+    arrivals = {int(r["id"]): float(r["arrival_s"]) for r in result.requests}
+    shown = sorted(arrivals, key=lambda i: (arrivals[i], i))[: p["rows"]]
+    wanted = set(shown)
+    order = {rid: index for index, rid in enumerate(shown)}
+    spans: list[Row] = []
+    open_spans: dict[int, Row] = {}  # request -> its span still growing
+    last_step: dict[int, int] = {}  # request -> index of the last step it ran in
+    first_seen: dict[int, float] = {}
+    step_rows: list[Row] = []
+    end_ms = 0.0
+    for index, step in enumerate(steps):
+        start, stop = _in("ms", step["start_s"]), _in("ms", step["start_s"] + step["time_s"])
+        end_ms = max(end_ms, stop)
+        decode_ids = step["decode"]
+        prefill = step["prefill"]
+        if decode_ids:
+            step_rows.append(
+                {"step": index + 1, "start_ms": start, "end_ms": stop, "what": "decoding",
+                 "requests": len(decode_ids), "tokens": len(decode_ids)}
+            )  # fmt: skip
+        if prefill:
+            step_rows.append(
+                {"step": index + 1, "start_ms": start, "end_ms": stop, "what": "prefilling",
+                 "requests": len(prefill), "tokens": sum(chunk for _, chunk, _ in prefill)}
+            )  # fmt: skip
+        ran = [(rid, "decode", 1) for rid in decode_ids] + [(rid, "prefill", c) for rid, c, _ in prefill]
+        for rid, phase, tokens in ran:
+            if rid not in wanted:
+                continue
+            first_seen.setdefault(rid, start)
+            current = open_spans.get(rid)
+            if current is not None and current["phase"] == phase and last_step.get(rid) == index - 1:
+                current["end_ms"] = stop
+                current["tokens"] += tokens
+            else:
+                current = {"request": f"request {order[rid] + 1}", "row": order[rid], "phase": phase,
+                           "start_ms": start, "end_ms": stop, "tokens": tokens}  # fmt: skip
+                spans.append(current)
+                open_spans[rid] = current
+            last_step[rid] = index
+    for rid in shown:
+        arrived = _in("ms", arrivals[rid])
+        began = first_seen.get(rid, end_ms)
+        if arrived < end_ms and began > arrived:
+            spans.append({"request": f"request {order[rid] + 1}", "row": order[rid], "phase": "queued",
+                          "start_ms": arrived, "end_ms": began, "tokens": 0})  # fmt: skip
+    spans.sort(key=lambda row: (row["row"], row["start_ms"]))
+    s = result.summary
+    name = SCHEDULER_NAMES[p["scheduler"]]
+    decode_steps = [row["requests"] for row in step_rows if row["what"] == "decoding"]
+    mean_batch = sum(decode_steps) / len(decode_steps) if decode_steps else 0.0
+    caption = (
+        f"The first {len(steps)} steps ({format_value(end_ms * 1e-3, 'ms')}) of {name}: {_describe(p)}. "
+        f"Decode steps in this window ran {mean_batch:.1f} requests on average; over the whole run the "
+        f"median time per output token was {format_value(s['tpot_s']['p50'] or 0.0, 'ms')}."
+    )
+    table = []
+    for rid in shown:
+        record = result.requests[rid]  # records keep the workload's order, whose ids are 0, 1, 2 ...
+        table.append(
+            (
+                f"request {order[rid] + 1}",
+                format_value(record["arrival_s"], "ms"),
+                _tokens(record["prompt_tokens"]),
+                _tokens(record["output_tokens"]),
+                format_value(record["ttft_s"], "ms"),
+                format_value(record["tpot_s"], "ms") if record["tpot_s"] is not None else "one token",
+            )
+        )
+    return ChartData(
+        chart,
+        p,
+        {"spans": spans, "steps": step_rows},
+        ("Request", "Arrives", "Prompt", "Output", "Time to first token", "Time per output token"),
+        tuple(table),
+        caption,
+    )
+
+
+# ---------------------------------------------------------------------------------------------- KV memory
+
+KV_MEMORY_PARAMS: tuple[Param, ...] = SIMULATION_PARAMS
+
+
+def _serving_instance(result: SimulationResult) -> dict[str, Any]:
+    """The instance whose memory is drawn: the first that decodes (not a prefill-only pool)."""
+    for series in result.kv_series:
+        if series["role"] != "prefill":
+            return series
+    return result.kv_series[0]  # pragma: no cover - every run has a decoding instance
+
+
+def kv_memory(**given: Any) -> ChartData:
+    """KV memory of a run: reserved and filled tokens over time, and a map of the pool at its fullest step.
+
+    The map is one bar as long as the pool: each running request's filled tokens, then what its allocation
+    holds empty (the last block's slack when paged; the rest of its slab when contiguous), then free memory.
+    """
+    chart = "kv-memory"
+    p = read_params(chart, KV_MEMORY_PARAMS, given)
+    result = simulation(chart, p)
+    s = result.summary
+    capacity = s["kv_capacity_tokens"]
+    instance = _serving_instance(result)
+    over_time: list[Row] = []
+    for time_s, used, stored in zip(
+        instance["time_s"], instance["reserved_tokens"], instance["stored_tokens"], strict=True
+    ):
+        over_time.append({"time_s": time_s, "tokens": used, "what": "reserved"})
+        over_time.append({"time_s": time_s, "tokens": stored, "what": "filled"})
+    steps = [step for step in result.timeline if step["instance"] == instance["instance"] and "kv" in step]
+    fullest = max(steps, key=lambda step: (sum(row[1] for row in step["kv"]), -step["start_s"]), default=None)
+    blocks: list[Row] = []
+    position = 0
+    filled_total = reserved_total = 0
+    if fullest is not None:
+        for rid, reserved, filled in fullest["kv"]:
+            filled = min(filled, reserved)
+            blocks.append({"request": rid, "part": "filled", "start": position, "end": position + filled})
+            if reserved > filled:
+                blocks.append({"request": rid, "part": "reserved, empty", "start": position + filled,
+                               "end": position + reserved})  # fmt: skip
+            position += reserved
+            filled_total += filled
+            reserved_total += reserved
+    blocks.append({"request": None, "part": "free", "start": position, "end": max(capacity, position)})
+    moment = (fullest["start_s"] + fullest["time_s"]) if fullest else 0.0
+    running = len(fullest["kv"]) if fullest else 0
+    waste = 1.0 - filled_total / reserved_total if reserved_total else 0.0
+    kind = "paged" if p["memory"] == "paged" else "contiguous"
+    caption = (
+        f"KV memory of one GPU under {SCHEDULER_NAMES[p['scheduler']]} with {kind} allocation: "
+        f"{_describe(p)}. At its fullest step in the first {MAX_TIMELINE_STEPS} "
+        f"(t = {format_value(moment, 'ms')}), {running} requests held {_tokens(reserved_total)} of the "
+        f"pool's {_tokens(capacity)}, {format_value(waste, '%')} of it empty; the run made "
+        f"{s['preemptions']} preemptions."
+    )
+    table = [
+        ("Pool (tokens of KV cache)", _tokens(capacity)),
+        ("Peak reserved", _tokens(s["kv_peak_reserved_tokens"])),
+        ("Reserved but empty, over the run", format_value(s["kv_waste_fraction"], "%")),
+        ("Requests running at the fullest step", str(running)),
+        ("Preemptions", str(s["preemptions"])),
+        ("Median time to first token", format_value(s["ttft_s"]["p50"], "ms")),
+        ("Median time per output token", format_value(s["tpot_s"]["p50"] or 0.0, "ms")),
+    ]
+    return ChartData(
+        chart,
+        p,
+        {"over_time": over_time, "capacity": [{"tokens": capacity, "label": "pool"}], "map": blocks},
+        ("Quantity", "Value"),
+        tuple(table),
+        caption,
+    )
+
+
+# ---------------------------------------------------------------------------------------------- latencies
+
+SERVING_LATENCY_PARAMS: tuple[Param, ...] = (
+    *SIMULATION_PARAMS,
+    Param(
+        "compare",
+        (),
+        _schedulers,
+        "compare: [static, continuous]",
+        "schedulers to run on the same workload ([]: only `scheduler`)",
+    ),
+)
+PERCENTILE_KEYS = ("p50", "p90", "p99")
+
+
+def serving_latency(**given: Any) -> ChartData:
+    """Percentiles of time to first token and time per output token, and output throughput, per scheduler.
+
+    Every scheduler serves the very same requests, so the bars differ only by how steps were filled.
+    """
+    chart = "serving-latency"
+    p = read_params(chart, SERVING_LATENCY_PARAMS, given)
+    names = p["compare"] or (p["scheduler"],)
+    percentiles: list[Row] = []
+    throughput: list[Row] = []
+    table = []
+    for name in names:
+        result = simulation(chart, p, name)
+        s = result.summary
+        label = SCHEDULER_NAMES[name]
+        for metric, key in (("Time to first token", "ttft_s"), ("Time per output token", "tpot_s")):
+            for pct in PERCENTILE_KEYS:
+                value = s[key][pct]
+                if value is not None:
+                    percentiles.append(
+                        {"scheduler": label, "metric": metric, "percentile": pct, "ms": _in("ms", value)}
+                    )
+        throughput.append(
+            {"scheduler": label, "tokens_per_s": s["output_tokens_per_s"] or 0.0,
+             "goodput_rps": s["goodput_rps"] or 0.0, "slo_attainment": s["slo_attainment"]}
+        )  # fmt: skip
+        table.append(
+            (
+                label,
+                format_value(s["output_tokens_per_s"] or 0.0, "tokens/s"),
+                format_value(s["ttft_s"]["p50"], "ms"),
+                format_value(s["ttft_s"]["p99"], "ms"),
+                format_value(s["tpot_s"]["p50"] or 0.0, "ms"),
+                format_value(s["tpot_s"]["p99"] or 0.0, "ms"),
+                format_value(s["slo_attainment"], "%"),
+            )
+        )
+    slo = [
+        {"metric": "Time to first token", "ms": p["slo_ttft_ms"]},
+        {"metric": "Time per output token", "ms": p["slo_tpot_ms"]},
+    ]
+    caption = (
+        f"Latency percentiles and output throughput of {', '.join(SCHEDULER_NAMES[n] for n in names)}: "
+        f"{_describe(p)}. Dashed lines: the SLO (TTFT {format_value(p['slo_ttft_ms'] * 1e-3, 'ms')}, TPOT "
+        f"{format_value(p['slo_tpot_ms'] * 1e-3, 'ms')})."
+    )
+    return ChartData(
+        chart,
+        p,
+        {"percentiles": percentiles, "throughput": throughput, "slo": slo},
+        ("Scheduler", "Output tokens/s", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "Meets the SLO"),
+        tuple(table),
+        caption,
+    )
+
+
+# ------------------------------------------------------------------------------------ batch trade-off (cost)
+
+BATCH_TRADEOFF_PARAMS: tuple[Param, ...] = (
+    Param("model", "llama-3.1-8b", read_model, "model: llama-3.1-8b", "model served"),
+    Param("gpu", "h100-sxm", read_gpu, "gpu: h100-sxm", "GPU preset"),
+    Param(
+        "context",
+        2000,
+        _count(1, 1 << 20, "a context length"),
+        "context: 2000",
+        "tokens each request attends",
+    ),
+    Param("max_batch", 512, _count(2, 4096, "a batch size"), "max_batch: 512", "largest batch on the curve"),
+)
+TRADEOFF_LABELS = (1, 8, 64, 256)
+
+
+def batch_tradeoff(**given: Any) -> ChartData:
+    """Decode's latency against its throughput as the batch grows: weights only, and with the KV cache read.
+
+    Each point is one decode step at batch b: its time is the time per output token every request sees, and
+    b over it is the GPU's output. Points whose KV cache does not fit in the GPU's memory are marked.
+    """
+    chart = "batch-tradeoff"
+    p = read_params(chart, BATCH_TRADEOFF_PARAMS, given)
+    context = p["context"]
+    plain = Scenario(p["model"], p["gpu"], ignore_memory=True)
+    with_kv = Scenario(p["model"], p["gpu"], kv_traffic=True, ignore_memory=True)
+    fits_up_to = _computed(chart, "model", "use a model preset", lambda: with_kv.max_batch(context))
+    batches = sorted(
+        {max(1, round(2 ** (i / 2))) for i in range(int(2 * math.log2(p["max_batch"])) + 1)}
+        | {p["max_batch"]}
+    )
+    points: list[Row] = []
+    series_names = ("weights only", f"with the KV cache of {_tokens(context)}")
+    for series, scenario in zip(series_names, (plain, with_kv), strict=True):
+        for batch in batches:
+            step = scenario.decode(batch, context)
+            points.append(
+                {
+                    "series": series,
+                    "batch": batch,
+                    "tpot_ms": _in("ms", step.time_s),
+                    "tokens_per_s": batch / step.time_s,
+                    "bound": f"{step.bound}-bound",
+                    "fits": "fits" if batch <= fits_up_to else "does not fit",
+                    "label": f"batch {batch}" if batch in TRADEOFF_LABELS else "",
+                }
+            )
+    table = [
+        (
+            str(row["batch"]),
+            row["series"],
+            format_value(row["tpot_ms"] * 1e-3, "ms"),
+            format_value(row["tokens_per_s"], "tokens/s"),
+            row["bound"],
+            row["fits"],
+        )
+        for row in points
+        if row["batch"] in (*TRADEOFF_LABELS, p["max_batch"])
+    ]
+    caption = (
+        f"Decode of {MODELS[p['model']].name} on the {short_gpu_name(p['gpu'])}: time per output token "
+        f"against the GPU's output, batch 1 to {p['max_batch']}, each request at {_tokens(context)} of "
+        "context. Counting the KV cache, the curve bends up long before the weights-only one; beyond batch "
+        f"{fits_up_to} the cache no longer fits in memory (hollow points)."
+    )
+    return ChartData(
+        chart,
+        p,
+        {"points": points},
+        ("Batch", "Counting", "Time per output token", "Output", "Step is", "Memory"),
+        tuple(table),
+        caption,
+    )

@@ -1,0 +1,173 @@
+"""The serving simulator widget and its charts on CPython: the same run as the simulator, bad input named by
+its control, the controls a lesson picks, and charts whose rows add up (the memory map fills the pool)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import pytest
+
+from calculators import Scenario, make_setup
+from calculators.browser import handle
+from calculators.browser.code_cell import run
+from calculators.charts import chart_data
+from calculators.simulator import (
+    SLO,
+    ContinuousBatching,
+    MemoryConfig,
+    poisson_workload,
+    simulate,
+)
+from course.widgets.extension import parse_block, render_widget
+
+
+def ask(state: dict[str, object]) -> dict[str, object]:
+    return json.loads(handle(json.dumps({"widget": "serving-simulator", "state": state})))
+
+
+def test_defaults_are_the_simulators_own_run() -> None:
+    result = ask({})["result"]
+    # 100 requests at 10/s, 512-token prompts, 128-token answers, Llama-3.1 8B on an H100, KV reads counted.
+    direct = simulate(
+        poisson_workload(10.0, 100, 512, 128, seed=0),
+        make_setup("llama-3.1-8b", "h100-sxm", kv_traffic=True),
+        ContinuousBatching(256, 8192),
+        memory=MemoryConfig("paged", 16),
+        slo=SLO(1.0, 0.05),
+    ).summary
+    values = result["values"]
+    assert values["output_tokens_per_s"] == direct["output_tokens_per_s"]
+    assert values["tpot_p50_s"] == direct["tpot_s"]["p50"]
+    assert values["ttft_p99_s"] == direct["ttft_s"]["p99"]
+    assert set(result["charts"]) == {"timeline", "latency"}
+
+
+def test_the_python_behind_it_prints_the_same_figures() -> None:
+    result = ask({"scheduler": "static", "batch_size": "8", "rate": "25"})["result"]
+    ran = run(result["python"])
+    assert ran["ok"], ran["error"]
+    assert f"{result['values']['output_tokens_per_s']:.0f} output tokens/s" in ran["output"]
+    assert "StaticBatching(8)" in result["python"]
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        ({"rate": "fast"}, "Arrival rate (requests per second): expected an arrival rate per second"),
+        ({"rate": "0"}, "a number from 0.01 to 1,000, got 0"),
+        ({"requests": "5000"}, "Requests: expected a number of requests, a whole number from 1 to 300"),
+        ({"prompt": "2.5"}, "Prompt tokens (mean): expected a prompt length"),
+        ({"scheduler": "fifo"}, "Scheduler: expected one of continuous, static, chunked, disaggregated"),
+        ({"capacity_tokens": "100"}, "KV pool (tokens): request 0 can never be served"),
+        ({"decode_gpus": "0"}, "Decode GPUs: expected a number of GPUs"),
+        ({"charts": "timeline,pie"}, "charts: unknown pie"),
+    ],
+)
+def test_bad_input_is_named_by_its_control(state: dict[str, str], message: str) -> None:
+    answer = ask(state)
+    assert answer["ok"] is False
+    assert message in answer["error"]
+
+
+def test_every_scheduler_runs_with_every_chart() -> None:
+    for scheduler in ("continuous", "static", "chunked", "disaggregated"):
+        state = {
+            "scheduler": scheduler,
+            "requests": "30",
+            "charts": "timeline,memory,latency",
+            "decode_gpus": "2",
+        }
+        answer = ask(state)
+        assert answer["ok"], answer
+        assert set(answer["result"]["charts"]) == {"timeline", "memory", "latency"}
+
+
+def test_static_batching_waits_and_continuous_does_not() -> None:
+    # The same 40 requests; static batches of 16 make early arrivals wait for company.
+    data = chart_data("serving-latency", requests=40, rate=20, compare=["static", "continuous"])
+    ttft = {(r["scheduler"], r["percentile"]): r["ms"] for r in data.datasets["percentiles"]
+            if r["metric"] == "Time to first token"}  # fmt: skip
+    assert ttft[("static batching", "p50")] > 10 * ttft[("continuous batching", "p50")]
+
+
+def test_timeline_rows_follow_the_simulators_steps() -> None:
+    data = chart_data("serving-timeline", requests=20, rate=50, rows=5, steps=50)
+    result = simulate(
+        poisson_workload(50.0, 20, 512, 128, seed=0),
+        make_setup("llama-3.1-8b", "h100-sxm", kv_traffic=True),
+        timeline_steps=50,
+    )
+    first = result.timeline[0]
+    # The first step prefills the first request's whole prompt, so request 1's first span is a prefill of it.
+    assert first["prefill"][0][:2] == [0, 512]
+    span = next(s for s in data.datasets["spans"] if s["request"] == "request 1" and s["phase"] == "prefill")
+    assert span["tokens"] == 512
+    assert span["start_ms"] == pytest.approx(first["start_s"] * 1e3)
+    decoding = sum(s["requests"] for s in data.datasets["steps"] if s["what"] == "decoding")
+    assert decoding == sum(len(step["decode"]) for step in result.timeline[:50])
+
+
+def test_memory_map_fills_the_pool_and_shows_contiguous_waste() -> None:
+    common = {"requests": 60, "rate": 40, "output_spread": 64, "capacity_tokens": 12000}
+    paged = chart_data("kv-memory", **common)
+    contiguous = chart_data("kv-memory", memory="contiguous", **common)
+    for data in (paged, contiguous):
+        parts = data.datasets["map"]
+        assert parts[0]["start"] == 0
+        assert parts[-1]["part"] == "free"
+        assert parts[-1]["end"] == 12000
+        assert all(a["end"] == b["start"] for a, b in itertools.pairwise(parts))
+
+    def empty(data: object) -> int:
+        return sum(p["end"] - p["start"] for p in data.datasets["map"] if p["part"] == "reserved, empty")
+
+    # Paged: at most one partly filled 16-token block per request; contiguous: whole unused slabs.
+    running = sum(1 for p in paged.datasets["map"] if p["part"] == "filled")
+    assert empty(paged) < 16 * running
+    assert empty(contiguous) > 10 * empty(paged)
+
+
+def test_running_out_of_blocks_preempts() -> None:
+    crowded = ask({"capacity_tokens": "12000", "rate": "60", "requests": "80", "output": "400"})["result"]
+    roomy = ask({"rate": "60", "requests": "80", "output": "400"})["result"]
+    assert crowded["values"]["preemptions"] > 0
+    assert roomy["values"]["preemptions"] == 0
+    assert crowded["values"]["ttft_p99_s"] > roomy["values"]["ttft_p99_s"]
+
+
+def test_batch_tradeoff_is_the_cost_models_decode_step() -> None:
+    data = chart_data("batch-tradeoff", context=2000, max_batch=64)
+    by = {(r["series"], r["batch"]): r for r in data.datasets["points"]}
+    plain = Scenario("llama-3.1-8b", ignore_memory=True).decode(64, 2000)
+    kv = Scenario("llama-3.1-8b", kv_traffic=True, ignore_memory=True).decode(64, 2000)
+    assert by[("weights only", 64)]["tpot_ms"] == pytest.approx(plain.time_s * 1e3)
+    assert by[("with the KV cache of 2,000 tokens", 64)]["tokens_per_s"] == pytest.approx(64 / kv.time_s)
+
+
+def test_compute_bound_batch_with_and_without_the_kv_cache() -> None:
+    # Weights only, an H100 in BF16 turns compute-bound at its ridge point, 989.4e12 / 3.35e12 = 295.3.
+    assert Scenario("llama-3.1-8b").compute_bound_batch(2000) == math.ceil(
+        Scenario().ridge_point_flop_per_byte
+    )
+    kv = Scenario("llama-3.1-8b", kv_traffic=True)
+    assert kv.compute_bound_batch(100) == 296  # a short context barely moves it
+    assert kv.compute_bound_batch(2000) == 0  # never: the cache reads outweigh the weights' maths
+    # Beyond about 2N / (k x ridge) = 16.06e9 / (131,072 x 295.3) = 415 tokens no batch is compute-bound.
+    assert kv.longest_compute_bound_context() == pytest.approx(415, abs=5)
+    assert kv.compute_bound_batch(kv.longest_compute_bound_context()) > 0
+    assert kv.compute_bound_batch(kv.longest_compute_bound_context() + 1) == 0
+
+
+def test_block_picks_controls_and_keeps_the_rest_hidden() -> None:
+    name, defaults = parse_block(
+        "name: serving-simulator\ncontrols: [memory, block_tokens]\ncharts: [memory]"
+    )
+    html = render_widget(name, defaults)
+    assert '<label for="widget-serving-simulator-memory">' in html
+    assert '<label for="widget-serving-simulator-block_tokens">' in html
+    assert '<label for="widget-serving-simulator-rate">' not in html
+    assert '<input type="hidden" name="rate" value="10.0">' in html
+    assert html.count('data-widget-chart="memory"') == 1
+    assert html.count("<svg") == 1
