@@ -171,3 +171,12 @@ def test_block_picks_controls_and_keeps_the_rest_hidden() -> None:
     assert '<input type="hidden" name="rate" value="10.0">' in html
     assert html.count('data-widget-chart="memory"') == 1
     assert html.count("<svg") == 1
+
+
+def test_chunking_shortens_the_longest_gap_the_widget_reports() -> None:
+    # The chunked-prefill lesson's controls: long prompts among decoding requests, prefill first or chunked.
+    state = {"requests": "40", "rate": "20", "prompt": "4000", "output": "200", "kv_traffic": "false"}
+    first = ask({**state, "scheduler": "continuous"})["result"]
+    chunked = ask({**state, "scheduler": "chunked", "token_budget": "512"})["result"]
+    assert chunked["values"]["longest_stall_s"] < first["values"]["longest_stall_s"]
+    assert chunked["shown"]["longest_stall_s"].endswith("ms")
