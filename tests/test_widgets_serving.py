@@ -180,3 +180,24 @@ def test_chunking_shortens_the_longest_gap_the_widget_reports() -> None:
     chunked = ask({**state, "scheduler": "chunked", "token_budget": "512"})["result"]
     assert chunked["values"]["longest_stall_s"] < first["values"]["longest_stall_s"]
     assert chunked["shown"]["longest_stall_s"].endswith("ms")
+
+
+def test_colocated_replicas_give_a_split_and_a_colocated_engine_the_same_gpus() -> None:
+    # The disaggregation lesson: two prefill GPUs and one decode GPU against three chunked replicas.
+    state = {
+        "requests": "60",
+        "rate": "30",
+        "scheduler": "disaggregated",
+        "prefill_gpus": "2",
+        "decode_gpus": "1",
+        "replicas": "3",
+        "compare": ["chunked", "disaggregated"],
+        "charts": ["latency"],
+    }
+    result = ask(state)["result"]
+    rows = result["charts"]["latency"]["rows"]
+    assert [row[0] for row in rows] == ["chunked prefill", "disaggregated prefill and decode"]
+    one = ask({**state, "replicas": "1"})["result"]["charts"]["latency"]["rows"]
+    assert rows[0] != one[0]  # three replicas share the load that one GPU took alone
+    assert rows[1] == one[1]  # the split ignores the colocated replica count
+    assert "replicas=1" in ask({**state, "compare": []})["result"]["python"]

@@ -70,6 +70,7 @@ CONTROLS: dict[str, tuple[str, str, str]] = {
     "prefill_gpus": ("Prefill GPUs", "text", "disaggregated, 1 to 64"),
     "decode_gpus": ("Decode GPUs", "text", "disaggregated, 1 to 64"),
     "link": ("Link for the KV caches", "select", ""),
+    "replicas": ("Colocated GPUs (one replica each)", "text", "prefill first, chunked or static, 1 to 64"),
     "slo_ttft_ms": ("SLO: time to first token (ms)", "text", "0.1 to 1,000,000"),
     "slo_tpot_ms": ("SLO: time per output token (ms)", "text", "0.01 to 100,000"),
     "seed": ("Random seed", "text", "another draw of the same workload"),
