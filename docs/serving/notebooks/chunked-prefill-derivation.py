@@ -125,7 +125,7 @@ for budget in (None, 128, 256, 512, 1024, 2048, 4096):
             "steps carrying the prompt": run.prefill_steps,
             "longest gap (ms)": run.longest_gap_s * 1e3,
             "longest gap (steps)": run.stall_steps,
-            "new request's TTFT (ms)": run.ttft_s * 1e3,
+            "TTFT of the new request (ms)": run.ttft_s * 1e3,
         }
     )
 markdown_table(rows, digits=3)
@@ -139,7 +139,9 @@ chunked_rows = [r for r in rows if r["budget"] != "none"]
         x=alt.X(
             "longest gap (ms):Q", title="Longest gap for a decoding request (ms)", scale=alt.Scale(type="log")
         ),
-        y=alt.Y("new request's TTFT (ms):Q", title="New request's TTFT (ms)", scale=alt.Scale(zero=False)),
+        y=alt.Y(
+            "TTFT of the new request (ms):Q", title="New request's TTFT (ms)", scale=alt.Scale(zero=False)
+        ),
         tooltip=["budget:N", alt.Tooltip("longest gap (ms):Q", format=".3g"), "steps carrying the prompt:Q"],
     )
     .properties(
