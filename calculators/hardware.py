@@ -85,7 +85,7 @@ class GPU:
 
 # Ranges for a GPU given by numbers: wide enough for any real or imagined chip, narrow enough that no
 # product of them overflows a float.
-CUSTOM_LIMITS = {"tflops": 1e9, "tb_per_s": 1e6, "gb": 1e9}
+CUSTOM_LIMITS = {"tflops": (1e-3, 1e9), "tb_per_s": (1e-6, 1e6), "gb": (1e-3, 1e9)}
 
 
 def custom_gpu(
@@ -100,19 +100,20 @@ def custom_gpu(
     name: str = "custom GPU",
 ) -> GPU:
     """A GPU given by its numbers (TFLOP/s dense, TB/s, GB), for what-if questions no preset covers."""
-    flops = {"bf16": bounded_number("bf16_tflops", bf16_tflops, CUSTOM_LIMITS["tflops"]) * TERA}
+    low, high = CUSTOM_LIMITS["tflops"]
+    flops = {"bf16": bounded_number("bf16_tflops", bf16_tflops, high, low) * TERA}
     for key, value in (("fp8", fp8_tflops), ("int8", int8_tflops), ("fp4", fp4_tflops)):
         if value is not None:
-            flops[key] = bounded_number(f"{key}_tflops", value, CUSTOM_LIMITS["tflops"]) * TERA
-    bandwidth = bounded_number(
-        "memory_bandwidth_tb_per_s", memory_bandwidth_tb_per_s, CUSTOM_LIMITS["tb_per_s"]
-    )
+            flops[key] = bounded_number(f"{key}_tflops", value, high, low) * TERA
+    low, high = CUSTOM_LIMITS["tb_per_s"]
+    bandwidth = bounded_number("memory_bandwidth_tb_per_s", memory_bandwidth_tb_per_s, high, low)
+    low, high = CUSTOM_LIMITS["gb"]
     return GPU(
         key="custom",
         name=name,
         dense_flops_per_s=flops,
         memory_bandwidth_bytes_per_s=bandwidth * TERA,
-        memory_capacity_bytes=bounded_number("memory_gb", memory_gb, CUSTOM_LIMITS["gb"]) * GIGA,
+        memory_capacity_bytes=bounded_number("memory_gb", memory_gb, high, low) * GIGA,
         source="given by the user",
         interconnect=interconnect,
     )

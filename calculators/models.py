@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from calculators.validation import choice, count, positive_number, unknown_name
+from calculators.validation import bounded_number, choice, count, positive_number, unknown_name
 
 ATTENTION_KINDS = ("mha", "gqa", "mla")
 
@@ -203,6 +203,10 @@ class Model:
         return min(context_tokens, self.sliding_window)
 
 
+MAX_PARAMS_BILLION = 1e6  # a thousand trillion parameters: far beyond any model, far inside a float
+MIN_PARAMS_BILLION = 1e-6  # a thousand parameters
+
+
 def custom_dense_model(*, params_billion: float, name: str = "custom dense model") -> Model:
     """A dense model given only by its size, for the simple (lesson) level of detail.
 
@@ -210,7 +214,7 @@ def custom_dense_model(*, params_billion: float, name: str = "custom dense model
     simple (lesson) level can use it: :class:`calculators.passes.Setup` rejects it at the refined level,
     which needs real shapes.
     """
-    n = positive_number("params_billion", params_billion) * 1e9
+    n = bounded_number("params_billion", params_billion, MAX_PARAMS_BILLION, MIN_PARAMS_BILLION) * 1e9
     return replace(
         MODELS["dense-8b"],
         key="custom",

@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from calculators.efficiency import MAX_STEP_OVERHEAD_S
+from calculators.efficiency import MAX_STEP_OVERHEAD_S, Efficiency
 from calculators.hardware import GPU, get_gpu
 from calculators.interconnect import (
     Interconnect,
@@ -283,13 +283,27 @@ def make_setup(
     compute_efficiency: float = 1.0,
     memory_efficiency: float = 1.0,
     weight_format: str | None = None,
+    efficiency: Efficiency | None = None,
     **options: object,
 ) -> Setup:
     """Build a :class:`Setup` from preset names (or objects); defaults are the lesson's scenario.
 
-    ``precision`` is the weight format (``weight_format`` is the same, by its new name); other keyword
-    arguments are the :class:`Setup` fields (``kv_cache_format``, ``pipeline_stages``, ``ignore_memory``...).
+    ``precision`` is the weight format (``weight_format`` is the same, by its new name); ``efficiency``
+    (an :class:`~calculators.efficiency.Efficiency`, e.g. one of ``efficiency.TYPICAL``) sets all four
+    achieved-performance inputs at once; other keyword arguments are the :class:`Setup` fields
+    (``kv_cache_format``, ``pipeline_stages``, ``ignore_memory``...).
     """
+    if efficiency is not None:
+        if not isinstance(efficiency, Efficiency):
+            raise ValueError(
+                f"efficiency must be an Efficiency (see calculators.efficiency), got {efficiency!r}"
+            )
+        compute_efficiency, memory_efficiency = efficiency.compute, efficiency.memory
+        options = {
+            **options,
+            "communication_efficiency": efficiency.communication,
+            "step_overhead_s": efficiency.step_overhead_s,
+        }
     unknown = sorted(set(options) - set(Setup.__dataclass_fields__))
     if unknown:
         raise ValueError(
@@ -400,13 +414,23 @@ def attention_flops_per_key(model: Model, phase: str) -> float:
 
 
 # ------------------------------------------------------------------------------------------------ the step
-def _checked_contexts(values: Sequence[int]) -> Sequence[int]:
-    """``decode_contexts`` validated cheaply: one pass of min/max when every entry is an int."""
+def _checked_contexts(values: Sequence[int]) -> tuple[Sequence[int], int]:
+    """``decode_contexts`` validated, with their sum: one pass each of sum, min and max when all are ints.
+
+    A sum of Python ints is an int, and any float, string or None among them changes that, so the fast path
+    needs no per-entry check; anything else is checked entry by entry for a message naming the entry.
+    """
     if not values:
-        return ()
-    if all(type(v) is int for v in values) and min(values) >= 1 and max(values) <= MAX_COUNT:
-        return values
-    return [count(f"decode_contexts[{i}]", v) for i, v in enumerate(values)]
+        return (), 0
+    try:
+        total = sum(values)
+        fast = type(total) is int and min(values) >= 1 and max(values) <= MAX_COUNT
+    except TypeError:
+        fast = False
+    if fast:
+        return values, total
+    checked = [count(f"decode_contexts[{i}]", v) for i, v in enumerate(values)]
+    return checked, sum(checked)
 
 
 def _checked_chunks(values: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -437,7 +461,13 @@ def mixed_step(
     """
     if not isinstance(setup, Setup):
         raise ValueError(f"setup must be a Setup (see make_setup), got {setup!r}")
-    contexts = _checked_contexts(decode_contexts)
+    if isinstance(decode_contexts, str | bytes) or not isinstance(decode_contexts, Sequence):
+        raise ValueError(f"decode_contexts must be a list of context lengths, got {decode_contexts!r}")
+    if isinstance(prefill_chunks, str | bytes) or not isinstance(prefill_chunks, Sequence):
+        raise ValueError(
+            f"prefill_chunks must be a list of (chunk_tokens, cached) pairs, got {prefill_chunks!r}"
+        )
+    contexts, context_sum = _checked_contexts(decode_contexts)
     chunks = _checked_chunks(prefill_chunks)
     if not contexts and not chunks:
         raise ValueError("a step needs at least one token: give decode_contexts or prefill_chunks")
@@ -445,7 +475,7 @@ def mixed_step(
     window = model.sliding_window
     decode_tokens = len(contexts)
     if window is None:
-        decode_keys = float(sum(contexts))
+        decode_keys = float(context_sum)
     else:
         decode_keys = float(sum(c if c < window else window for c in contexts))
     prefill_tokens = 0
@@ -710,6 +740,11 @@ def _refined_operators(
     if setup.expert_parallel or dp_attention:
         warnings += (
             "expert-parallel all-to-alls are approximated: balanced routing, no overlap with compute",
+        )
+    if setup.pipeline_stages > 1:
+        warnings += (
+            "pipeline stages run one after another within a pass: this is one batch's latency; the "
+            "throughput of several micro-batches in flight is not modelled",
         )
     return PassResult(
         phase, "refined", tokens, weight_bytes, kv_bytes, embedding_bytes, matmul_flops, attention_flops,

@@ -6,11 +6,9 @@ number means the same thing wherever it appears. It only delegates to the passes
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from calculators.hardware import GPU
 from calculators.models import Model
-from calculators.passes import PassResult, decode_step, make_setup, mixed_step, prefill
+from calculators.passes import PassResult, decode_step, make_setup, prefill
 from calculators.roofline import ridge_point
 from calculators.serving import (
     MemoryFootprint,
@@ -61,12 +59,6 @@ class Scenario:
             f"Scenario({s.model.key!r}, {s.gpu.key!r}, precision={s.precision!r}, level={s.level!r}, "
             f"gpus={s.gpus})"
         )
-
-    def step(
-        self, decode_contexts: Sequence[int] = (), prefill_chunks: Sequence[tuple[int, int]] = ()
-    ) -> PassResult:
-        """One continuous-batching step: decoding sequences at these contexts plus these prefill chunks."""
-        return mixed_step(self.setup, decode_contexts=decode_contexts, prefill_chunks=prefill_chunks)
 
     @property
     def model(self) -> Model:

@@ -26,11 +26,17 @@ def positive_number(field: str, value: object) -> float:
     return number
 
 
-def bounded_number(field: str, value: object, maximum: float) -> float:
-    """Return ``value`` if it is a finite number in (0, ``maximum``]: keeps products of inputs finite."""
+def bounded_number(field: str, value: object, maximum: float, minimum: float = 0.0) -> float:
+    """Return ``value`` if it is a finite number in [``minimum``, ``maximum``] and above 0.
+
+    Both bounds keep every product and quotient of inputs finite (no overflow to inf, no 1/tiny).
+    """
     number = positive_number(field, value)
-    if number > maximum:
-        raise ValueError(f"{field} must be at most {maximum:g}, got {_describe(value)}; use a smaller value")
+    if not minimum <= number <= maximum:
+        raise ValueError(
+            f"{field} must be between {minimum:g} and {maximum:g}, got {_describe(value)}; "
+            "use a value in that range"
+        )
     return number
 
 
@@ -52,12 +58,21 @@ def flag(field: str, value: object) -> bool:
 
 
 def fraction(field: str, value: object) -> float:
-    """Return ``value`` if it lies in (0, 1]: efficiency factors are shares of a peak, never above it."""
+    """Return ``value`` if it lies in (0, 1]: efficiency factors are shares of a peak, never above it.
+
+    Shares below one in a thousand are refused too: no real system is that slow, and dividing by them is how
+    a time would overflow to infinity.
+    """
     number = positive_number(field, value)
-    if number > 1:
-        raise ValueError(f"{field} must be in (0, 1] (a share of the peak), got {_describe(value)}")
+    if not MIN_FRACTION <= number <= 1:
+        raise ValueError(
+            f"{field} must be in (0, 1] (a share of the peak) and at least {MIN_FRACTION:g}, "
+            f"got {_describe(value)}"
+        )
     return number
 
+
+MIN_FRACTION = 1e-3  # the smallest efficiency or utilisation accepted
 
 # The largest count any calculator accepts (tokens, batch, GPUs): a billion keeps every product of counts
 # (a prompt squared for causal attention, times layers and heads) far inside a float's range.

@@ -4,7 +4,8 @@ No logic lives here, so leaving MkDocs (for Zensical, which runs extensions but 
 MkDocs restores ``sys.path`` after loading this file, so the project package is imported inside each event.
 
 Problems found in any page are collected through the build and reported together at ``on_env`` (after every
-page's Markdown was read, before any HTML is written), which fails the build.
+page's Markdown was read, before any HTML is written), which fails the build. Under ``mkdocs serve`` they are
+logged instead and shown on top of every page, so the server keeps answering while the author fixes them.
 """
 
 from __future__ import annotations
@@ -13,6 +14,17 @@ from pathlib import Path
 from typing import Any
 
 _BUILD: dict[str, Any] = {}  # per-build state, reset by on_config (mkdocs serve rebuilds in one process)
+UNCHECKED_BUILD_ENV = "RIDGEPOINT_UNCHECKED_BUILD"  # the attack corpus builds despite lesson problems
+_SERVING = (
+    "RIDGEPOINT_SERVING"  # course.lesson_format.problems.SERVING_ENV; MkDocs reloads this file per build
+)
+
+
+def on_startup(command: str, dirty: bool) -> None:
+    import os
+
+    if command == "serve":
+        os.environ[_SERVING] = "1"
 
 
 def on_config(config: Any) -> Any:
@@ -28,6 +40,14 @@ def on_config(config: Any) -> Any:
     from course.lesson_format.validation import block_validators
 
     course = load_course(config.docs_dir)
+    from mkdocs.exceptions import PluginError
+
+    from course.lesson_format.problems import LessonProblems
+    from course.sanitising.source_files import SOURCE_FIELD
+
+    unreadable = [p for p in course.problems if p.field == SOURCE_FIELD]
+    if unreadable:  # stop before MkDocs reads or copies these files
+        raise PluginError(str(LessonProblems(unreadable)))
     _BUILD.clear()
     _BUILD.update(
         course=course, problems=list(course.problems), validators=block_validators(config.markdown_extensions)
@@ -38,12 +58,22 @@ def on_config(config: Any) -> Any:
     from course.references.bibliography import bibliography_problems
 
     _BUILD["problems"].extend(redirect_problems(config.docs_dir) + bibliography_problems(config.docs_dir))
-    from course.notebooks.lesson_notebooks import configure_execution_cache, load_notebooks
+    # The hook reports every problem of the course together; the extension fails builds that have no hook.
+    config.mdx_configs.setdefault("course.lesson_format.extension", {})["collect"] = True
+    from course.notebooks.lesson_notebooks import (
+        configure_execution_cache,
+        load_notebooks,
+        use_local_kernel_sockets,
+    )
 
     notebooks, notebook_problems = load_notebooks(config.docs_dir, course)
     _BUILD.update(notebooks=notebooks, notebook_dirs={}, docs_dir=config.docs_dir)  # dirs: see on_files
     _BUILD["problems"].extend(notebook_problems)
     configure_execution_cache(config.plugins, project, config.docs_dir)
+    from course.notebooks.sandbox import configure_kernel_sandbox
+
+    configure_kernel_sandbox(project)  # an empty environment and a time limit per cell
+    use_local_kernel_sockets()
     return config
 
 
@@ -59,6 +89,9 @@ def on_files(files: Any, config: Any) -> Any:
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     from course.lesson_format.pages import prepare_page
+    from course.sanitising.front_matter import escape_meta
+
+    escape_meta(page.meta)  # plain text wherever Material prints it (the check refuses markup in them)
 
     source = Path(page.file.abs_src_path).read_text(encoding="utf-8") if page.file.abs_src_path else markdown
     markdown, problems = prepare_page(
@@ -79,14 +112,52 @@ def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
     return notebook_page_content(html, page.file.src_uri, _BUILD["notebooks"], _BUILD["course"], lesson_link)
 
 
+def on_post_page(output: str, page: Any, config: Any) -> str:
+    from course.sanitising.csp import with_policy
+
+    if page is not None and _serving() and _BUILD.get("problems"):
+        from course.lesson_format.problems import problems_panel, with_problems_panel
+
+        output = with_problems_panel(output, problems_panel(_BUILD["problems"], page.file.src_uri))
+    output, hashes = with_policy(output)  # the Content-Security-Policy, first in <head>
+    _BUILD.setdefault("script_hashes", set()).update(hashes)
+    return output
+
+
+def on_post_template(output_content: str, template_name: str, config: Any) -> str:
+    if not template_name.endswith(".html"):
+        return output_content
+    return on_post_page(output_content, None, config)  # 404.html
+
+
 def on_env(env: Any, config: Any, files: Any) -> Any:
     from mkdocs.exceptions import PluginError
 
-    from course.lesson_format.problems import LessonProblems
+    from course.lesson_format.problems import LessonProblems, docs_prefix
 
     if _BUILD.get("problems"):
-        raise PluginError(str(LessonProblems(_BUILD["problems"])))
+        report = str(LessonProblems(_BUILD["problems"], docs_prefix(config.docs_dir)))
+        if _serving():  # printed, not logged: the config is strict, and a logged error would stop the build
+            import sys
+
+            print(f"ERROR   -  {report}\nThe pages show them until they are fixed.", file=sys.stderr)
+            return env
+        import os
+
+        if os.environ.get(UNCHECKED_BUILD_ENV) != "1":
+            raise PluginError(report)
+        # Only the attack-corpus test sets this: it proves the pages are inert when the checks are skipped
+        # (as under a builder that runs no hooks). The problems are still printed.
+        import logging
+
+        logging.getLogger("mkdocs.hooks.lessons").warning(report)
     return env
+
+
+def _serving() -> bool:
+    import os
+
+    return os.environ.get(_SERVING) == "1"
 
 
 def on_build_error(error: Exception) -> None:
@@ -111,3 +182,6 @@ def on_post_build(config: Any) -> None:
     from course.redirects.pages import write_redirect_pages
 
     write_redirect_pages(config.docs_dir, config.site_dir)  # the old addresses of moved pages
+    from course.sanitising.csp import write_headers_file
+
+    write_headers_file(config.site_dir, _BUILD.get("script_hashes", ()))  # the policy for static hosts

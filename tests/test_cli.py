@@ -170,7 +170,41 @@ def test_bad_input_exits_2_with_the_message_on_stderr(
 
 
 def test_argparse_errors_also_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(["phases", "--level", "fast"])
-    assert info.value.code == 2
-    assert "'fast'" in capsys.readouterr().err
+    code, out, err = run(capsys, "phases", "--level", "fast")
+    assert (code, out) == (2, "")
+    assert "'fast'" in err
+    assert err.startswith("usage: ")
+    # with --json even a command line argparse cannot read answers in JSON on stdout
+    code, out, err = run(capsys, "phases", "--prompt", "many", "--json")
+    assert (code, err) == (2, "")
+    assert "--prompt" in json.loads(out)["error"]
+
+
+def test_phases_shows_each_operator_and_the_memory(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "phases", "--model", "llama-3.1-70b", "--tensor-parallel", "4", "--level", "refined"
+    )
+    assert code == 0
+    for name in ("QKV projection", "attention (prefill)", "MLP", "output layer (1 logits row)"):
+        assert name in out
+    assert "tensor-parallel all-reduces (161 x" in out  # after the embedding, attention and each MLP
+    assert "sequences of 2,256 tokens fit" in out
+    record = run_json(
+        capsys, "phases", "--model", "mixtral-8x7b", "--tensor-parallel", "2", "--prompt", "1024", "--level",
+        "refined",
+    )  # fmt: skip
+    times = [op["time_s"] for op in record["operators"]["prefill"]]
+    assert sum(times) == pytest.approx(record["prefill"]["time_s"])
+    assert record["prefill"]["communication_time_s"] > 0
+
+
+def test_mixtral_prefill_on_two_h100s_uses_active_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    # The example: 1,024 tokens x 2 experts of 8 touch every expert, so the simple level reads all
+    # 46.7e9 weights (93.4 GB / (2 x 3.35 TB/s) = 13.94 ms, memory-bound) and does 2 x 12.88e9 x 1,024
+    # = 26.4 TFLOP (13.3 ms at 2 x 989.4 TFLOP/s), not the 95.7 TFLOP and 48.3 ms of counting every expert.
+    record = run_json(
+        capsys, "phases", "--model", "mixtral-8x7b", "--tensor-parallel", "2", "--prompt", "1024"
+    )
+    assert record["prefill"]["flops"] == pytest.approx(2 * 12_879_925_248 * 1024)
+    assert record["prefill"]["time_s"] == pytest.approx(2 * 46_702_792_704 / (2 * 3.35e12), rel=1e-6)
+    assert record["prefill"]["time_s"] == pytest.approx(13.94e-3, rel=1e-3)

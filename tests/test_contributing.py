@@ -21,6 +21,7 @@ from test_site_broken_lessons import FIXTURES as LESSON_FIXTURES
 from course.lesson_format import check as course_check
 from course.lesson_format.lessons import load_course, parse_tracks
 from course.lesson_format.navigation import build_nav, reading_order
+from course.lesson_format.problems import docs_prefix
 from course.lesson_format.scaffold import TEMPLATE, ScaffoldError, create_lesson, lesson_id_from_title
 from course.lesson_format.site_config import write_derived_config
 from course.lesson_format.validation import DEFAULT_BLOCK_MODULES, block_validators, validate_page
@@ -204,7 +205,7 @@ def test_check_reports_every_broken_lesson_with_line_field_message_and_fix(
     config.write_text(f"docs_dir: {LESSON_FIXTURES}\n", encoding="utf-8")
     status, out = _output(["--config", str(config)], capsys)
     assert status == 1
-    prefix = LESSON_FIXTURES.as_posix() + "/"
+    prefix = docs_prefix(LESSON_FIXTURES)  # relative to the working directory, as the build prints it
     for file, (field, line, message_words, fix_words) in LESSON_EXPECTED.items():
         heading = f"{prefix}{file}:{line}: {field}\n" if line else f"{prefix}{file}: {field}\n"
         assert heading in out, f"{heading!r} missing from:\n{out}"

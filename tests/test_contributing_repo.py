@@ -37,6 +37,46 @@ def test_workflows_pass_actionlint() -> None:
     assert result.returncode == 0, result.stdout + result.stderr
 
 
+def test_workflows_pass_zizmor() -> None:
+    """The workflows' security audit (unpinned actions, excessive permissions, persisted credentials...)."""
+    result = subprocess.run(
+        [_tool("zizmor"), "--offline", str(ROOT / ".github" / "workflows")],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_every_action_is_pinned_by_commit_sha() -> None:
+    for workflow in WORKFLOWS:
+        jobs = yaml.safe_load(workflow.read_text())["jobs"]
+        for job in jobs.values():
+            for step in job.get("steps", []):
+                if "uses" in step:
+                    action, _, ref = step["uses"].partition("@")
+                    assert len(ref) == 40, f"{workflow.name}: {action} is not pinned by commit SHA"
+                    assert all(c in "0123456789abcdef" for c in ref), step["uses"]
+
+
+def test_deploy_waits_for_the_tests_and_only_the_deploy_job_may_write_pages() -> None:
+    workflow = yaml.safe_load((ROOT / ".github/workflows/deploy.yml").read_text())
+    tests = yaml.safe_load((ROOT / ".github/workflows/tests.yml").read_text())
+    assert "workflow_call" in tests[True]
+    jobs = workflow["jobs"]
+    assert jobs["tests"]["uses"] == "./.github/workflows/tests.yml"
+    assert jobs["build"]["needs"] == "tests"
+    assert jobs["deploy"]["needs"] == "build"
+    assert workflow["permissions"] == {}
+    for name, job in jobs.items():
+        granted = job.get("permissions", {})
+        if name == "deploy":
+            assert granted == {"pages": "write", "id-token": "write"}
+        else:
+            assert set(granted.values()) <= {"read"}, name
+
+
 def test_actionlint_would_catch_a_broken_workflow(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yml"
     broken.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses:\n")
@@ -97,3 +137,40 @@ def test_pull_request_template_has_a_short_checklist() -> None:
     boxes = [line for line in template.splitlines() if line.startswith("- [ ]")]
     assert 3 <= len(boxes) <= 8
     assert "python3 dev.py" in template
+
+
+def _locked_versions() -> dict[str, set[str]]:
+    import tomllib
+
+    lock = tomllib.loads((ROOT / "uv.lock").read_text(encoding="utf-8"))
+    versions: dict[str, set[str]] = {}
+    for package in lock["package"]:
+        versions.setdefault(package["name"], set()).add(str(package.get("version")))
+    return versions
+
+
+def test_pre_commit_runs_the_ruff_and_codespell_that_nox_runs() -> None:
+    """One ruff for the commit hook and the lint session: two versions format the same file two ways."""
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text(encoding="utf-8"))
+    revs = {repo["repo"].rsplit("/", 1)[-1]: repo.get("rev", "") for repo in config["repos"]}
+    locked = _locked_versions()
+    assert revs["ruff-pre-commit"].removeprefix("v") in locked["ruff"], (revs, locked["ruff"])
+    assert revs["codespell"].removeprefix("v") in locked["codespell"], (revs, locked["codespell"])
+
+
+def test_every_dependency_is_locked_with_hashes_and_the_tools_too() -> None:
+    lock = (ROOT / "uv.lock").read_text(encoding="utf-8")
+    assert lock.count('hash = "sha256:') > 100  # every wheel and sdist of every locked package
+    tools = (ROOT / "tools" / "requirements.txt").read_text(encoding="utf-8")
+    pins = [line for line in tools.splitlines() if "==" in line]
+    assert {line.split("==")[0] for line in pins} >= {"nox", "uv"}
+    assert all(line.rstrip().endswith("\\") for line in pins), "each pin is followed by its hashes"
+    nox_sessions = (ROOT / "noxfile.py").read_text(encoding="utf-8")
+    assert '"uv", "sync", "--locked"' in nox_sessions
+    assert "--require-hashes" in (ROOT / "dev.py").read_text(encoding="utf-8")
+
+
+def test_dependabot_watches_python_npm_and_actions() -> None:
+    config = yaml.safe_load((ROOT / ".github" / "dependabot.yml").read_text(encoding="utf-8"))
+    watched = {(u["package-ecosystem"], u["directory"]) for u in config["updates"]}
+    assert watched >= {("uv", "/"), ("pip", "/tools"), ("npm", "/"), ("github-actions", "/")}

@@ -58,7 +58,7 @@ def test_charts_quizzes_and_widgets_come_alive_after_instant_navigation(page: An
         widget,
     )
     page.fill(f"{widget}-prompt", "8000")
-    page.wait_for_function("window.__rendered === true", timeout=20_000)
+    page.wait_for_function("() => window.__rendered === true", timeout=20_000)
     defaults = json.loads(page.get_attribute(widget, "data-defaults"))
     expected = compute("prefill-decode", {**defaults, "prompt": "8000"})
     shown = page.eval_on_selector_all(

@@ -218,3 +218,30 @@ def test_a_lesson_planned_in_two_tracks_is_reported() -> None:
     other = PLANNED_TRACKS.replace("key: serving", "key: other").replace("order: 4", "order: 5")
     _, problems = parse_tracks(PLANNED_TRACKS + other)
     assert any("also planned in track 'serving'" in p.message for p in problems)
+
+
+def test_a_misspelt_field_is_one_problem_that_names_the_field_it_looks_like() -> None:
+    lesson, problems = parse_lesson("inference/x.md", GOOD.replace("title:", "titl:"), ["inference"])
+    assert lesson is None
+    assert [(p.field, p.line) for p in problems] == [("titl", 2)]  # not also "title is required"
+    assert "did you mean 'title'?" in problems[0].message
+    assert problems[0].fix == "rename it to `title:`"
+
+
+def test_the_lesson_check_extension_fails_a_build_that_has_no_hook() -> None:
+    import markdown
+
+    from course.lesson_format.problems import LessonProblems
+
+    wrong = 'A step takes {{ "about 9 ms" == Scenario().decode().time_s | ms | within 10% }}.\n'
+    with pytest.raises(LessonProblems, match=r"this page:1: claim \"about 9 ms\""):
+        markdown.Markdown(extensions=["course.lesson_format.extension", "course.numbers.extension"]).convert(
+            wrong
+        )
+    collecting = markdown.Markdown(
+        extensions=["course.lesson_format.extension", "course.numbers.extension"],
+        extension_configs={"course.lesson_format.extension": {"collect": True}},
+    )
+    assert "rp-number" in collecting.convert(wrong)  # under MkDocs the hook reports it, with all the others
+    right = wrong.replace("about 9 ms", "about 5 ms")
+    assert "5 ms" in markdown.Markdown(extensions=["course.lesson_format.extension"]).convert(right)

@@ -7,6 +7,7 @@ notebooks in a kernel, read the built course (``built_site``) and build a fixtur
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from course.notebooks.lesson_notebooks import (
     parse_notebook,
 )
 from course.notebooks.renderer import with_course_style
-from course.safety.external_loads import html_loads, js_loads
+from course.sanitising.external_loads import html_loads, js_loads
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -132,8 +133,43 @@ def test_mkdocs_jupyter_output_loses_its_cdn_scripts_and_gains_the_links() -> No
 
 def test_an_external_load_left_in_a_notebook_page_is_an_error() -> None:
     notebook = Notebook("fixture/notebooks/x.py", "X", "fixture-lesson")
-    with pytest.raises(ValueError, match=r"fixture/notebooks/x\.py.*https://cdn\.example\.org/vega\.js"):
-        finish_notebook_page('<script src="https://cdn.example.org/vega.js"></script>', notebook, "L", "../")
+    template = '<style>@import url("https://cdn.example.org/vega.css");</style><div class="jp-Cell x"></div>'
+    with pytest.raises(ValueError, match=r"fixture/notebooks/x\.py.*https://cdn\.example\.org/vega\.css"):
+        finish_notebook_page(template, notebook, "L", "../")
+
+
+def test_notebook_cells_and_outputs_are_sanitised() -> None:
+    notebook = Notebook("fixture/notebooks/x.py", "X", "fixture-lesson")
+    cells = (
+        '<script>window.head = 1</script><div class="jp-Cell x"><script src="https://cdn.example.org/v.js">'
+        '</script><img src="https://example.org/a.png" onerror="alert(1)"><a href="javascript:alert(2)">x</a>'
+        '<figure class="rp-chart" data-rp-chart="roofline" data-rp-spec="abc123" data-rp-runtime="//e.org/">'
+        '<svg viewBox="0 0 1 1"><path d="M0 0"></path><animate attributeName="href" values="javascript:1">'
+        "</animate></svg></figure></div>"
+    )
+    page = finish_notebook_page(cells, notebook, "L", "../")
+    for gone in ("<script", "example.org", "onerror", "javascript:", "data-rp-runtime", "<animate"):
+        assert gone not in page
+    assert '<figure class="rp-chart" data-rp-chart="roofline" data-rp-spec="abc123">' in page
+    assert '<svg viewBox="0 0 1 1"><path d="M0 0"></path></svg>' in page
+
+
+def test_notebook_kernels_get_no_variable_of_the_builder(monkeypatch: pytest.MonkeyPatch) -> None:
+    from course.notebooks.sandbox import kernel_environment
+
+    monkeypatch.setenv("GITHUB_TOKEN", "secret-token-value")
+    environment = kernel_environment(Path.cwd())
+    assert "GITHUB_TOKEN" not in environment
+    assert "secret-token-value" not in "".join(environment.values())
+    assert set(environment) == {
+        "PATH",
+        "HOME",
+        "IPYTHONDIR",
+        "LANG",
+        "PYTHONPATH",
+        "PYTHONDONTWRITEBYTECODE",
+        "RIDGEPOINT_CHART_CACHE",
+    }
 
 
 # --------------------------------------------------------------------------------------- failure message
@@ -244,7 +280,9 @@ def test_built_notebook_page_has_outputs_charts_links_and_no_external_loads(
     charts = re.findall(r'<figure class="rp-chart".*?</figure>', page, re.DOTALL)
     assert len(charts) >= 2
     assert all("<svg" in chart for chart in charts)
-    assert all('class="rp-chart__spec"' in chart for chart in charts)  # interactive without a spec file
+    # Outputs are sanitised, inline specs included: interactive charts fetch the spec files the build copied.
+    for key in re.findall(r'data-rp-spec="([0-9a-f]+)"', "".join(charts)):
+        assert (built_site / "assets" / "ridgepoint" / "charts" / f"{key}.json").is_file()
     assert html_loads(page) == []
     assert js_loads(page) == []
     assert "cdnjs" not in page
@@ -273,7 +311,7 @@ def test_a_failing_cell_fails_the_build_naming_notebook_and_cell(tmp_path: Path)
 
 @pytest.mark.browser
 @pytest.mark.parametrize("notebook", NOTEBOOKS, ids=lambda n: n.path)
-def test_notebook_chart_goes_live_from_its_inline_spec(page: Any, site_url: str, notebook: Notebook) -> None:
+def test_notebook_chart_goes_live_on_hover(page: Any, site_url: str, notebook: Notebook) -> None:
     requested: list[str] = []
     page.on("request", lambda request: requested.append(request.url))
     page.goto(site_url + notebook.path.removesuffix(".py") + "/")
@@ -286,7 +324,8 @@ def test_notebook_chart_goes_live_from_its_inline_spec(page: Any, site_url: str,
     figure.hover()
     page.wait_for_selector(".jp-OutputArea-output figure.rp-chart--live .rp-chart__live svg", timeout=15000)
     assert [url for url in requested if "vega-runtime" in url], "the self-hosted runtime loads on hover"
-    assert not [url for url in requested if "/charts/" in url], "the spec comes from the page, not a file"
+    # Outputs are sanitised (no inline script survives): the spec is the file the build copied.
+    assert [url for url in requested if url.startswith(site_url + "assets/ridgepoint/charts/")]
 
 
 @pytest.mark.site
@@ -297,3 +336,32 @@ def test_lesson_page_links_its_notebook(built_site: Path, notebook: Notebook) ->
     page = (built_site / lesson.path.removesuffix(".md") / "index.html").read_text(encoding="utf-8")
     target = "../" + notebook.path.split("/", 1)[1].removesuffix(".py") + "/"
     assert f'<a href="{target}">worked notebook</a>' in page
+
+
+def test_a_header_that_is_not_yaml_is_one_problem_with_the_header_example() -> None:
+    text = "# ---\n# jupyter:\n#   ridgepoint: {lesson: [memory-wall\n# ---\n\n# %% [markdown]\n# # T\n"
+    notebook, problems = parse_notebook("foundations/notebooks/x.py", text, COURSE)
+    assert notebook is None
+    assert [p.field for p in problems] == ["notebook"]
+    assert "lesson: prefill-vs-decode" in problems[0].fix
+
+
+def test_title_is_the_first_heading_of_a_markdown_cell_not_a_code_comment() -> None:
+    text = (
+        HEADER.format(lesson="memory-wall")
+        + "# %%\n# # not a title\nx = 1\n\n# %% [markdown]\n# # Real title\n"
+    )
+    notebook, problems = parse_notebook("foundations/notebooks/x.py", text, COURSE)
+    assert problems == []
+    assert notebook is not None
+    assert notebook.title == "Real title"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="Windows has no IPC transport")
+def test_kernels_listen_on_unix_sockets_not_tcp_ports() -> None:
+    from jupyter_client import KernelManager
+
+    from course.notebooks.lesson_notebooks import use_local_kernel_sockets
+
+    assert use_local_kernel_sockets()
+    assert KernelManager().transport == "ipc"  # no TCP port, and no ipykernel warning on every build

@@ -21,6 +21,7 @@ from calculators import (
     Disaggregated,
     MemoryConfig,
     Request,
+    Setup,
     StaticBatching,
     make_setup,
     prefill,
@@ -77,7 +78,9 @@ def cases(draw: st.DrawFn) -> tuple[list[Request], Scheduler, MemoryConfig, int]
         memory = MemoryConfig(
             "contiguous", capacity_tokens=max(memory.capacity_tokens or 0, longest), reserve="pow2"
         )
-    return requests, draw(schedulers), memory, draw(st.integers(1, 2))
+    scheduler = draw(schedulers)
+    replicas = 1 if isinstance(scheduler, Disaggregated) else draw(st.integers(1, 2))
+    return requests, scheduler, memory, replicas
 
 
 LESSON = make_setup()
@@ -86,7 +89,7 @@ REFINED = make_setup("llama-3.1-8b", "h100-sxm", level="refined")
 
 @FAST
 @given(cases(), st.sampled_from([LESSON, REFINED]))
-def test_every_request_is_served_once_in_order(case: tuple, setup: object) -> None:  # type: ignore[type-arg]
+def test_every_request_is_served_once_in_order(case: tuple, setup: Setup) -> None:  # type: ignore[type-arg]
     requests, scheduler, memory, replicas = case
     result = simulate(requests, setup, scheduler, memory=memory, replicas=replicas, timeline_steps=100_000)
     by_id = {r["id"]: r for r in result.requests}
@@ -113,18 +116,18 @@ def test_every_request_is_served_once_in_order(case: tuple, setup: object) -> No
 
 
 @FAST
-@given(cases())
-def test_no_first_token_before_its_prompt_could_be_processed(case: tuple) -> None:  # type: ignore[type-arg]
+@given(cases(), st.sampled_from([LESSON, REFINED]))
+def test_no_first_token_before_its_prompt_could_be_processed(case: tuple, setup: Setup) -> None:  # type: ignore[type-arg]
     requests, scheduler, memory, replicas = case
-    result = simulate(requests, LESSON, scheduler, memory=memory, replicas=replicas, timeline_steps=0)
+    result = simulate(requests, setup, scheduler, memory=memory, replicas=replicas, timeline_steps=0)
     for request, record in zip(requests, result.requests, strict=True):
-        alone = prefill(LESSON, request.prompt_tokens).time_s
+        alone = prefill(setup, request.prompt_tokens).time_s
         assert record["ttft_s"] >= alone * (1 - 1e-12)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(cases(), st.sampled_from([LESSON, REFINED]))
-def test_same_inputs_same_result(case: tuple, setup: object) -> None:  # type: ignore[type-arg]
+def test_same_inputs_same_result(case: tuple, setup: Setup) -> None:  # type: ignore[type-arg]
     requests, scheduler, memory, replicas = case
     first = simulate(requests, setup, scheduler, memory=memory, replicas=replicas)
     again = simulate(list(requests), setup, scheduler, memory=memory, replicas=replicas)

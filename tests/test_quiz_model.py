@@ -257,3 +257,12 @@ def test_extension_renders_the_fence_inside_a_page() -> None:
 def test_extension_loads_superfences_itself_when_missing() -> None:
     html = markdown.markdown("```quiz\n" + GOOD + "```\n", extensions=["course.quiz.extension"])
     assert 'class="rp-quiz"' in html
+
+
+@pytest.mark.parametrize(
+    ("unit", "fix"), [("flop/byte", "unit: FLOP/byte"), ("fortnights", "unit: ms, for example")]
+)
+def test_unit_fix_is_the_near_miss_or_a_plain_example(unit: str, fix: str) -> None:
+    parsed = parse_quiz(GOOD.replace("unit: FLOP/byte", f"unit: {unit}"))
+    (issue,) = parsed.issues
+    assert issue.fix.startswith(fix)

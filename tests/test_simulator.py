@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import json
+from pathlib import Path
 
 import pytest
 
@@ -28,12 +29,15 @@ from calculators import (
     burst_workload,
     make_setup,
     max_rate_meeting_slo,
+    mixed_step,
     poisson_workload,
     request_timing,
     simulate,
     sweep_rates,
     trace_workload,
 )
+from calculators.cli import main
+from calculators.simulator import Scheduler
 from calculators.simulator.results import percentile, weighted_percentile
 
 STEP = 16e9 / 3.35e12  # one memory-bound step: the weights read once, 4.7761 ms
@@ -50,19 +54,44 @@ def trace(*rows: tuple[float, int, int]) -> tuple[Request, ...]:
 
 # --- one request: the simulator reproduces the cost model's single-request figures exactly -----------------
 @pytest.mark.parametrize(
-    ("model", "level", "gpus"),
-    [("dense-8b", "simple", 1), ("llama-3.1-8b", "refined", 1), ("llama-3.1-70b", "refined", 2)],
+    ("model", "level", "gpus", "prompt"),
+    [
+        ("dense-8b", "simple", 1, 2000),
+        ("llama-3.1-8b", "refined", 1, 2000),
+        ("llama-3.1-70b", "refined", 2, 2000),
+        ("mistral-7b", "refined", 1, 5000),  # past its 4,096-token sliding window
+        ("mixtral-8x7b", "refined", 2, 2000),
+    ],
 )
-def test_one_request_alone_matches_request_timing(model: str, level: str, gpus: int) -> None:
+def test_one_request_alone_matches_request_timing(model: str, level: str, gpus: int, prompt: int) -> None:
     setup = make_setup(model, "h200", level=level, gpus=gpus)
-    result = simulate(trace((0.0, 2000, 256)), setup)
-    expected = request_timing(setup, 2000, 256)
+    result = simulate(trace((0.0, prompt, 256)), setup)
+    expected = request_timing(setup, prompt, 256)
     record = result.requests[0]
     assert record["queueing_s"] == 0.0
     assert record["ttft_s"] == approx(expected.time_to_first_token_s)
     assert record["e2e_s"] == approx(expected.total_time_s)
     assert record["tpot_s"] == approx(expected.time_per_output_token_s)
     assert len(result.inter_token_latencies(0)) == 255
+
+
+@pytest.mark.parametrize("model", ["llama-3.1-8b", "mistral-7b"])
+@pytest.mark.parametrize("scheduler", [ContinuousBatching(), ChunkedPrefill(token_budget=256)])
+def test_every_step_is_the_cost_models_step_for_its_actual_mix(model: str, scheduler: Scheduler) -> None:
+    # Rebuild each step's mix from the result alone (a decoding request attends its prompt plus the tokens
+    # it has written so far) and time it with mixed_step: the simulator's step times must be exactly those.
+    setup = make_setup(model, "h100-sxm", level="refined", ignore_memory=True)
+    work = poisson_workload(50, 30, Lengths.uniform(200, 4000), Lengths.uniform(50, 300), seed=2)
+    result = simulate(work, setup, scheduler, memory=MemoryConfig(capacity_tokens=12_000, watermark=0.0))
+    assert result.summary["preemptions"] > 0
+    prompts = {r.id: r.prompt_tokens for r in work}
+    times = {r.id: result.token_times(r.id) for r in work}
+    for step in result.timeline:
+        start = step["start_s"]
+        contexts = [prompts[i] + sum(1 for t in times[i] if t <= start) for i in step["decode"]]
+        chunks = [(tokens, cached) for _, tokens, cached in step["prefill"]]
+        expected = mixed_step(setup, decode_contexts=contexts, prefill_chunks=chunks)
+        assert step["time_s"] == approx(expected.time_s)
 
 
 def test_lesson_request_by_hand() -> None:
@@ -173,6 +202,8 @@ def test_disaggregated_sends_the_cache_over_the_link() -> None:
 def test_disaggregated_pools_must_be_whole_replicas() -> None:
     with pytest.raises(ValueError, match="prefill_gpus=3 is not a multiple of the setup's 2 GPUs"):
         simulate(trace((0, 10, 2)), make_setup(gpus=2), Disaggregated(3, 2))
+    with pytest.raises(ValueError, match="replicas=2 with disaggregated serving: size the pools"):
+        simulate(trace((0, 10, 2)), scheduler=Disaggregated(1, 1), replicas=2)
 
 
 def test_replicas_take_requests_in_turn() -> None:
@@ -246,7 +277,7 @@ def test_summary_latencies_agree_with_every_request_record() -> None:
     all_itls = [x for r in result.requests for x in result.inter_token_latencies(r["id"])]
     itl = result.summary["itl_s"]
     for p in (50, 90, 99):
-        assert itl[f"p{p}"] == approx(percentile(all_itls, p))
+        assert itl[f"p{p}"] == approx(percentile(all_itls, p) or 0.0)
     assert itl["mean"] == pytest.approx(sum(all_itls) / len(all_itls))
     assert result.summary["longest_stall_s"] == approx(max(all_itls))
     for r in result.requests:
@@ -287,10 +318,31 @@ def test_kv_series_is_capped() -> None:
 # --- load: sweeps and the highest rate meeting an SLO ------------------------------------------------------
 def test_latency_rises_with_load() -> None:
     rows = sweep_rates([2, 20, 60, 120], 200, Lengths.lognormal(512, 256), Lengths.lognormal(128, 64))
-    p99s = [r["ttft_p99_s"] for r in rows]
+    p99s = [r["ttft_p99_s"] or 0.0 for r in rows]
     assert p99s == sorted(p99s)
-    tpots = [r["tpot_p50_s"] for r in rows]
+    tpots = [r["tpot_p50_s"] or 0.0 for r in rows]
     assert tpots == sorted(tpots)
+
+
+def test_more_kv_memory_means_fewer_preemptions_bigger_batches_and_more_throughput() -> None:
+    work = poisson_workload(30, 200, Lengths.lognormal(600, 400), Lengths.lognormal(200, 150), seed=3)
+    runs = [
+        simulate(work, memory=MemoryConfig(capacity_tokens=c), timeline_steps=0).summary
+        for c in (4000, 8000, 16000, 64000)
+    ]
+    for smaller, larger in itertools.pairwise(runs):
+        assert larger["preemptions"] <= smaller["preemptions"]
+        assert larger["mean_decode_batch"] > smaller["mean_decode_batch"]
+        assert larger["throughput_rps"] > smaller["throughput_rps"]
+        assert larger["ttft_s"]["p99"] < smaller["ttft_s"]["p99"]
+
+
+def test_a_faster_gpu_means_faster_tokens() -> None:
+    work = poisson_workload(30, 200, Lengths.lognormal(600, 400), Lengths.lognormal(200, 150), seed=3)
+    runs = [simulate(work, make_setup(memory_efficiency=e)).summary for e in (0.25, 0.5, 1.0)]
+    for slower, faster in itertools.pairwise(runs):
+        assert faster["tpot_s"]["p50"] < slower["tpot_s"]["p50"]
+        assert faster["e2e_s"]["mean"] < slower["e2e_s"]["mean"]
 
 
 def test_max_rate_meeting_slo_sits_at_the_knee() -> None:
@@ -353,3 +405,31 @@ def test_lognormal_lengths_have_the_stated_mean() -> None:
 def test_bad_input_gets_a_clear_message(call: object, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()  # type: ignore[operator]
+
+
+# --- the command line --------------------------------------------------------------------------------------
+def test_cli_reads_a_trace_as_csv_or_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    csv_file = tmp_path / "trace.csv"
+    csv_file.write_text("arrival_s,prompt_tokens,output_tokens\n0,1000,3\n0,1000,3\n", encoding="utf-8")
+    json_file = tmp_path / "trace.json"
+    rows = [[0, 1000, 3], {"arrival_s": 0, "prompt_tokens": 1000, "output_tokens": 3}]
+    json_file.write_text(json.dumps(rows), encoding="utf-8")
+    for path in (csv_file, json_file):
+        assert main(["--json", "simulate", "--trace", str(path)]) == 0
+        data = json.loads(capsys.readouterr().out)
+        # The two-request case worked above: one 2,000-token prefill, then two decode steps of batch 2.
+        assert [r["ttft_s"] for r in data["requests"]] == [approx(2000 * PER_PROMPT_TOKEN)] * 2
+
+
+def test_cli_explains_a_bad_trace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("arrival_s,prompt_tokens,output_tokens\n0,0,3\n", encoding="utf-8")
+    assert main(["simulate", "--trace", str(bad)]) == 2
+    assert "trace row 0: prompt_tokens must be a whole number >= 1" in capsys.readouterr().err
+    bad.write_text("arrival_s,prompt_tokens,output_tokens\n0,ten,3\n", encoding="utf-8")
+    assert main(["simulate", "--trace", str(bad)]) == 2
+    assert "trace row 0: prompt_tokens 'ten' is not a whole number" in capsys.readouterr().err
+    assert main(["simulate", "--trace", str(tmp_path / "missing.csv")]) == 2
+    assert "cannot read the trace" in capsys.readouterr().err
+    assert main(["simulate", "--prompt", "gaussian:5:1"]) == 2
+    assert "--prompt 'gaussian:5:1' is not a length" in capsys.readouterr().err

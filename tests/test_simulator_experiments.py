@@ -8,7 +8,7 @@ import math
 import pytest
 
 from calculators.expressions import evaluate_number
-from calculators.simulator.experiments import chunk_step_s, kv_handoff, prefill_stall, serve
+from calculators.simulator.experiments import chunk_step_s, kv_handoff, max_good_rate, prefill_stall, serve
 
 # Llama-3.1-8B shapes (the dense-8b preset): 32 layers, 8 KV heads of 128, keys and values, 2 bytes each.
 KV_BYTES_PER_TOKEN = 32 * 8 * 128 * 2 * 2  # 131,072 B
@@ -75,3 +75,15 @@ def test_lessons_reach_the_experiments_through_expressions() -> None:
     assert evaluate_number("prefill_stall(8000, 16).stall_steps") == prefill_stall(8000, 16).stall_steps
     assert evaluate_number('kv_handoff(2000, "nvlink4").bytes') == 2000 * KV_BYTES_PER_TOKEN
     assert evaluate_number('serve(20, "chunked").ttft_s.p99') == serve(20, "chunked").ttft_s.p99
+
+
+def test_an_experiment_of_many_runs_brings_its_own_time_limit() -> None:
+    from calculators.expressions import ExpressionError, evaluate
+
+    # Warm the cache so the test itself is quick; the limit is what is under test, not the speed.
+    rate = max_good_rate("chunked", gpus=1, ttft_slo=1.0)
+    # An expression naming max_good_rate may run for as long as the function declares ...
+    assert evaluate('max_good_rate("chunked", gpus=1, ttft_slo=1.0)', time_limit_s=1e-9) == rate
+    # ... while any other expression keeps the limit it was given.
+    with pytest.raises(ExpressionError, match="took longer than"):
+        evaluate("Scenario().decode().time_s + 1", time_limit_s=1e-9)

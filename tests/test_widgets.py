@@ -13,7 +13,6 @@ from calculators import Scenario, attainable_flops_per_s, ridge_point
 from calculators.browser import compute, handle
 from calculators.browser.code_cell import run
 from calculators.charts import chart_data
-from course.charts.assets import runtime_pin
 from course.widgets.extension import WidgetError, find_problems, parse_block, render_widget
 from course.widgets.package import widget_package
 from course.widgets.runtime import FrontendAssetError, ensure_npm_packages, locked_version, pyodide_site_path
@@ -114,11 +113,12 @@ def test_rendered_widget_shows_the_default_numbers_and_labelled_controls() -> No
     for control in ("model", "gpu", "prompt", "output", "batch", "kv"):
         assert f'<label for="widget-prefill-decode-{control}">' in html
     assert html.count("<svg") == 2  # the timeline and the roofline, static
-    assert widget_package().sha256 in html
-    assert pyodide_site_path() in html
+    # Runtime addresses and hashes come from the build's runtime.json, never from the page.
+    assert widget_package().sha256 not in html
+    assert pyodide_site_path() not in html
     # The charts are the course's chart figures: cached SVG, a spec file and the one pinned Vega runtime.
     assert html.count('<figure class="rp-chart rp-chart--widget" data-rp-chart=') == 2
-    assert f'data-rp-runtime="{runtime_pin().site_path}"' in html
+    assert "data-rp-runtime" not in html
     assert "vendor" not in html
 
 

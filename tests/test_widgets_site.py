@@ -71,7 +71,7 @@ def _wait_rendered(page: Any, widget: str, action: Any) -> None:
         widget,
     )
     action()
-    page.wait_for_function("window.__rendered === true", timeout=20_000)
+    page.wait_for_function("() => window.__rendered === true", timeout=20_000)
 
 
 def _go_live(page: Any, widget: str) -> None:

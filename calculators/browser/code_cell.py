@@ -35,7 +35,9 @@ def run(source: str) -> dict[str, Any]:
     linecache.cache[CELL_NAME] = (len(source), None, source.splitlines(keepends=True), CELL_NAME)
     try:
         tree = ast.parse(source, filename=CELL_NAME, mode="exec")
-        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        last = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        if last is not None:
+            tree.body.pop()
         with contextlib.redirect_stdout(output), contextlib.redirect_stderr(output):
             exec(compile(tree, CELL_NAME, "exec"), scope)
             if last is not None:

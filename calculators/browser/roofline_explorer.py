@@ -65,7 +65,7 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"gpus must name at least one GPU; known GPUs: {', '.join(sorted(GPUS))}")
     precision = get_precision(state["precision"]).name
     intensity = positive_number("intensity", state["intensity"])
-    rows = []
+    rows: list[dict[str, Any]] = []
     for key in state["gpus"]:
         gpu = get_gpu(key)
         ridge = ridge_point(gpu, precision)

@@ -4,6 +4,10 @@ It runs a workload (:mod:`.workload`) through a scheduler (:mod:`.schedulers`) w
 (:mod:`.kv_memory`); each step's time is the cost model's time for that step's mix (:mod:`.step_cost`). The
 engine (:mod:`.engine`) is deterministic: the same inputs always give the same :class:`SimulationResult`
 (:mod:`.results`), in CPython and in Pyodide. :mod:`.sweep` runs one setup across arrival rates.
+
+A new scheduler is a subclass of :class:`Scheduler` whose ``plan(instance)`` returns a :class:`StepPlan`;
+the instance (:mod:`.state`) offers what a plan needs: the queue, ``can_reserve``, ``admit`` and
+``reserve_decode_step`` (which preempts when blocks run out).
 """
 
 from calculators.simulator.engine import simulate
@@ -15,6 +19,7 @@ from calculators.simulator.schedulers import (
     Disaggregated,
     Scheduler,
     StaticBatching,
+    StepPlan,
 )
 from calculators.simulator.sweep import max_rate_meeting_slo, sweep_rates
 from calculators.simulator.workload import Lengths, Request, burst_workload, poisson_workload, trace_workload
@@ -30,6 +35,7 @@ __all__ = [
     "Scheduler",
     "SimulationResult",
     "StaticBatching",
+    "StepPlan",
     "burst_workload",
     "max_rate_meeting_slo",
     "poisson_workload",

@@ -122,13 +122,24 @@ def _trace(path_text: str) -> tuple[Request, ...]:
             if not isinstance(rows, list):
                 raise ValueError("a JSON trace is a list of rows")
         else:
-            rows = [
-                {k: float(v) if k == "arrival_s" else int(v) for k, v in r.items()}
-                for r in csv.DictReader(text.splitlines())
-            ]
+            rows = [_csv_row(i, r) for i, r in enumerate(csv.DictReader(text.splitlines()))]
         return trace_workload(rows)
     except ValueError as error:
         raise ValueError(f"{path}: {error}") from None
+
+
+def _csv_row(index: int, row: dict[str, str]) -> dict[str, float | int]:
+    """One CSV row as numbers: arrival_s a number of seconds, the token counts whole numbers."""
+    out: dict[str, float | int] = {}
+    for key, text in row.items():
+        if key is None or text is None:
+            raise ValueError(f"trace row {index} does not have one value per column of the header")
+        try:
+            out[key] = float(text) if key == "arrival_s" else int(text)
+        except ValueError:
+            kind = "a number" if key == "arrival_s" else "a whole number"
+            raise ValueError(f"trace row {index}: {key} {text!r} is not {kind}") from None
+    return out
 
 
 def _workload(args: argparse.Namespace) -> tuple[tuple[Request, ...], str]:

@@ -89,6 +89,11 @@ def simulate(
     roles: list[str] = []
     transfers: dict[int, float] = {}
     if isinstance(scheduler, Disaggregated):
+        if replicas != 1:
+            raise ValueError(
+                f"replicas={replicas} with disaggregated serving: size the pools with prefill_gpus and "
+                "decode_gpus instead, and leave replicas at 1"
+            )
         n_prefill = _pool_size("prefill_gpus", scheduler.prefill_gpus, setup)
         n_decode = _pool_size("decode_gpus", scheduler.decode_gpus, setup)
         prefill_pool = [new_instance(i, stop_after_prefill=True) for i in range(n_prefill)]
@@ -175,7 +180,6 @@ def _run(
     steps = log.new_instance(inst.index)
     starts, times, decode_tokens, prefill_tokens, used, stored, compute, memory = steps
     mem = inst.memory
-    decoding, prefilling, decode_ends = inst.decoding, inst.prefilling, inst.decode_ends
     while True:
         now = inst.now
         while ai < n and arrivals[ai][0] <= now:
@@ -228,11 +232,7 @@ def _run(
         times.append(dt)
         decode_tokens.append(nd)
         used.append((mem.total - mem.free) * mem.unit)
-        # Tokens held now: each decoding sequence's next context less the token it has yet to write.
-        held = inst.offset_sum + len(decoding) * (len(decode_ends) - 1)
-        if prefilling:
-            held += sum(s.prefilled for s in prefilling.values())
-        stored.append(held)
+        stored.append(inst.stored_tokens())
         compute.append(compute_s)
         memory.append(memory_s)
 

@@ -315,6 +315,11 @@ def max_good_rate(
     return float(rate) if rate is not None else 0.0
 
 
+# Eleven capped simulations (at most 1,000 requests each): bounded, but longer than a plain calculation, so
+# an expression that names this function may run this long (see calculators.expressions).
+max_good_rate.time_limit_s = 120.0  # type: ignore[attr-defined]
+
+
 # ----------------------------------------------------------------------------------- the KV handoff
 
 

@@ -207,7 +207,7 @@ class SimulationResult:
         t = self.token_times(request_id)
         return [b - a for a, b in itertools.pairwise(t)]
 
-    def as_dict(self, *, token_latencies: bool = False) -> dict[str, object]:
+    def as_dict(self, *, token_latencies: bool = False) -> dict[str, Any]:
         """Plain data for JSON and charts; ``token_latencies=True`` adds every inter-token latency."""
         requests = self.requests
         if token_latencies:

@@ -35,7 +35,6 @@ class Sequence:
         "gen_at_join",
         "generated",
         "id",
-        "instance",
         "join",
         "last_token_s",
         "output",
@@ -78,7 +77,6 @@ class Sequence:
         self.gaps: list[float] = []
         self.recompute_token_s: list[float] = []  # when the tokens written by a recompute prefill came
         self.preemptions = 0
-        self.instance = 0
 
 
 class Instance:
@@ -281,7 +279,11 @@ class Instance:
         self.done.append(seq)
 
     def stored_tokens(self) -> int:
-        """Tokens actually held in the cache now (what a perfect allocator would need)."""
+        """Tokens actually held in the cache now (what a perfect allocator would need): each decoding
+        sequence's next context less the token it has yet to write, and every prefill so far.
+        """
         n = len(self.decoding)
-        decoding = self.offset_sum + n * len(self.decode_ends) - n
-        return decoding + sum(s.prefilled for s in self.prefilling.values())
+        held = self.offset_sum + n * (len(self.decode_ends) - 1)
+        if self.prefilling:
+            held += sum(s.prefilled for s in self.prefilling.values())
+        return held

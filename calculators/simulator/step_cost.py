@@ -12,6 +12,11 @@ Two things keep this fast without changing any answer:
   ([q + 1] x r + [q] x (n - r)) instead of building each sequence's context every step.
 - Steps repeat: at the simple level without KV traffic the time depends only on the token counts, and the
   cost model is pure, so a repeated mix is looked up rather than recomputed.
+- Where attention is counted, a decode-only step of n sequences is a sum over operators of max(compute,
+  memory), each affine in the keys attended. Between two key counts where no operator changes which side of
+  its max it is on, the step time is therefore affine too, and a step in between is interpolated from the
+  two ends (exact up to float rounding). The adapter checks the two ends with the cost model and keeps the
+  line only when every operator is on the same side at both.
 
 The simulator manages KV memory itself (blocks, admission, preemption), so it asks the cost model to time
 steps with ``ignore_memory``: a step never holds more cache than the simulator's budget.
@@ -28,6 +33,7 @@ from calculators.passes import Setup, mixed_step
 StepTime = tuple[float, float, float]
 
 _MEMO_LIMIT = 50_000
+_LINE_STEPS = 512  # a line covers this many decode steps of its batch (keys grow by n per step)
 
 
 class StepCost:
@@ -43,6 +49,8 @@ class StepCost:
         self.window = setup.model.sliding_window
         self.needs_keys = setup.level != "simple" or setup.kv_traffic
         self._memo: dict[tuple[int, int, tuple[tuple[int, int], ...]], StepTime] = {}
+        # Decode-only steps by batch size: (keys at one end, keys at the other, times at each end).
+        self._lines: dict[int, tuple[int, int, StepTime, StepTime]] = {}
 
     def time(
         self,
@@ -55,16 +63,46 @@ class StepCost:
         cached before) pairs.
         """
         chunks = tuple(prefill_chunks)
+        if self.needs_keys and decode_tokens and not chunks:
+            return self._decode_only(decode_tokens, decode_keys)
         key = (decode_tokens, decode_keys if self.needs_keys else 0, chunks)
         hit = self._memo.get(key)
         if hit is not None:
             return hit
-        contexts: list[int] = []
-        if decode_tokens:
-            q, r = divmod(decode_keys, decode_tokens)
-            contexts = [q + 1] * r + [q] * (decode_tokens - r)
-        result = mixed_step(self.setup, decode_contexts=contexts, prefill_chunks=chunks)
-        timing = (result.time_s, result.compute_time_s, result.memory_time_s)
+        timing, _ = self._exact(decode_tokens, decode_keys, chunks)
         if len(self._memo) < _MEMO_LIMIT:
             self._memo[key] = timing
         return timing
+
+    def _decode_only(self, n: int, keys: int) -> StepTime:
+        line = self._lines.get(n)
+        if line is not None:
+            lo, hi, at_lo, at_hi = line
+            if lo <= keys <= hi:
+                f = (keys - lo) / (hi - lo)
+                return (
+                    at_lo[0] + (at_hi[0] - at_lo[0]) * f,
+                    at_lo[1] + (at_hi[1] - at_lo[1]) * f,
+                    at_lo[2] + (at_hi[2] - at_lo[2]) * f,
+                )
+        timing, sides = self._exact(n, keys, ())
+        far = keys + n * _LINE_STEPS
+        if self.window is not None:
+            far = min(far, n * self.window)  # no context attends more than the window
+        if far > keys:
+            at_far, far_sides = self._exact(n, far, ())
+            if far_sides == sides:
+                self._lines[n] = (keys, far, timing, at_far)
+        return timing
+
+    def _exact(
+        self, n: int, keys: int, chunks: tuple[tuple[int, int], ...]
+    ) -> tuple[StepTime, tuple[bool, ...]]:
+        """The cost model's time for the step, and which side of its max each operator is on."""
+        contexts: list[int] = []
+        if n:
+            q, r = divmod(keys, n)
+            contexts = [q + 1] * r + [q] * (n - r)
+        result = mixed_step(self.setup, decode_contexts=contexts, prefill_chunks=chunks)
+        sides = tuple(op.compute_time_s > op.memory_time_s for op in result.operators)
+        return (result.time_s, result.compute_time_s, result.memory_time_s), sides

@@ -21,13 +21,14 @@ from calculators.validation import fraction, positive_number
 
 def _row(rate: float, result: SimulationResult) -> dict[str, float | None]:
     s = result.summary
-    ttft, tpot, itl = s["ttft_s"], s["tpot_s"], s["itl_s"]
+    ttft, tpot, itl, queueing = s["ttft_s"], s["tpot_s"], s["itl_s"], s["queueing_s"]
     return {
         "rate_per_s": rate,
         "throughput_rps": s["throughput_rps"],
         "output_tokens_per_s": s["output_tokens_per_s"],
         "goodput_rps": s["goodput_rps"],
         "slo_attainment": s["slo_attainment"],
+        "queueing_p50_s": queueing["p50"],
         "ttft_p50_s": ttft["p50"],
         "ttft_p99_s": ttft["p99"],
         "tpot_p50_s": tpot["p50"],

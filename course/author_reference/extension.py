@@ -23,6 +23,7 @@ from markdown.preprocessors import Preprocessor
 
 from course.author_reference.sections import SECTIONS, section_markdown
 from course.lesson_format.problems import Problem
+from course.sanitising.source_files import load_yaml
 
 FENCE_RE = re.compile(
     r"^(?P<fence>`{3,}|~{3,})[ \t]*reference[ \t]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.MULTILINE | re.DOTALL
@@ -33,7 +34,7 @@ EXAMPLE = "section: gpu-presets"
 def parse_block(body: str) -> str:
     """The section a block names; raises ValueError saying what is expected."""
     try:
-        data = yaml.safe_load(body)
+        data = load_yaml(body)
     except yaml.YAMLError as error:
         raise ValueError(f"not valid YAML ({getattr(error, 'problem', error)})") from None
     if not isinstance(data, dict) or set(data) != {"section"}:

@@ -11,6 +11,7 @@ evaluating fails the build. :mod:`course.author_reference.extension` puts these 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import re
 from collections.abc import Callable, Iterable
@@ -149,7 +150,7 @@ def quantities(cls: type, reached_by: str) -> list[Quantity]:
     found: list[Quantity] = []
     comments = field_comments(cls)
     fields = {f.name for f in dataclasses.fields(cls)} if dataclasses.is_dataclass(cls) else set()
-    members = [(name, "field", None) for name in sorted(fields)]
+    members: list[tuple[str, str, Any]] = [(name, "field", None) for name in sorted(fields)]
     for name, member in sorted(vars(cls).items()):
         if name.startswith("_") or name in fields:
             continue
@@ -323,7 +324,7 @@ def precisions_markdown() -> str:
 
 SECTIONS: dict[str, Callable[[], str]] = {
     "expression-names": expression_names_markdown,
-    **{key: (lambda k=key: quantities_markdown(k)) for key in QUANTITY_SOURCES},
+    **{key: functools.partial(quantities_markdown, key) for key in QUANTITY_SOURCES},
     "units": units_markdown,
     "charts": charts_markdown,
     "widgets": widgets_markdown,

@@ -6,6 +6,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import course.benchmarks.edit_reload
 import course.benchmarks.simulator
 import course.notebooks.benchmark
 import course.widgets.benchmark  # noqa: F401 - each registers its figures with the harness

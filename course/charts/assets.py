@@ -75,7 +75,8 @@ def _generate() -> tuple[bytes, dict[str, str]]:
         "vega-lite": vl_convert.get_vegalite_versions()[-1],
         "vega-embed": vl_convert.get_vega_embed_version(),
     }
-    return vl_convert.javascript_bundle().encode("utf-8"), libraries
+    bundle: str = vl_convert.javascript_bundle()  # type: ignore[call-arg]  # snippet is optional; the stub says not
+    return bundle.encode("utf-8"), libraries
 
 
 def runtime_bytes(cache_dir: Path | None = None) -> bytes:
@@ -104,8 +105,8 @@ def runtime_bytes(cache_dir: Path | None = None) -> bytes:
 def referenced_specs(site_dir: Path) -> set[str]:
     """Spec keys that the built pages' charts fetch (``data-rp-spec``).
 
-    A figure that carries its spec inline (``data-rp-spec-inline``: notebook pages, whose HTML mkdocs-jupyter
-    caches apart from the chart cache) needs no file, so an emptied chart cache cannot break the build.
+    A figure that carries its spec inline (``data-rp-spec-inline``) needs no file. Notebook outputs lose
+    their inline specs to the sanitiser, so their charts fetch spec files like lessons' charts do.
     """
     keys: set[str] = set()
     for page in site_dir.rglob("*.html"):

@@ -32,6 +32,8 @@ from calculators.charts import CHARTS, ChartError, chart_data, chart_kind
 from calculators.charts.render import render_course_chart
 from course.charts.markup import figure_html
 from course.lesson_format.problems import Problem
+from course.sanitising.source_files import load_yaml
+from course.sanitising.trusted import store_trusted
 
 __all__ = ["ChartBlock", "ChartsExtension", "find_problems", "makeExtension", "parse_block", "render_block"]
 
@@ -51,7 +53,7 @@ class ChartBlock:
 def parse_block(source: str) -> ChartBlock:
     """Read a chart block's YAML; raises :class:`ChartError` naming the field and a fix."""
     try:
-        body = yaml.safe_load(source)
+        body = load_yaml(source)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -137,6 +139,16 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
     for line, body in _fence_blocks(markdown):
         try:
             block = parse_block(body)
+            if "<" in block.caption or ">" in block.caption:
+                problems.append(
+                    Problem(
+                        path,
+                        f"chart '{block.name}' caption",
+                        "is plain text: markup in it would show as written, not as HTML",
+                        "caption: The H100's roofline, with prefill and decode on it",
+                        line + _line_of(body, "caption"),
+                    )
+                )
             chart_data(block.name, **block.params)
         except ChartError as error:
             field = f"chart '{error.chart}'" + (
@@ -176,12 +188,12 @@ class ChartsExtension(Extension):
         configured = self.getConfig("cache_dir")
         cache_dir = Path(configured) if configured else None
 
-        def formatter(src: str = "", **_: Any) -> str:
-            return render_block(src, cache_dir)
+        def formatter(src: str = "", md: Markdown | None = None, **_: Any) -> str:
+            assert md is not None  # superfences passes the Markdown instance
+            return store_trusted(md, render_block(src, cache_dir))
 
-        md.preprocessors["fenced_code_block"].extension.extend_super_fences(
-            FENCE_NAME, formatter, _accept, None
-        )
+        fences: Any = md.preprocessors["fenced_code_block"]  # pymdownx.superfences' preprocessor
+        fences.extension.extend_super_fences(FENCE_NAME, formatter, _accept, None)
 
 
 def makeExtension(**kwargs: Any) -> ChartsExtension:

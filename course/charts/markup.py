@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from calculators.charts.render import RenderedChart, render_spec
-from course.charts.assets import runtime_pin
 
 MAX_TABLE_ROWS = 60  # beyond this a data table stops being a useful text alternative
 
@@ -53,7 +52,6 @@ def figure_html(
     note: str = "",
 ) -> str:
     """The figure for one rendered chart. ``chart`` names it (CSS, tests); ``note`` follows the table."""
-    pin = runtime_pin()
     label = escape(caption, quote=True)
     spec = ""
     if inline_spec:
@@ -65,8 +63,7 @@ def figure_html(
     inline_flag = "data-rp-spec-inline " if inline_spec else ""
     return (
         f'<figure class="rp-chart" data-rp-chart="{escape(chart, quote=True)}" data-rp-spec="{rendered.key}" '
-        f"{inline_flag}"
-        f'data-rp-runtime="{pin.site_path}" data-rp-integrity="{pin.integrity}">'
+        f"{inline_flag}>"
         f'<div class="rp-chart__view" role="img" aria-label="{label}" tabindex="0">{rendered.svg}</div>'
         f'<figcaption class="rp-chart__caption">{escape(caption)}</figcaption>'
         # Left out of the search index: a table of figures matches every query and helps none.
@@ -82,7 +79,9 @@ def _table_from_spec(spec: dict[str, Any]) -> tuple[list[str], list[list[Any]], 
     values = (spec.get("data") or {}).get("values")
     if isinstance(values, list):
         candidates.append(values)
-    records = max((c for c in candidates if c and isinstance(c[0], dict)), key=len, default=[])
+    records: list[dict[str, Any]] = max(
+        (c for c in candidates if c and isinstance(c[0], dict)), key=len, default=[]
+    )
     columns = list(dict.fromkeys(key for record in records for key in record))
     rows = [[record.get(column, "") for column in columns] for record in records[:MAX_TABLE_ROWS]]
     note = f"First {MAX_TABLE_ROWS} of {len(records)} rows." if len(records) > MAX_TABLE_ROWS else ""

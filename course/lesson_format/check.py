@@ -26,7 +26,7 @@ from typing import Any
 import yaml
 
 from course.lesson_format.lessons import load_course, parse_tracks, split_front_matter
-from course.lesson_format.problems import Problem
+from course.lesson_format.problems import Problem, docs_prefix
 from course.lesson_format.validation import (
     COURSE_PREFIX,
     DEFAULT_BLOCK_MODULES,
@@ -34,6 +34,7 @@ from course.lesson_format.validation import (
     block_validators,
     validate_page,
 )
+from course.sanitising.source_files import read_source
 
 CONFIG = "mkdocs.yml"
 PROG = "course.lesson_format.check"  # as run: python -m course.lesson_format.check
@@ -93,14 +94,17 @@ def page_problems(
     file: Path, shown_as: str, validators: Sequence[tuple[str, Validator]], docs_dir: Path
 ) -> list[Problem]:
     """Every block problem of one Markdown file, reported under the name ``shown_as``."""
-    return validate_page(file.read_text(encoding="utf-8"), shown_as, validators, docs_dir)
+    text, problems = read_source(file, shown_as)
+    return problems if text is None else validate_page(text, shown_as, validators, docs_dir)
 
 
 def outside_lesson_problems(file: Path, shown_as: str, docs_dir: Path) -> list[Problem]:
     """Front-matter problems of a file outside docs/ whose front matter names a track (a lesson)."""
     from course.lesson_format.lessons import TRACKS_FILE, parse_lesson
 
-    text = file.read_text(encoding="utf-8")
+    text, problems = read_source(file, shown_as)
+    if text is None:
+        return problems
     front, problems = split_front_matter(text, shown_as)
     if problems or front is None or "track" not in front.data:
         return problems
@@ -190,8 +194,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     problems, count = check(args.paths, settings)
-    prefix = settings.docs_dir.as_posix().rstrip("/") + "/"
-    prefix = "" if prefix in ("./", "/") else prefix
+    prefix = docs_prefix(settings.docs_dir)  # as the build prints them
     for problem in problems:
         print(format_problem(problem, prefix), end="\n\n")
     files = len({p.file for p in problems})

@@ -20,6 +20,9 @@ from typing import Any
 import yaml
 
 from course.lesson_format.problems import Problem
+from course.sanitising.front_matter import FIX as PLAIN_TEXT_FIX
+from course.sanitising.front_matter import plain_text_problem
+from course.sanitising.source_files import compose_yaml, docs_file_problem, load_yaml, read_source
 
 TRACKS_FILE = "tracks.yml"
 MAX_TAKEAWAYS = 6
@@ -37,7 +40,8 @@ OPTIONAL_FIELDS: Mapping[str, str] = {
     "prerequisites": "prerequisites: [memory-wall]",
 }
 # Keys MkDocs or Material understand on any page; allowed in lessons without being part of our schema.
-PASSTHROUGH_FIELDS = frozenset({"hide", "search", "status", "template", "description", "icon", "subtitle"})
+# Not ``template`` or ``icon``: a lesson does not choose which theme file renders it.
+PASSTHROUGH_FIELDS = frozenset({"hide", "search", "status", "description", "subtitle"})
 
 
 @dataclass(frozen=True)
@@ -140,8 +144,8 @@ def split_front_matter(text: str, path: str) -> tuple[FrontMatter | None, list[P
     source = match.group(1) or ""
     body_line = text.count("\n", 0, match.end()) + 1 + (0 if text[: match.end()].endswith("\n") else 1)
     try:
-        node = yaml.compose(source, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(source)
+        node = compose_yaml(source)
+        data = load_yaml(source)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         line = 2 + mark.line if mark is not None else 1
@@ -218,7 +222,7 @@ def parse_tracks(text: str, path: str = TRACKS_FILE) -> tuple[list[Track], list[
     """Parse docs/tracks.yml: a list of ``{key, title, summary, order}`` and optionally ``notebooks``."""
     example = "- key: foundations\n  title: The GPU and its memory\n  summary: One line.\n  order: 1"
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         return [], [
@@ -256,6 +260,10 @@ def parse_tracks(text: str, path: str = TRACKS_FILE) -> tuple[list[Track], list[
             problems.append(
                 Problem(path, f"{where} order", f"expected a whole number, got {order!r}", "order: 1")
             )
+            continue
+        title_problem = plain_text_problem(entry["title"])
+        if title_problem:
+            problems.append(Problem(path, f"{where} title", title_problem, PLAIN_TEXT_FIX))
             continue
         notebooks = entry.get("notebooks", "required")
         if notebooks not in NOTEBOOK_RULES:
@@ -390,6 +398,11 @@ def _describe(value: object) -> str:
     return f"{type(value).__name__} {value!r}"
 
 
+def _closest(word: object, candidates: list[str]) -> str | None:
+    close = difflib.get_close_matches(str(word), candidates, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
 def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesson | None, list[Problem]]:
     """Validate one lesson's front matter against the schema; ``path`` is relative to docs/."""
     keys = list(track_keys)
@@ -409,8 +422,12 @@ def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesso
         ]
     data, lines = front.data, front.key_lines
     problems = []
+    known = set(REQUIRED_FIELDS) | set(OPTIONAL_FIELDS) | PASSTHROUGH_FIELDS
+    # A misspelt field is one problem, not two ("titl" unknown and "title" missing): the unknown key says
+    # which field it looks like, and that field is not reported missing as well.
+    meant = {name: _closest(name, [f for f in known if f not in data]) for name in data if name not in known}
     for name, example in REQUIRED_FIELDS.items():
-        if name not in data:
+        if name not in data and name not in meant.values():
             problems.append(
                 Problem(
                     path,
@@ -420,19 +437,18 @@ def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesso
                     line=front.start_line,
                 )
             )
-    known = set(REQUIRED_FIELDS) | set(OPTIONAL_FIELDS) | PASSTHROUGH_FIELDS
-    for name in data:
-        if name not in known:
-            fields = ", ".join([*REQUIRED_FIELDS, *OPTIONAL_FIELDS])
-            problems.append(
-                Problem(
-                    path,
-                    name,
-                    f"is not a lesson field (known: {fields})",
-                    "remove it or fix its spelling",
-                    line=lines.get(name),
-                )
+    for name, guess in meant.items():
+        fields = ", ".join([*REQUIRED_FIELDS, *OPTIONAL_FIELDS])
+        hint = f"did you mean {guess!r}? " if guess else ""
+        problems.append(
+            Problem(
+                path,
+                name,
+                f"{hint}{name!r} is not a lesson field (known: {fields})",
+                f"rename it to `{guess}:`" if guess else "remove it or fix its spelling",
+                line=lines.get(name),
             )
+        )
 
     title = _text_field(data, "title", path, lines.get("title"), problems) if "title" in data else ""
     summary = _text_field(data, "summary", path, lines.get("summary"), problems) if "summary" in data else ""
@@ -486,7 +502,7 @@ def parse_lesson(path: str, text: str, track_keys: Iterable[str]) -> tuple[Lesso
                     line=lines.get("takeaways"),
                 )
             )
-        elif not 1 <= len(takeaways) <= MAX_TAKEAWAYS:
+        elif isinstance(takeaways, list) and not 1 <= len(takeaways) <= MAX_TAKEAWAYS:
             problems.append(
                 Problem(
                     path,
@@ -621,14 +637,18 @@ def load_course(docs_dir: Path | str) -> Course:
                 )
             ],
         )
-    tracks, problems = parse_tracks(tracks_path.read_text(encoding="utf-8"))
+    tracks_text, problems = read_source(tracks_path, TRACKS_FILE)
+    tracks, found = parse_tracks(tracks_text or "")
+    problems += found if tracks_text is not None else []
+    problems += [p for f in sorted(docs.rglob("*")) if f.is_file() and (p := _file_problem(f, docs))]
     keys = [t.key for t in tracks]
     lessons: list[Lesson] = []
     key_lines: dict[str, dict[str, int]] = {}
     for file in sorted(docs.rglob("*.md")):
         path = file.relative_to(docs).as_posix()
-        text = file.read_text(encoding="utf-8")
-        if not is_lesson_path(path, keys, text):
+        text, found = read_source(file, path)
+        problems += found
+        if text is None or not is_lesson_path(path, keys, text):
             continue
         lesson, found = parse_lesson(path, text, keys)
         problems.extend(found)
@@ -638,3 +658,11 @@ def load_course(docs_dir: Path | str) -> Course:
             key_lines[path] = front.key_lines if front else {}
     problems.extend(check_lessons(lessons, key_lines))
     return Course(tracks, lessons, problems)
+
+
+def _file_problem(file: Path, docs: Path) -> Problem | None:
+    """A file under docs/ of a kind lessons do not use (hidden files, such as .gitkeep, are not published)."""
+    path = file.relative_to(docs).as_posix()
+    if any(part.startswith(".") for part in file.relative_to(docs).parts):
+        return None
+    return docs_file_problem(path)

@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from course.lesson_format.lessons import Course
+from course.sanitising.front_matter import escape_text
 
 NavItem = str | dict[str, Any]
 
@@ -50,7 +51,23 @@ def build_nav(
         if section:
             nav.append({track.title: section})
     nav.extend(_other_pages([p for p in all_pages if p not in placed]))
-    return nav
+    return _escaped_titles(nav)
+
+
+def _escaped_titles(items: list[NavItem]) -> list[NavItem]:
+    """``items`` with every title escaped: Material prints navigation titles as HTML."""
+    escaped: list[NavItem] = []
+    for item in items:
+        if isinstance(item, dict):
+            escaped.append(
+                {
+                    escape_text(str(k)): _escaped_titles(v) if isinstance(v, list) else v
+                    for k, v in item.items()
+                }
+            )
+        else:
+            escaped.append(item)
+    return escaped
 
 
 def _other_pages(pages: list[str]) -> list[NavItem]:
@@ -125,9 +142,9 @@ def lesson_list_markdown(course: Course, track_key: str | None, *, from_track_fo
             # Numbered on from the written lessons, with no link: there is no page to go to yet.
             if lessons:
                 lines += ["", "*Planned, not yet written:*", ""]
-            for number, lesson in enumerate(planned, start=len(lessons) + 1):
-                lines.append(f"{number}. {lesson.title} *(planned)*  ")
-                lines.append(f"    {lesson.summary}")
+            for number, entry in enumerate(planned, start=len(lessons) + 1):
+                lines.append(f"{number}. {entry.title} *(planned)*  ")
+                lines.append(f"    {entry.summary}")
         blocks.append("\n".join(lines))
     return "\n\n".join(blocks) + "\n"
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import json
 import re
 import sys
@@ -100,6 +101,10 @@ def track_lessons(docs_dir: Path, track: Track) -> list[tuple[int, str]]:
     return sorted(found)
 
 
+def _field_line(field: str, value: str, _: re.Match[str]) -> str:
+    return f"{field}: {value}"
+
+
 def render_lesson(template: str, *, title: str, track: str, order: int, prerequisites: list[str]) -> str:
     """The template with its front matter filled in and the guide's section markers removed."""
     template = SECTION_MARKER_RE.sub("", template)
@@ -111,7 +116,7 @@ def render_lesson(template: str, *, title: str, track: str, order: int, prerequi
     }
     for field, value in values.items():
         template, count = re.subn(
-            rf"^{field}:.*$", lambda _, f=field, v=value: f"{f}: {v}", template, count=1, flags=re.M
+            rf"^{field}:.*$", functools.partial(_field_line, field, value), template, count=1, flags=re.M
         )
         if count != 1:
             raise ScaffoldError(f"the template {TEMPLATE} has no `{field}:` line; restore it")

@@ -14,8 +14,10 @@ import inspect
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from course.lesson_format.lessons import front_matter_prose_only, load_course
+from course.lesson_format.lessons import front_matter_prose_only, load_course, split_front_matter
 from course.lesson_format.problems import Problem
+from course.sanitising.front_matter import front_matter_problems
+from course.sanitising.source_files import read_source
 
 Validator = Callable[..., list[Problem]]
 # The course's own extensions; third-party ones (pymdownx, toc, ...) have no find_problems to look for.
@@ -23,7 +25,7 @@ COURSE_PREFIX = "course."
 
 # The lesson blocks, in the order their problems are most useful to read.
 DEFAULT_BLOCK_MODULES: tuple[str, ...] = (
-    "course.safety.extension",
+    "course.sanitising.extension",
     "course.numbers.extension",
     "course.math.extension",
     "course.charts.extension",
@@ -54,7 +56,9 @@ def validate_page(
     are prose the reader sees, and a figure quoted there is checked like any other.
     """
     source = front_matter_prose_only(text)
-    problems: list[Problem] = []
+    front, problems = split_front_matter(text, path)
+    if front is not None:
+        problems += front_matter_problems(front.data, path, front.key_lines)
     for name, function in validators:
         keywords = {"docs_dir": str(docs_dir)} if "docs_dir" in inspect.signature(function).parameters else {}
         try:
@@ -78,9 +82,8 @@ def validate_docs(docs_dir: str | Path, module_names: Iterable[str] = DEFAULT_BL
     problems = list(course.problems)
     validators = block_validators(module_names)
     for file in sorted(docs.rglob("*.md")):
-        problems.extend(
-            validate_page(
-                file.read_text(encoding="utf-8"), file.relative_to(docs).as_posix(), validators, docs
-            )
-        )
+        path = file.relative_to(docs).as_posix()
+        text, _ = read_source(file, path)  # a file that cannot be read is already among the course's problems
+        if text is not None:
+            problems.extend(validate_page(text, path, validators, docs))
     return sorted(problems, key=lambda p: (p.file, p.line or 0, p.field))

@@ -24,6 +24,7 @@ from markdown.preprocessors import Preprocessor
 from course.lesson_format.lessons import load_course
 from course.lesson_format.navigation import lesson_list_markdown
 from course.lesson_format.problems import Problem
+from course.sanitising.source_files import load_yaml
 
 FENCE_RE = re.compile(
     r"^(?P<fence>`{3,}|~{3,})[ \t]*lessons[ \t]*\n(?P<body>.*?)^(?P=fence)[ \t]*$", re.MULTILINE | re.DOTALL
@@ -32,7 +33,7 @@ FENCE_RE = re.compile(
 
 def parse_block(body: str) -> str | None:
     """The track named by a block's YAML body (None: all tracks); raises ValueError with the reason."""
-    data = yaml.safe_load(body) if body.strip() else {}
+    data = load_yaml(body) if body.strip() else {}
     if not isinstance(data, dict) or set(data) - {"track"}:
         raise ValueError("the lessons block takes only `track: <key>` (or nothing, for every track)")
     track = data.get("track")

@@ -19,6 +19,7 @@ from markdown.preprocessors import Preprocessor
 
 from course.code_regions import line_of, prose_only
 from course.lesson_format.problems import Problem
+from course.sanitising.trusted import store_trusted
 
 DISPLAY_RE = re.compile(r"(?<!\\)\$\$(?P<tex>.+?)(?<!\\)\$\$", re.DOTALL)
 # Inline: no space just inside the dollars and no digit right after the closing one, so "$5 or $10" is prose.
@@ -100,7 +101,7 @@ class DisplayMathPreprocessor(Preprocessor):
             html = f'<div class="rp-math rp-math--display">{mathml}</div>'
         except MathError as error:
             html = _error_html(str(error))
-        placeholder = self.md.htmlStash.store(html)
+        placeholder = store_trusted(self.md, html)
         # A stashed block must stand alone in its paragraph (at its indent) to be put back as a block.
         return f"\n\n{indent}{placeholder}\n\n{indent}" if indent.strip() == "" else placeholder
 
@@ -108,12 +109,14 @@ class DisplayMathPreprocessor(Preprocessor):
 class InlineMathProcessor(InlineProcessor):
     """``$...$`` in running text; runs before escapes and emphasis so backslashes and ``_`` reach LaTeX."""
 
-    def handleMatch(self, m: re.Match[str], data: str) -> tuple[str, int, int]:
+    def handleMatch(  # type: ignore[override]  # InlineProcessor's (m, data); the stubs give Pattern's
+        self, m: re.Match[str], data: str
+    ) -> tuple[str, int, int]:
         try:
             html = f'<span class="rp-math">{to_mathml(m.group("tex"), display=False)}</span>'
         except MathError as error:
             html = _error_html(str(error))
-        return self.md.htmlStash.store(html), m.start(0), m.end(0)
+        return store_trusted(self.md, html), m.start(0), m.end(0)
 
 
 class MathExtension(Extension):

@@ -29,7 +29,10 @@ from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import yaml
+
 from course.lesson_format.lessons import Course
+from course.lesson_format.navigation import NavItem
 from course.lesson_format.problems import Problem
 
 NOTEBOOK_FOLDER = "notebooks"
@@ -104,17 +107,20 @@ def missing_notebooks(course: Course, notebooks: Iterable[Notebook]) -> list[Pro
 
 
 def parse_notebook(path: str, text: str, course: Course) -> tuple[Notebook | None, list[Problem]]:
-    """Check one notebook's jupytext header and title; never raises, returns the problems found instead."""
-    import jupytext
+    """Check one notebook's jupytext header and title; never raises, returns the problems found instead.
 
+    The header and the first heading are read here directly, not through jupytext: importing jupytext takes
+    seconds (tornado, jsonschema), longer than the whole of ``check`` should. The build still converts and
+    runs every notebook with jupytext, so a file jupytext cannot read fails there.
+    """
     try:
-        notebook = jupytext.reads(text, fmt="py:percent")
-    except Exception as error:  # jupytext raises several kinds; any of them means the file cannot be read
+        header = _header_metadata(text)
+    except yaml.YAMLError as error:
         return None, [
-            Problem(path, "notebook", f"jupytext cannot read it ({error})", "fix the percent format")
+            Problem(path, "notebook", f"its jupytext header is not valid YAML ({error})", HEADER_EXAMPLE)
         ]
     problems: list[Problem] = []
-    settings = notebook.metadata.get(METADATA_KEY)
+    settings = header.get(METADATA_KEY)
     lesson_id = settings.get("lesson") if isinstance(settings, Mapping) else None
     if not isinstance(lesson_id, str) or not lesson_id:
         problems.append(
@@ -135,7 +141,7 @@ def parse_notebook(path: str, text: str, course: Course) -> tuple[Notebook | Non
                 "use the file stem of a lesson, e.g. `lesson: prefill-vs-decode`",
             )
         )
-    title = _first_heading(notebook.cells)
+    title = _first_heading(text)
     if title is None:
         problems.append(
             Problem(
@@ -150,19 +156,37 @@ def parse_notebook(path: str, text: str, course: Course) -> tuple[Notebook | Non
     return Notebook(path, title, lesson_id), []
 
 
-def _first_heading(cells: Iterable[Any]) -> str | None:
-    for cell in cells:
-        if cell.cell_type != "markdown":
-            continue
-        match = re.search(r"^# +(.+?)\s*$", cell.source, re.MULTILINE)
-        if match:
+def _header_metadata(text: str) -> Mapping[str, Any]:
+    """The ``jupyter:`` mapping of a percent-format file's header (``# ---`` ... ``# ---`` at the top)."""
+    lines = text.splitlines()
+    start = 0
+    while start < len(lines) and lines[start].startswith("#") and lines[start].rstrip() != "# ---":
+        start += 1  # a shebang or an encoding line may come first
+    if start == len(lines) or lines[start].rstrip() != "# ---":
+        return {}
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].rstrip() == "# ---"), None)
+    if end is None:
+        return {}
+    body = "\n".join(line[2:] if line.startswith("# ") else line[1:] for line in lines[start + 1 : end])
+    header = yaml.safe_load(body) or {}
+    jupyter = header.get("jupyter") if isinstance(header, Mapping) else None
+    return jupyter if isinstance(jupyter, Mapping) else {}
+
+
+def _first_heading(text: str) -> str | None:
+    """The first ``# `` heading of a Markdown cell (``# # Title`` in percent format)."""
+    in_markdown = False
+    for line in text.splitlines():
+        if line.startswith("# %%"):
+            in_markdown = bool(re.match(r"# %%.*\[(markdown|md)\]", line))
+        elif in_markdown and (match := re.match(r"^# # +(.+?)\s*$", line)):
             return match.group(1)
     return None
 
 
-def nav_companions(notebooks: Iterable[Notebook], course: Course) -> dict[str, list[dict[str, str]]]:
+def nav_companions(notebooks: Iterable[Notebook], course: Course) -> dict[str, list[NavItem]]:
     """Navigation entries to place right after each lesson (its notebooks): ``{lesson: [{title: path}]}``."""
-    companions: dict[str, list[dict[str, str]]] = {}
+    companions: dict[str, list[NavItem]] = {}
     for notebook in sorted(notebooks, key=lambda n: n.path):
         lesson = course.lesson_by_id(notebook.lesson)
         if lesson is not None:
@@ -189,6 +213,23 @@ def outputs_fingerprint(project_root: str | Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def use_local_kernel_sockets() -> bool:
+    """Make the kernels that execute the notebooks listen on Unix sockets instead of TCP ports (POSIX only).
+
+    jupyter_client starts a kernel on five TCP ports of 127.0.0.1 by default, which any local user can reach
+    and which ipykernel warns about on every start ("running over TCP without encryption", twice a build).
+    IPC sockets sit next to the kernel's connection file in Jupyter's per-user runtime folder. mkdocs-jupyter
+    gives no way to configure its kernel manager, so the default of jupyter_client's trait is set here.
+    Returns whether it did (not on Windows, which has no IPC transport).
+    """
+    if os.name == "nt":
+        return False
+    from jupyter_client.connect import ConnectionFileMixin
+
+    ConnectionFileMixin.class_traits()["transport"].default_value = "ipc"
+    return True
+
+
 def execution_cache_dir(cache_root: str | Path, fingerprint: str) -> Path:
     """The cache folder for this fingerprint; folders of other fingerprints (stale outputs) are removed."""
     root = Path(cache_root)
@@ -211,16 +252,63 @@ _EXTERNAL_SCRIPTS = (
 )
 
 
+_FIRST_CELL_RE = re.compile(r'<div class="jp-Cell ')
+# Markup in a cell's output that only a script-running page would want: the sanitiser drops it, and the build
+# says so (a warning, which fails the strict build), so that a hostile notebook does not pass silently.
+_DANGEROUS_OUTPUT = (
+    (re.compile(r"<script\b(?![^>]*application/json)", re.IGNORECASE), "a <script>"),
+    (re.compile(r"<[a-zA-Z][^<>]*\son[a-zA-Z]+\s*=", re.IGNORECASE), "an inline event handler"),
+    (re.compile(r"<[a-zA-Z][^<>]*=\s*[\"']?\s*(?:javascript|vbscript):", re.IGNORECASE), "a script URL"),
+    (
+        re.compile(r"<(?:iframe|object|embed|base|form|meta)\b", re.IGNORECASE),
+        "a frame, object, form or <base>",
+    ),
+)
+
+
+def dangerous_output(cells: str) -> list[str]:
+    """What in a notebook's rendered cells would run script or leave the page, before sanitising."""
+    return [what for pattern, what in _DANGEROUS_OUTPUT if pattern.search(cells)]
+
+
+def sanitise_cells(content: str, notebook_path: str = "a notebook") -> str:
+    """The notebook page with its cells (code, Markdown and every output) sanitised by allow-list.
+
+    What comes before the first cell is mkdocs-jupyter's template (its stylesheets); a notebook cannot write
+    there. The cells are the contributor's: their outputs may hold any HTML the code printed, so they get the
+    lessons' allow-list plus the static SVG of charts (see ``sanitise_notebook_html`` in
+    :mod:`course.sanitising.policy`).
+    """
+    from course.sanitising.policy import sanitise_notebook_html
+
+    first = _FIRST_CELL_RE.search(content)
+    if first is None:
+        return sanitise_notebook_html(content)
+    found = dangerous_output(content[first.start() :])
+    if found:
+        import logging
+
+        logging.getLogger("mkdocs.hooks.notebooks").warning(
+            "%s: its output holds %s, which the site removes; a notebook shows results, it runs no script "
+            "in the reader's browser. Fix: display text, tables or charts (enable_course_charts) instead",
+            notebook_path,
+            ", ".join(found),
+        )
+    head = "".join(re.findall(r"<style[^>]*>.*?</style>", content[: first.start()], flags=re.DOTALL))
+    return head + '<div class="jp-Notebook">' + sanitise_notebook_html(content[first.start() :]) + "</div>"
+
+
 def finish_notebook_page(content: str, notebook: Notebook, lesson_title: str, lesson_url: str) -> str:
     """Strip the template's CDN scripts from a rendered notebook; open it with its lesson and download links.
 
     Raises ``ValueError`` if anything in the page would still load from another host, so that a new
     nbconvert template cannot quietly bring a CDN back.
     """
-    from course.safety.external_loads import html_loads, js_loads
+    from course.sanitising.external_loads import html_loads, js_loads
 
     for pattern in _EXTERNAL_SCRIPTS:
         content = pattern.sub("", content)
+    content = sanitise_cells(content, notebook.path)
     # html_loads reads tags and styles; js_loads also catches import()/fetch() of a URL in an inline script
     external = [url for _, url in html_loads(content)] + js_loads(content)
     if external:

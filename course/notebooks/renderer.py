@@ -22,7 +22,8 @@ def course_chart_config() -> dict[str, Any]:
 
     from calculators.charts.specs import themed
 
-    config: dict[str, Any] = themed(alt.Chart(alt.Data(values=[])).mark_point()).to_dict()["config"]
+    data = alt.Data(values=[])  # type: ignore[no-untyped-call]  # Altair's generated classes are untyped
+    config: dict[str, Any] = themed(alt.Chart(data).mark_point()).to_dict()["config"]
     return config
 
 

@@ -31,6 +31,7 @@ from markdown.util import AtomicString
 from calculators.expressions import ExpressionError, evaluate_number
 from calculators.units import UNITS, format_value
 from course.lesson_format.problems import Problem
+from course.sanitising.trusted import store_trusted
 
 NUMBER_RE = re.compile(r"\{\{(?P<body>.+?)\}\}")
 CLAIM_RE = re.compile(r"""^\s*(?P<q>["'])(?P<text>.*?)(?P=q)\s*==\s*(?P<rest>.+)$""", re.DOTALL)
@@ -190,7 +191,7 @@ def evaluate_reference(reference: NumberReference) -> Evaluated:
             None,
             reference.quoted or reference.source.strip(),
             str(error),
-            "use a name the calculators know, e.g. Scenario().decode().time_s",
+            error.fix,
         )
     computed = format_value(value, reference.unit, digits=reference.digits, decimals=reference.decimals)
     if not reference.is_claim:
@@ -323,8 +324,11 @@ def render_html(source: str) -> etree.Element:
 class NumberInlineProcessor(InlineProcessor):
     """Replaces ``{{ ... }}`` in prose (code spans and fences are left alone: they are handled earlier)."""
 
-    def handleMatch(self, m: re.Match[str], data: str) -> tuple[etree.Element, int, int]:
-        return render_html(html.unescape(m.group("body"))), m.start(0), m.end(0)
+    def handleMatch(  # type: ignore[override]  # InlineProcessor's (m, data); the stubs give Pattern's
+        self, m: re.Match[str], data: str
+    ) -> tuple[str, int, int]:
+        span = etree.tostring(render_html(html.unescape(m.group("body"))), encoding="unicode")
+        return store_trusted(self.md, span), m.start(0), m.end(0)
 
 
 class NumbersExtension(Extension):

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin
 
 from bs4 import BeautifulSoup, Comment, Tag
@@ -255,7 +256,7 @@ def adapt_page(article: Tag, chapter: Chapter, targets: dict[str, str], info: Si
         if match:
             level = int(match.group(1))
             tag.name = f"h{min(level + shift, 6)}"
-            tag["class"] = [*_classes(tag), f"rp-h{level}"]
+            tag["class"] = " ".join([*_classes(tag), f"rp-h{level}"])
         if tag.name in ("img", "iframe") and tag.has_attr("loading"):
             del tag["loading"]
         _rewrite_references(tag, chapter, targets, info)
@@ -264,8 +265,8 @@ def adapt_page(article: Tag, chapter: Chapter, targets: dict[str, str], info: Si
 
 
 def _classes(tag: Tag) -> list[str]:
-    value = tag.get("class") or []
-    return value.split() if isinstance(value, str) else list(value)
+    value: Any = tag.get("class") or []
+    return value.split() if isinstance(value, str) else [str(name) for name in value]
 
 
 def _rewrite_references(tag: Tag, chapter: Chapter, targets: dict[str, str], info: SiteInfo) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pypdf import PdfReader, PdfWriter
+from pypdf.constants import PageLabelStyle
 from pypdf.generic import Fit
 
 from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
@@ -179,7 +180,7 @@ def _around(text: str, match: re.Match[str]) -> str:
 def chapter_pages(reader: PdfReader) -> dict[str, int]:
     """The page (1 = first page of the body) where each chapter starts, from the PDF's named destinations."""
     return {
-        name.lstrip("/"): reader.get_destination_page_number(destination) + 1
+        name.lstrip("/"): (reader.get_destination_page_number(destination) or 0) + 1
         for name, destination in reader.named_destinations.items()
         if name.lstrip("/").startswith(("page-", "part-"))
     }
@@ -188,7 +189,9 @@ def chapter_pages(reader: PdfReader) -> dict[str, int]:
 def _print_cover(page: Any, site_dir: Path, paper: str) -> bytes:
     page.goto((site_dir / COVER_PAGE).as_uri(), wait_until="load")
     page.evaluate("document.fonts.ready.then(() => true)")
-    cover = page.pdf(format=PAPERS[paper][0], print_background=True, margin=dict.fromkeys(MARGIN_MM, "0"))
+    cover: bytes = page.pdf(
+        format=PAPERS[paper][0], print_background=True, margin=dict.fromkeys(MARGIN_MM, "0")
+    )
     pages = len(PdfReader(io.BytesIO(cover)).pages)
     if pages != 1:
         raise PdfError(f"the cover takes {pages} pages; it must fit on one (see print.css, .rp-cover)")
@@ -225,7 +228,7 @@ def assemble(cover: bytes, body: bytes, info: dict[str, str], headings: list[str
     )
     writer.set_page_label(0, 0, prefix="Cover")
     if len(writer.pages) > 1:
-        writer.set_page_label(1, len(writer.pages) - 1, style="/D", start=1)
+        writer.set_page_label(1, len(writer.pages) - 1, style=PageLabelStyle.DECIMAL, start=1)
     writer.page_mode = "/UseOutlines"
     out = io.BytesIO()
     writer.write(out)

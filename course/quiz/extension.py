@@ -17,6 +17,7 @@ from markdown import Extension, Markdown
 
 from course.quiz.html import render_issues, render_quiz
 from course.quiz.model import find_problems, parse_quiz
+from course.sanitising.trusted import store_trusted
 
 __all__ = ["QuizExtension", "find_problems", "format_quiz", "makeExtension"]
 
@@ -48,7 +49,8 @@ class QuizExtension(Extension):
             md.preprocessors["fenced_code_block"], "extension"
         ):
             md.registerExtensions(["pymdownx.superfences"], {})
-        superfences = md.preprocessors["fenced_code_block"].extension
+        fences: Any = md.preprocessors["fenced_code_block"]  # pymdownx.superfences' preprocessor
+        superfences = fences.extension
         superfences.extend_super_fences(
             FENCE_NAME,
             _formatter,
@@ -66,7 +68,7 @@ def _formatter(
 ) -> str:
     # Superfences calls formatters with keywords only; this adapts them to format_quiz's plain signature.
     assert md is not None
-    return format_quiz(src, language, FENCE_NAME, options or {}, md, **kwargs)
+    return store_trusted(md, format_quiz(src, language, FENCE_NAME, options or {}, md, **kwargs))
 
 
 def makeExtension(**kwargs: Any) -> QuizExtension:

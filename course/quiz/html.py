@@ -17,6 +17,7 @@ import markdown
 
 from calculators.units import UNITS, format_value
 from course.quiz.model import ChoiceQuestion, Issue, NumericQuestion, Quiz
+from course.sanitising.policy import sanitise_html
 
 LETTERS = string.ascii_uppercase
 
@@ -24,7 +25,8 @@ LETTERS = string.ascii_uppercase
 def inline_renderer() -> Callable[[str], str]:
     """Render a short text's inline Markdown (code, emphasis, links), with raw HTML shown as text.
 
-    Quiz text is content: it may format, never inject markup or scripts.
+    Quiz text is content: it may format, never inject markup or scripts; links go through the same
+    allow-list as lessons (no ``javascript:``), since the quiz's HTML is inserted as trusted.
     """
     md = markdown.Markdown()
     md.preprocessors.deregister("html_block")
@@ -32,7 +34,7 @@ def inline_renderer() -> Callable[[str], str]:
 
     def render(text: str) -> str:
         md.reset()
-        out = md.convert(text).strip()
+        out = sanitise_html(md.convert(text)).strip()
         if out.startswith("<p>") and out.endswith("</p>") and out.count("<p>") == 1:
             out = out[3:-4]
         return out

@@ -22,6 +22,7 @@ import yaml
 from calculators.expressions import ExpressionError, evaluate_number
 from calculators.units import UNITS
 from course.lesson_format.problems import Problem
+from course.sanitising.source_files import MAX_YAML_CHARS, BoundedLoader
 
 Kind = Literal["single", "multiple", "numeric"]
 KINDS: tuple[Kind, ...] = ("single", "multiple", "numeric")
@@ -135,8 +136,8 @@ class _LocatedDict(dict[Any, Any]):
     duplicate_keys: list[tuple[Any, int]]
 
 
-class _LocatingLoader(yaml.SafeLoader):
-    """SafeLoader whose mappings are :class:`_LocatedDict` (PyYAML drops positions and duplicate keys)."""
+class _LocatingLoader(BoundedLoader):
+    """Alias-free SafeLoader whose mappings are :class:`_LocatedDict` (PyYAML drops positions, duplicates)."""
 
 
 def _construct_located_map(loader: _LocatingLoader, node: yaml.MappingNode) -> Iterator[_LocatedDict]:
@@ -158,9 +159,27 @@ def _construct_located_map(loader: _LocatingLoader, node: yaml.MappingNode) -> I
 _LocatingLoader.add_constructor("tag:yaml.org,2002:map", _construct_located_map)
 
 
+def _closest(word: str, known: tuple[str, ...]) -> str | None:
+    """The known name ``word`` most looks like, ignoring case (``flop/byte`` is ``FLOP/byte``)."""
+    by_lower = {name.lower(): name for name in known}
+    close = difflib.get_close_matches(word.lower(), list(by_lower), n=1)
+    return by_lower[close[0]] if close else None
+
+
 def _suggest(word: str, known: tuple[str, ...]) -> str:
     close = difflib.get_close_matches(str(word), known, n=1)
     return f"did you mean {close[0]!r}? " if close else ""
+
+
+def _unit_fix(unit: object) -> str:
+    """``unit: FLOP/byte`` for a near miss; otherwise an example, with what a unit does."""
+    close = _closest(str(unit), tuple(UNITS))
+    if close:
+        return f"unit: {close}"
+    return (
+        "unit: ms, for example (the answer expression gives base units: seconds, bytes, FLOP; the unit "
+        "converts it to what the reader types)"
+    )
 
 
 class _Checker:
@@ -328,8 +347,7 @@ def _parse_numeric(
         check.add(
             f"{where} field 'unit'",
             f"must be one of {', '.join(UNITS)}, got {unit!r}",
-            f"{_suggest(unit, tuple(UNITS))}unit: ms (the answer expression gives base units: seconds, bytes,"
-            " FLOP; the unit converts it to what the reader types)",
+            _unit_fix(unit),
             lines.get("unit", question.line),
         )
         unit = "number"
@@ -394,6 +412,10 @@ def parse_quiz(source: str) -> ParsedQuiz:
     """Read one quiz block's YAML; never raises on bad content, it returns every issue instead."""
     check = _Checker()
     try:
+        if len(source) > MAX_YAML_CHARS:
+            raise yaml.YAMLError(
+                f"the quiz is {len(source):,} characters; at most {MAX_YAML_CHARS:,} are read"
+            )
         data = yaml.load(source, Loader=_LocatingLoader)
     except yaml.MarkedYAMLError as error:
         mark = error.problem_mark or error.context_mark
@@ -457,7 +479,7 @@ def parse_quiz(source: str) -> ParsedQuiz:
             check.add(
                 f"{where} field 'kind'",
                 f"must be one of {', '.join(KINDS)}, got {kind!r}",
-                f"{_suggest(str(kind), KINDS)}kind: single",
+                f"kind: {_closest(str(kind), KINDS) or 'single'}",
                 raw.key_lines.get("kind", raw.line),
             )
             continue
@@ -509,7 +531,7 @@ def find_quiz_fences(markdown: str, first_line: int = 1) -> list[QuizFence]:
 def find_problems(markdown: str, path: str, *, first_line: int = 1) -> list[Problem]:
     """Every problem of every quiz in a page, with file lines; also ids repeated across a page's quizzes.
 
-    ``path`` is the page's path relative to docs/ (e.g. ``serving/prefill-vs-decode.md``); ``first_line``
+    ``path`` is the page's path relative to docs/ (e.g. ``inference/prefill-vs-decode.md``); ``first_line``
     is the file line where ``markdown`` starts (see :func:`find_quiz_fences`).
     """
     problems: list[Problem] = []

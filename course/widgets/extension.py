@@ -25,8 +25,8 @@ from calculators.browser import prefill_decode, roofline_explorer, serving_simul
 from calculators.charts.render import render_course_chart
 from course.charts.markup import figure_html
 from course.lesson_format.problems import Problem
-from course.widgets.package import widget_package
-from course.widgets.runtime import pyodide_site_path
+from course.sanitising.source_files import load_yaml
+from course.sanitising.trusted import store_trusted
 
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*widget\s*$")
 TITLES = {
@@ -241,7 +241,7 @@ ALLOWED_KEYS = {
 def parse_block(body: str) -> tuple[str, dict[str, Any]]:
     """Read a widget block's YAML: returns (name, defaults); raises :class:`WidgetError` with a fix."""
     try:
-        data = yaml.safe_load(body) or {}
+        data = load_yaml(body) or {}
     except yaml.YAMLError as error:
         raise WidgetError(
             f"widget block: the YAML does not parse ({error})", "widget", "write `name: prefill-decode`"
@@ -280,14 +280,10 @@ def render_widget(name: str, defaults: dict[str, Any], widget_id: str | None = N
         ) from None
     widget_id = widget_id or f"widget-{name}"
     controls, results, figures, assumptions = BODIES[name](widget_id, result)
-    package = widget_package()
     data = _attrs(
         id=widget_id,
         data_widget=name,
         data_defaults=json.dumps(result["state"], separators=(",", ":")),
-        data_package=package.path,
-        data_package_sha256=package.sha256,
-        data_pyodide=pyodide_site_path(),
         aria_labelledby=f"{widget_id}-title",
     )
     return (
@@ -389,7 +385,7 @@ class WidgetPreprocessor(Preprocessor):
             seen[name] = seen.get(name, 0) + 1
             widget_id = f"widget-{name}" + (f"-{seen[name]}" if seen[name] > 1 else "")
             html = render_widget(name, defaults, widget_id)
-            out += ["", self.md.htmlStash.store(html), ""]
+            out += ["", store_trusted(self.md, html), ""]
             index = end + 1
         return out
 

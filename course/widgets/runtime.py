@@ -21,7 +21,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from course.widgets.package import write_package
+from course.widgets.package import widget_package, write_package
 
 ROOT = Path(__file__).resolve().parents[2]
 # The files a module worker fetches to start Pyodide; the rest of the npm package (typings, consoles, the
@@ -70,10 +70,13 @@ def npm_install_needed(root: Path = ROOT) -> bool:
     )
 
 
-def ensure_npm_packages(root: Path = ROOT) -> None:
-    """Run ``npm ci --ignore-scripts`` when node_modules is missing or older than the lock file."""
+def ensure_npm_packages(root: Path = ROOT) -> bool:
+    """Run ``npm ci --ignore-scripts`` when node_modules is missing or older than the lock file.
+
+    Returns whether it installed anything (the session says "installed" only then).
+    """
     if not npm_install_needed(root):
-        return
+        return False
     npm = shutil.which("npm")
     if npm is None:
         raise FrontendAssetError(
@@ -88,6 +91,7 @@ def ensure_npm_packages(root: Path = ROOT) -> None:
             f"`npm ci --ignore-scripts` failed in {root}:\n{result.stdout}{result.stderr}"
         )
     (root / "node_modules" / MARKER).write_text(_lock_digest(root) + "\n", encoding="utf-8")
+    return True
 
 
 def copy_pyodide(site_dir: Path, root: Path = ROOT) -> Path:
@@ -127,24 +131,56 @@ def _link_or_copy(origin: Path, copy: Path) -> None:
 
 
 def install_into_site(site_dir: Path | str, root: Path = ROOT) -> None:
-    """What the widgets need at run time, put into a built site: Pyodide and the calculators archive.
+    """What the widgets need at run time, put into a built site: Pyodide, the calculators archive, and
+    the runtime config that says where they are.
 
-    Their charts use the course's pinned Vega runtime, which course.chart_assets copies in.
+    Their charts use the course's pinned Vega runtime, which course.charts.assets copies in.
     """
     site = Path(site_dir)
     ensure_npm_packages(root)
     copy_pyodide(site, root)
     write_package(site)
+    write_runtime_config(site)
+
+
+RUNTIME_CONFIG = "assets/ridgepoint/runtime.json"
+
+
+def runtime_config() -> dict[str, object]:
+    """Where the scripts find their runtimes, relative to ``assets/``, with the hashes that pin them.
+
+    charts.js, widgets.js and the widget worker read this file (written by the build) and nothing from the
+    page: a lesson that writes ``data-pyodide=...`` or ``data-rp-runtime=...`` changes nothing.
+    """
+    from course.charts.assets import runtime_pin
+
+    vega, package = runtime_pin(), widget_package()
+    return {
+        "vega": {"src": f"ridgepoint/{vega.site_path}", "integrity": vega.integrity},
+        "pyodide": pyodide_site_path(),
+        "package": {"src": package.path, "sha256": package.sha256},
+    }
+
+
+def write_runtime_config(site_dir: Path) -> Path:
+    """Write :func:`runtime_config` into the built site."""
+    target = site_dir / RUNTIME_CONFIG
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(runtime_config(), indent=1) + "\n", encoding="utf-8")
+    return target
 
 
 def main() -> int:
     try:
-        ensure_npm_packages()
+        installed = ensure_npm_packages()
     except FrontendAssetError as error:
         print(f"frontend assets: {error}", file=sys.stderr)
         return 1
-    print(f"frontend assets: pyodide {locked_version()} installed in node_modules/ from package-lock.json")
-    return 0
+    if installed:
+        print(
+            f"frontend assets: pyodide {locked_version()} installed in node_modules/ from package-lock.json"
+        )
+    return 0  # up to date: nothing to say
 
 
 if __name__ == "__main__":

@@ -9,17 +9,32 @@
   "use strict";
   const here = document.currentScript ? document.currentScript.src : location.href;
   const BASE = new URL(".", here); // this file is assets/ridgepoint/charts.js; runtime and specs sit beside it
+  const ASSETS = new URL("../", BASE);
+  // Where the Vega runtime is and its hash come from the build's runtime.json, never from the page.
+  let config = null;
+  function runtimeConfig() {
+    if (!config) {
+      config = fetch(new URL("runtime.json", BASE)).then((response) => {
+        if (!response.ok) throw new Error(`runtime.json: HTTP ${response.status}`);
+        return response.json();
+      });
+      config.catch(() => (config = null));
+    }
+    return config;
+  }
   const TRIGGERS = ["pointerenter", "focusin", "touchstart"];
   const embeds = new Map(); // figure -> Promise of vega-embed's result ({view, finalize})
   let runtime = null; // Promise of vegaEmbed
 
-  function loadRuntime(figure) {
+  function loadRuntime() {
     if (typeof window.vegaEmbed === "function") return Promise.resolve(window.vegaEmbed);
     if (!runtime) {
-      runtime = new Promise((resolve, reject) => {
+      runtime = runtimeConfig().then(({ vega }) => new Promise((resolve, reject) => {
+        const src = new URL(vega.src, ASSETS);
+        if (src.origin !== location.origin) throw new Error("the chart runtime must come from this site");
         const script = document.createElement("script");
-        script.src = new URL(figure.dataset.rpRuntime, BASE).href;
-        if (figure.dataset.rpIntegrity) script.integrity = figure.dataset.rpIntegrity;
+        script.src = src.href;
+        script.integrity = vega.integrity;
         script.async = true;
         script.onload = () =>
           typeof window.vegaEmbed === "function"
@@ -30,7 +45,8 @@
           reject(new Error("the chart runtime could not be loaded"));
         };
         document.head.appendChild(script);
-      });
+      }));
+      runtime.catch(() => (runtime = null));
     }
     return runtime;
   }
@@ -38,7 +54,9 @@
   async function specOf(figure) {
     const inline = figure.querySelector("script.rp-chart__spec");
     if (inline) return JSON.parse(inline.textContent);
-    const response = await fetch(new URL(`charts/${figure.dataset.rpSpec}.json`, BASE));
+    const key = figure.dataset.rpSpec;
+    if (!/^[0-9a-f]+$/.test(key || "")) throw new Error("this chart names no spec the site built");
+    const response = await fetch(new URL(`charts/${key}.json`, BASE));
     if (!response.ok) throw new Error(`chart spec ${figure.dataset.rpSpec}: HTTP ${response.status}`);
     return response.json();
   }
@@ -50,13 +68,14 @@
   async function embed(figure) {
     figure.classList.add("rp-chart--loading");
     const holder = figure.querySelector(".rp-chart__view");
-    const [vegaEmbed, spec] = await Promise.all([loadRuntime(figure), specOf(figure)]);
+    const [vegaEmbed, spec] = await Promise.all([loadRuntime(), specOf(figure)]);
     const live = document.createElement("div");
     live.className = "rp-chart__live";
     live.hidden = true;
     holder.appendChild(live);
     const result = await vegaEmbed(live, spec, {
       mode: "vega-lite",
+      ast: true, // Vega's expression interpreter: no eval, so the Content-Security-Policy needs no 'unsafe-eval'
       renderer: "svg", // the page's CSS styles live and static charts alike (currentColor, fonts)
       actions: false,
       tooltip: { theme: darkScheme() ? "dark" : "light" },

@@ -5,7 +5,7 @@
 // answers JSON requests. Nothing is computed in JavaScript. Pyodide's own files live under a versioned path and
 // are kept in Cache Storage, so a repeat visit does not download the runtime again.
 //
-// Messages in:  {type: "start", pyodide: URL, package: URL, sha256: hex}
+// Messages in:  {type: "start"} (the runtime's URLs and hash come from runtime.json)
 //               {type: "call", id, request: JSON text}
 // Messages out: {type: "progress", stage, loaded, total}  {type: "ready", ms}  {type: "failed", reason}
 //               {type: "answer", id, answer: JSON text, ms: time Python took}
@@ -91,8 +91,25 @@ async function fetchPackage(url, expected) {
   throw new Error("the calculators package could not be fetched, or its SHA-256 does not match the page's");
 }
 
-async function start({ pyodide: indexURL, package: packageURL, sha256: digest }) {
+// Where Pyodide and the calculators are, and the archive's hash, come from the build's runtime.json beside
+// this file, never from the page: a lesson cannot point the worker at another host.
+async function runtimeConfig() {
+  const here = new URL(".", self.location.href);
+  const response = await fetch(new URL("runtime.json", here), { cache: "no-cache" });
+  if (!response.ok) throw new Error(`runtime.json: HTTP ${response.status}`);
+  const config = await response.json();
+  const assets = new URL("../", here);
+  const indexURL = new URL(config.pyodide, assets);
+  const packageURL = new URL(config.package.src, assets);
+  for (const url of [indexURL, packageURL]) {
+    if (url.origin !== self.location.origin) throw new Error("the widget runtime must come from this site");
+  }
+  return { indexURL: indexURL.href, packageURL: packageURL.href, digest: config.package.sha256 };
+}
+
+async function start() {
   const began = performance.now();
+  const { indexURL, packageURL, digest } = await runtimeConfig();
   const version = indexURL.replace(/\/$/, "").split("/").pop();
   const cacheName = `ridgepoint-pyodide-${version}`;
   if (typeof caches !== "undefined") {

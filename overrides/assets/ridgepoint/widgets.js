@@ -41,11 +41,6 @@
 
   function startRuntime(root) {
     if (runtime.status !== "idle") return;
-    runtime.config = {
-      pyodide: new URL(root.dataset.pyodide, ASSETS).href,
-      package: new URL(root.dataset.package, ASSETS).href,
-      sha256: root.dataset.packageSha256,
-    };
     runtime.status = "loading";
     runtime.startedAt = performance.now();
     window.ridgepointWidgets.startedAt = runtime.startedAt;
@@ -67,7 +62,8 @@
       event.preventDefault();
       failRuntime(event.message || "the worker script could not be loaded");
     };
-    worker.postMessage({ type: "start", ...runtime.config });
+    // The worker reads where Pyodide and the calculators are from the build's runtime.json, not the page.
+    worker.postMessage({ type: "start" });
     setTimeout(() => {
       if (runtime.status === "loading" && runtime.worker === worker) failRuntime("it took too long to start");
     }, START_TIMEOUT_MS);
@@ -158,6 +154,22 @@
 
   const URL_DELAY_MS = 250; // a dragged slider writes the address once it rests (browsers throttle replaceState)
 
+  // The address belongs to the page the reader is on, and two races can break that. Instant navigation
+  // changes the address before it swaps the content, so a delayed write could put this page's widget state
+  // into the next page's address. And Chromium cancels a link's pending (cross-document) navigation when the
+  // page calls history.replaceState before the new page commits: the click would seem to do nothing. So a
+  // widget writes only on its own page, and never once the reader has started to leave; their next input on
+  // the page (a cancelled navigation) allows it again.
+  const address = { leaving: false };
+  if (window.navigation && typeof window.navigation.addEventListener === "function") {
+    window.navigation.addEventListener("navigate", (event) => {
+      if (!event.destination.sameDocument) address.leaving = true;
+    });
+  } else {
+    window.addEventListener("beforeunload", () => (address.leaving = true));
+  }
+  window.addEventListener("pageshow", () => (address.leaving = false)); // back from the back/forward cache
+
   function sameJSON(a, b) {
     return JSON.stringify(a) === JSON.stringify(b);
   }
@@ -173,6 +185,7 @@
       this.root = root;
       this.name = root.dataset.widget;
       this.defaults = JSON.parse(root.dataset.defaults);
+      this.page = location.pathname; // the only address this widget writes its state to
       this.form = root.querySelector(".rp-widget__controls");
       this.status = root.querySelector(".rp-widget__status");
       this.error = root.querySelector(".rp-widget__error");
@@ -250,6 +263,7 @@
     }
 
     onInput(event) {
+      address.leaving = false; // the reader is still here
       const target = event.target;
       if (target.dataset && target.dataset.logFor) {
         const field = this.form.elements.namedItem(target.dataset.logFor);
@@ -324,10 +338,11 @@
       await this.render(answer.result);
       if (seq === this.seq) {
         clearTimeout(this.urlTimer);
-        // Written only while the widget is still on the page: after instant navigation to another page, a late
-        // write would put this widget's state into that page's address.
+        // Written only while the widget is still on its page and the reader is not leaving it (see `address`).
         this.urlTimer = setTimeout(() => {
-          if (this.root.isConnected) writeURLState(this.name, state, this.defaults);
+          if (this.root.isConnected && location.pathname === this.page && !address.leaving) {
+            writeURLState(this.name, state, this.defaults);
+          }
         }, URL_DELAY_MS);
       }
       // The timings feed the benchmark (course/widgets/benchmark.py): where a slider move's time goes.

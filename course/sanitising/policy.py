@@ -1,0 +1,303 @@
+"""What author-written HTML may contain: an allow-list of tags, attributes and URL schemes, applied with nh3.
+
+A deny-list of dangerous things (``<script>``, ``on*=``, ``javascript:``) was bypassed at least eleven ways
+(upper case, entities, SVG animation, ``srcdoc``, ``data:`` frames...). An allow-list is bypassed only by
+something we chose to allow, so this module names what a lesson may write and drops everything else:
+
+- tags for prose, tables, figures and disclosure (no SVG, frames, objects, forms, media, ``<base>``,
+  ``<meta>``, ``<style>``, ``<link>``);
+- attributes for structure and accessibility (no event handlers, no ``style`` except a table cell's
+  ``text-align``, and no ``data-*``: our blocks' configuration is written by our code only);
+- links to ``http``, ``https`` and ``mailto`` or within the site; images from the site only (a relative
+  address: nothing a lesson shows loads from another host).
+
+The sanitiser, :func:`sanitise_html`, is the net under every page (:mod:`course.sanitising.extension`);
+:func:`html_problems` reads a lesson's HTML against the same lists: ``dev.py check`` names what it drops.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+
+import nh3
+
+TAGS: frozenset[str] = frozenset(
+    {
+        *("a", "abbr", "b", "blockquote", "br", "cite", "code", "dd", "del", "details", "dfn", "div"),
+        *("dl", "dt", "em", "figcaption", "figure", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img"),
+        *("ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "samp", "small", "span", "strong"),
+        *("sub", "summary", "sup", "u", "ul", "var", "wbr", "time", "section", "aside", "article"),
+        *("table", "caption", "colgroup", "col", "thead", "tbody", "tfoot", "tr", "th", "td"),
+    }
+)
+"""Tags a lesson may write (and Markdown may produce from it)."""
+
+DROPPED_WITH_CONTENT: frozenset[str] = frozenset({"script", "style", "template", "noscript", "title", "xmp"})
+"""Tags removed together with what they hold: their text is code or markup, not prose."""
+
+GLOBAL_ATTRIBUTES: frozenset[str] = frozenset({"id", "class", "title", "lang", "dir"})
+ATTRIBUTES: dict[str, frozenset[str]] = {
+    "*": GLOBAL_ATTRIBUTES,
+    "a": frozenset({"href", "name"}),
+    "img": frozenset({"src", "alt", "width", "height", "loading"}),
+    "td": frozenset({"colspan", "rowspan", "align", "style"}),
+    "th": frozenset({"colspan", "rowspan", "align", "scope", "style"}),
+    "ol": frozenset({"start", "reversed", "type"}),
+    "details": frozenset({"open"}),
+    "col": frozenset({"span"}),
+    "colgroup": frozenset({"span"}),
+    "time": frozenset({"datetime"}),
+}
+"""Attributes per tag (``*``: on any allowed tag)."""
+ANY_TAG_ATTRIBUTES: frozenset[str] = frozenset().union(*ATTRIBUTES.values())  # for {: attribute lists }
+
+STYLE_PROPERTIES: frozenset[str] = frozenset({"text-align"})  # Markdown tables align cells with style
+URL_SCHEMES: frozenset[str] = frozenset({"http", "https", "mailto"})
+LOADING_ATTRIBUTES: frozenset[str] = frozenset({"src"})  # the allowed attributes that make the browser fetch
+LINK_ATTRIBUTES: frozenset[str] = frozenset({"href"})
+RESERVED_ID_PREFIXES = ("__", "rp-", "widget-")  # Material's own (#__config) and our blocks' element ids
+
+_SCHEME_RE = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
+_INVISIBLE_RE = re.compile(r"[\x00-\x20\x7f]+")  # browsers ignore these inside a URL's scheme
+
+
+def normalised_url(value: str) -> str:
+    """``value`` as a browser reads it: entities decoded, whitespace and control characters removed."""
+    return _INVISIBLE_RE.sub("", html.unescape(value))
+
+
+def url_scheme(value: str) -> str | None:
+    """The lower-case scheme of a URL (``javascript``), or ``None`` for an address within the site."""
+    match = _SCHEME_RE.match(normalised_url(value))
+    return match.group(1).lower() if match else None
+
+
+def leaves_the_site(value: str) -> bool:
+    """True when a URL names a host: a scheme, ``//host``, or the ``\\\\host`` spellings browsers accept."""
+    url = normalised_url(value)
+    return url_scheme(url) is not None or url[:2].replace("\\", "/") == "//"
+
+
+def url_problem(attribute: str, value: str) -> str | None:
+    """Why a URL in ``attribute`` is refused, or ``None`` when it is allowed."""
+    scheme = url_scheme(value)
+    if attribute in LOADING_ATTRIBUTES and leaves_the_site(value):
+        return "loads from another host or through a scheme; images come from the site itself"
+    if scheme is not None and scheme not in URL_SCHEMES:
+        return f"uses the {scheme}: scheme; links may use {', '.join(sorted(URL_SCHEMES))} or a site path"
+    return None
+
+
+def attribute_problem(tag: str, attribute: str, value: str) -> str | None:
+    """Why ``attribute="value"`` on ``tag`` is refused, or ``None`` when the allow-list keeps it.
+
+    ``tag`` is ``*`` for a Markdown attribute list, whose element is not known here.
+    """
+    name = attribute.lower()
+    if name.startswith("on"):
+        return "is an inline event handler: nothing in a lesson runs script"
+    if name.startswith("data-"):
+        return "is block configuration, which only our blocks write (use a ```widget or ```chart block)"
+    allowed = ANY_TAG_ATTRIBUTES if tag == "*" else ATTRIBUTES["*"] | ATTRIBUTES.get(tag, frozenset())
+    if name not in allowed:
+        return "is not an attribute lessons may use"
+    if name == "id" and value.startswith(RESERVED_ID_PREFIXES):
+        return f"is reserved for the site's own elements (ids starting {', '.join(RESERVED_ID_PREFIXES)})"
+    if name in LOADING_ATTRIBUTES | LINK_ATTRIBUTES:
+        return url_problem(name, value)
+    return None
+
+
+def _keep_attribute(tag: str, attribute: str, value: str) -> str | None:
+    """nh3's per-attribute filter: the checks its tag and scheme lists cannot express."""
+    if attribute == "id" and value.startswith(RESERVED_ID_PREFIXES):
+        return None
+    if attribute in LOADING_ATTRIBUTES and leaves_the_site(value):
+        return None
+    return value
+
+
+def sanitise_html(fragment: str) -> str:
+    """``fragment`` with only allowed tags, attributes and URLs left; text is kept, dropped markup is not."""
+    return nh3.clean(
+        fragment,
+        tags=set(TAGS),
+        clean_content_tags=set(DROPPED_WITH_CONTENT),
+        attributes={tag: set(names) for tag, names in ATTRIBUTES.items()},
+        attribute_filter=_keep_attribute,
+        strip_comments=True,
+        link_rel=None,
+        url_schemes=set(URL_SCHEMES),
+        filter_style_properties=set(STYLE_PROPERTIES),
+    )
+
+
+def plain_text(value: object) -> str:
+    """An author's string for a place that shows text only (a title, a description), escaped."""
+    return html.escape(str(value), quote=True)
+
+
+# --------------------------------------------------------------------------------- problems, for the check
+@dataclass(frozen=True)
+class HtmlProblem:
+    """One piece of a lesson's HTML that the sanitiser would drop, with its offset in the text read."""
+
+    offset: int
+    what: str
+    message: str
+    fix: str
+
+
+_TAG_NAME_RE = re.compile(r"^[a-z][a-z0-9-]*$")
+FIX_SCRIPT = (
+    "remove the <script>; interactive parts are blocks (```widget, ```chart, ```quiz) whose code is reviewed"
+)
+FIX_TAG = "write it in Markdown, or use an allowed tag ({tags})"
+FIX_HANDLER = "remove the {name} attribute; behaviour belongs in overrides/assets/ridgepoint/, not in lessons"
+FIX_ATTRIBUTE = "remove the {name} attribute (allowed: {names})"
+FIX_URL = "link to a page or an https:// address instead, e.g. [the roofline](../foundations/memory-wall.md)"
+FIX_IMAGE = "put the image beside the lesson and write ![what it shows](roofline.png)"
+
+
+def _problem(offset: int, name: str, value: str, message: str) -> HtmlProblem:
+    """The problem record for a refused attribute ``name`` (its field and fix depend on what was wrong)."""
+    scheme = url_scheme(value) if name in LOADING_ATTRIBUTES | LINK_ATTRIBUTES else None
+    if name in LOADING_ATTRIBUTES and "another host" in message:
+        return HtmlProblem(offset, f"image address {value[:40]!r}", message, FIX_IMAGE)
+    if scheme is not None:
+        return HtmlProblem(offset, f"{scheme}: URL", message, FIX_URL)
+    fix = FIX_HANDLER if name.lower().startswith("on") else FIX_ATTRIBUTE
+    return HtmlProblem(
+        offset,
+        f"HTML attribute {name}",
+        message,
+        fix.format(name=name, names=", ".join(sorted(ANY_TAG_ATTRIBUTES))),
+    )
+
+
+class _HtmlReader(HTMLParser):
+    """Reads the tags of a lesson's prose (entities in attribute values are decoded, as browsers do)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.found: list[HtmlProblem] = []
+        self.line_offsets: list[int] = [0]
+
+    def position(self) -> int:
+        line, column = self.getpos()
+        return self.line_offsets[line - 1] + column
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if not _TAG_NAME_RE.match(tag):
+            return  # an autolink such as <https://example.com> or <me@example.com>, not a tag
+        at = self.position()
+        if tag not in TAGS:
+            fix = FIX_SCRIPT if tag == "script" else FIX_TAG.format(tags=", ".join(sorted(TAGS)))
+            self.found.append(HtmlProblem(at, f"HTML <{tag}>", "is not a tag lessons may use", fix))
+            return
+        for name, value in attrs:
+            message = attribute_problem(tag, name, value or "")
+            if message:
+                self.found.append(_problem(at, name, value or "", message))
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+
+
+def html_problems(prose: str) -> list[HtmlProblem]:
+    """Every tag, attribute and URL in ``prose`` (Markdown with code blanked) that the allow-list refuses."""
+    reader = _HtmlReader()
+    position = 0
+    for line in prose.split("\n")[:-1]:
+        position += len(line) + 1
+        reader.line_offsets.append(position)
+    reader.feed(prose)
+    reader.close()
+    return reader.found
+
+
+# Markdown's own ways to write a URL or an attribute, outside HTML tags.
+_LINK_RE = re.compile(r"(?P<image>!?)\[[^\]\n]*\]\(\s*<?(?P<url>[^)\s>]+)")
+_REFERENCE_RE = re.compile(r"^[ ]{0,3}\[[^\]\n]+\]:[ \t]*<?(?P<url>\S+?)>?(?:\s|$)", re.MULTILINE)
+_AUTOLINK_RE = re.compile(r"<(?P<url>[a-zA-Z][a-zA-Z0-9+.\-]*:[^\s<>]*)>")
+_ATTR_LIST_RE = re.compile(
+    r"(?<!\{)\{:?[ \t]*(?P<body>(?:[#.][\w\-]+[ \t]*|[\w\-:]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+)[ \t]*)+)\}(?!\})"
+)
+_ATTR_PAIR_RE = re.compile(r"(?P<key>[\w\-:]+)=(?:\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)'|(?P<bare>[^\s}]+))")
+
+
+def markdown_problems(prose: str) -> Iterator[HtmlProblem]:
+    """Markdown links, images and attribute lists (``{ onclick=... }``) that the allow-list refuses."""
+    for match in _LINK_RE.finditer(prose):
+        attribute = "src" if match.group("image") else "href"
+        message = url_problem(attribute, match.group("url"))
+        if message:
+            yield _problem(match.start("url"), attribute, match.group("url"), message)
+    for pattern in (_REFERENCE_RE, _AUTOLINK_RE):
+        for match in pattern.finditer(prose):
+            message = url_problem("href", match.group("url"))
+            if message:
+                yield _problem(match.start("url"), "href", match.group("url"), message)
+    for match in _ATTR_LIST_RE.finditer(prose):
+        for pair in _ATTR_PAIR_RE.finditer(match.group("body")):
+            value = pair.group("dq") or pair.group("sq") or pair.group("bare") or ""
+            message = attribute_problem("*", pair.group("key"), value)
+            if message:
+                yield _problem(match.start(), pair.group("key"), value, message)
+
+
+# ------------------------------------------------------------------------------------ notebook outputs
+SVG_TAGS: frozenset[str] = frozenset(
+    {"svg", "g", "path", "line", "rect", "circle", "ellipse", "polyline", "polygon", "text", "tspan"}
+    | {"title", "desc", "defs", "clipPath", "linearGradient", "radialGradient", "stop"}
+)
+"""The drawing part of SVG that static charts use: no scripts, links, animation, filters or foreign HTML."""
+SVG_ATTRIBUTES: frozenset[str] = frozenset(
+    {"viewBox", "xmlns", "version", "width", "height", "x", "y", "x1", "x2", "y1", "y2", "dx", "dy"}
+    | {"cx", "cy", "r", "rx", "ry", "d", "points", "transform", "fill", "fill-opacity", "fill-rule"}
+    | {"stroke", "stroke-width", "stroke-opacity", "stroke-dasharray", "stroke-dashoffset", "stroke-linecap"}
+    | {"stroke-linejoin", "stroke-miterlimit", "opacity", "font-family", "font-size", "font-weight"}
+    | {"font-style", "text-anchor", "dominant-baseline", "clip-path", "offset", "stop-color", "stop-opacity"}
+    | {"gradientUnits", "pointer-events", "aria-hidden", "aria-label", "role", "focusable", "id", "class"}
+)
+NOTEBOOK_ATTRIBUTES: dict[str, frozenset[str]] = {
+    **{tag: ATTRIBUTES.get(tag, frozenset()) | {"role", "aria-label", "tabindex", "hidden"} for tag in TAGS},
+    **{tag: SVG_ATTRIBUTES for tag in SVG_TAGS},
+    # The course's chart figure from the notebooks' renderer: its name and the content hash of its spec,
+    # both checked by value in _keep_notebook_attribute (charts.js takes nothing else from a figure).
+    "figure": ATTRIBUTES.get("figure", frozenset()) | {"data-rp-chart", "data-rp-spec"},
+    # The chart's data table stays out of the search index, as on lesson pages.
+    "details": ATTRIBUTES["details"] | {"data-search-exclude"},
+    "*": GLOBAL_ATTRIBUTES,
+}
+_CHART_VALUE_RE = re.compile(r"^[a-z0-9-]{1,64}$")
+_CLIP_PATH_RE = re.compile(r"^url\(#[\w-]+\)$")
+
+
+def _keep_notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
+    if attribute == "data-search-exclude":
+        return ""
+    if attribute in {"data-rp-chart", "data-rp-spec"}:
+        return value if _CHART_VALUE_RE.match(value) else None
+    if attribute == "clip-path" or (tag in SVG_TAGS and attribute in {"fill", "stroke"} and "url(" in value):
+        return value if _CLIP_PATH_RE.match(value) else None  # only references within the figure
+    return _keep_attribute(tag, attribute, value)
+
+
+def sanitise_notebook_html(fragment: str) -> str:
+    """A notebook's cells and outputs, sanitised like a lesson plus the static SVG that charts draw."""
+    return nh3.clean(
+        fragment,
+        tags=set(TAGS | SVG_TAGS),
+        clean_content_tags=set(DROPPED_WITH_CONTENT - {"title"}),  # an SVG <title> is its label
+        attributes={tag: set(names) for tag, names in NOTEBOOK_ATTRIBUTES.items()},
+        attribute_filter=_keep_notebook_attribute,
+        strip_comments=True,
+        link_rel=None,
+        url_schemes=set(URL_SCHEMES),
+        filter_style_properties=set(STYLE_PROPERTIES),
+    )

@@ -1,0 +1,196 @@
+"""The sanitising layer's parts, one by one: the allow-list, trusted blocks, plain text, bounded reading, CSP.
+
+The attack corpus (tests/test_attack_corpus.py) proves the whole in a browser; these tests pin each piece's
+behaviour with small inputs whose expected output is written out.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import markdown
+import pytest
+import yaml
+
+from course.lesson_format.lessons import parse_tracks
+from course.sanitising.csp import policy, script_hashes, with_policy
+from course.sanitising.extension import find_problems
+from course.sanitising.front_matter import escape_meta, front_matter_problems
+from course.sanitising.policy import leaves_the_site, sanitise_html, url_scheme
+from course.sanitising.source_files import docs_file_problem, load_yaml, read_source
+from course.sanitising.trusted import store_trusted
+
+
+@pytest.mark.parametrize(
+    ("dirty", "clean"),
+    [
+        ('<p onclick="x()">a</p>', "<p>a</p>"),
+        ("<script>x()</script>b", "b"),
+        ('<a href="javascript:x()">a</a>', "<a>a</a>"),
+        ('<a href="&#106;avascript:x()">a</a>', "<a>a</a>"),
+        ('<a href="https://example.org/">a</a>', '<a href="https://example.org/">a</a>'),
+        ('<img src="https:evil.example/x.png" alt="a">', '<img alt="a">'),
+        ('<img src="\\\\evil.example\\x.png" alt="a">', '<img alt="a">'),
+        ('<img src="roofline.png" alt="a">', '<img src="roofline.png" alt="a">'),
+        ('<div data-pyodide="//e/" class="rp-widget">a</div>', '<div class="rp-widget">a</div>'),
+        ('<td style="text-align: right; background: url(//e/x)">1</td>', "1"),  # a lone <td> is not a table
+        (
+            '<table><tr><td style="text-align: right; background: url(//e/x)">1</td></tr></table>',
+            '<table><tbody><tr><td style="text-align:right">1</td></tr></tbody></table>',
+        ),
+        ('<p id="__config">x</p>', "<p>x</p>"),
+        ("<iframe srcdoc='<script>x()</script>'></iframe>ok", "ok"),
+    ],
+)
+def test_the_allow_list_keeps_prose_and_drops_the_rest(dirty: str, clean: str) -> None:
+    assert sanitise_html(dirty) == clean
+
+
+@pytest.mark.parametrize(
+    ("url", "scheme", "elsewhere"),
+    [
+        ("../a.png", None, False),
+        ("jav&#x09;ascript:x", "javascript", True),
+        (" \x0ejavascript:x", "javascript", True),
+        ("//evil.example/x", None, True),
+        ("\\/evil.example/x", None, True),
+        ("HTTPS:evil.example", "https", True),
+    ],
+)
+def test_urls_are_read_as_a_browser_reads_them(url: str, scheme: str | None, elsewhere: bool) -> None:
+    assert url_scheme(url) == scheme
+    assert leaves_the_site(url) is elsewhere
+
+
+def _render(source: str) -> str:
+    """Markdown with the sanitising extension and a tiny block that stores trusted HTML."""
+    from markdown.preprocessors import Preprocessor
+
+    class Block(Preprocessor):
+        def run(self, lines: list[str]) -> list[str]:
+            return [
+                store_trusted(self.md, '<div data-rp="ours" onclick="ours()">ours</div>')
+                if line == "BLOCK"
+                else line
+                for line in lines
+            ]
+
+    md = markdown.Markdown(extensions=["toc", "attr_list", "course.sanitising.extension"])
+    md.preprocessors.register(Block(md), "block", 27)
+    return md.convert(source)
+
+
+def test_trusted_blocks_pass_and_everything_else_is_sanitised() -> None:
+    html = _render('# Title\n\nBLOCK\n\n<div data-rp="theirs" onclick="theirs()">theirs</div>\n')
+    assert '<div data-rp="ours" onclick="ours()">ours</div>' in html
+    assert "<div>theirs</div>" in html
+    assert "rptrusted" not in html
+
+
+def test_a_lesson_cannot_forge_the_token_of_a_trusted_block() -> None:
+    first = _render("BLOCK")
+    token = "rptrusted" + "0" * 24 + "n0x"
+    second = _render(f"BLOCK\n\n{token}\n")
+    assert "ours" in first
+    assert token in second  # shown as text: the nonce is new for each page
+    assert second.count("ours()") == 1
+
+
+def test_a_trusted_block_in_a_heading_survives_the_table_of_contents() -> None:
+    html = _render("# BLOCK\n\n## Next\n\nBLOCK\n")
+    assert html.count("ours()") == 1  # the heading's placeholder is text in Markdown; the paragraph's is ours
+    assert "rptrusted" not in html
+
+
+def test_the_check_names_line_and_fix() -> None:
+    problems = find_problems("# T\n\nText.\n\n<IMG SRC=x ONERROR=alert(1)>\n\n[a](vbscript:x)\n", "t.md")
+    assert [(p.line, p.field) for p in problems] == [(5, "HTML attribute onerror"), (7, "vbscript: URL")]
+    assert "remove the onerror attribute" in problems[0].fix
+
+
+def test_code_may_show_html() -> None:
+    assert find_problems("Write `<script>` or\n\n```html\n<iframe src=x>\n```\n", "t.md") == []
+
+
+# ---------------------------------------------------------------------------------------------- plain text
+def test_titles_are_plain_text_and_escaped() -> None:
+    problems = front_matter_problems({"title": "<b>x</b>", "status": "hot"}, "a.md", {"title": 2})
+    assert [(p.field, p.line) for p in problems] == [("title", 2), ("status", None)]
+    meta = {"title": 'A & "B" <c>', "summary": "<kept for Markdown>"}
+    escape_meta(meta)
+    assert meta == {"title": "A &amp; &quot;B&quot; &lt;c&gt;", "summary": "<kept for Markdown>"}
+
+
+def test_track_titles_are_plain_text() -> None:
+    tracks, problems = parse_tracks('[{"key": "a", "title": "<img src=x>", "summary": "S", "order": 1}]')
+    assert tracks == []
+    assert "plain text" in problems[0].message
+
+
+# -------------------------------------------------------------------------------------- bounded reading
+def test_yaml_aliases_are_refused() -> None:
+    assert load_yaml("a: [1, 2]") == {"a": [1, 2]}
+    with pytest.raises(yaml.YAMLError, match="aliases"):
+        load_yaml("a: &x [1]\nb: *x\n")
+    with pytest.raises(yaml.YAMLError, match="at most"):
+        load_yaml("a: " + "x" * 40_000)
+
+
+@pytest.mark.parametrize(
+    ("content", "words"),
+    [
+        (b"\xef\xbb\xbf# T\n", "byte-order mark"),
+        (b"# Caf\xe9\n", "not UTF-8"),
+        (b"---\na: &a [1]\nb: *a\n---\n", "aliases"),
+        (b"x" * 300_000, "at most"),
+    ],
+)
+def test_unreadable_lesson_files_name_the_file(tmp_path: Path, content: bytes, words: str) -> None:
+    file = tmp_path / "l.md"
+    file.write_bytes(content)
+    text, problems = read_source(file, "t/l.md")
+    assert text is None
+    assert problems[0].file == "t/l.md"
+    assert words in problems[0].message
+
+
+@pytest.mark.parametrize(
+    ("path", "allowed"),
+    [
+        ("inference/batching.md", True),
+        ("tracks.yml", True),
+        ("references.yml", True),
+        ("redirects.yml", True),
+        ("inference/notebooks/batching.py", True),
+        ("inference/roofline.png", True),
+        ("inference/tracks.yml", False),
+        ("inference/helper.py", False),
+        ("inference/page.html", False),
+        ("inference/x.js", False),
+        ("inference/LESSON.MD", False),
+        ("inference/figure.svg", False),
+    ],
+)
+def test_only_the_kinds_of_file_lessons_use_may_live_under_docs(path: str, allowed: bool) -> None:
+    assert (docs_file_problem(path) is None) is allowed
+
+
+# ------------------------------------------------------------------------------------------------------ CSP
+def test_the_policy_hashes_inline_scripts_but_not_json() -> None:
+    page = '<html><head><script>a()</script><script type="application/json">{}</script></head></html>'
+    # sha256 of "a()", base64 (printf 'a()' | openssl dgst -sha256 -binary | base64)
+    assert script_hashes(page) == ["'sha256-qVpDBgj7bpq5hMAcGp3AOc79J3Y1Z4HvySTwKrWDoy4='"]
+    secured, hashes = with_policy(page)
+    assert secured.startswith('<html><head><meta http-equiv="Content-Security-Policy" content="default-src')
+    assert hashes[0] in secured
+
+
+def test_the_policy_refuses_inline_scripts_eval_plugins_and_base() -> None:
+    text = policy(["'sha256-x'"])
+    directives = dict(part.split(" ", 1) for part in text.split("; "))
+    assert directives["script-src"] == "'self' 'wasm-unsafe-eval' 'sha256-x'"
+    assert directives["object-src"] == "'none'"
+    assert directives["base-uri"] == "'self'"
+    assert directives["form-action"] == "'self'"
+    assert "frame-ancestors" not in directives  # a <meta> cannot carry it; _headers does
+    assert "frame-ancestors 'self'" in policy(header=True)

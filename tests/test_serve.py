@@ -1,0 +1,103 @@
+"""``dev.py serve`` with a broken lesson: the problem is shown in the browser and the server keeps answering.
+
+MkDocs' own server holds every request after a failed build until one succeeds (one request waited 12 minutes
+in issue 17), with the error only in the terminal. Under ``serve`` the course writes the pages anyway, each
+with a panel listing the problems (file, line, fix), and the live reload takes the panel away once fixed.
+"""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+from conftest import BUILD_ENV, ROOT
+
+from course.lesson_format.problems import Problem, problems_panel, with_problems_panel
+from course.lesson_format.site_config import write_derived_config
+
+FIXTURES = ROOT / "tests" / "fixtures" / "broken_lessons"
+WAIT_S = 240  # a build on a busy 2-core runner; the loop returns as soon as the page answers
+
+
+def test_panel_lists_this_pages_problems_first_with_file_line_and_fix() -> None:
+    problems = [
+        Problem("inference/other.md", "title", "is missing", "title: A title"),
+        Problem("foundations/this.md", "order", "expected a whole number, got 'x'", "order: 3", line=5),
+    ]
+    panel = problems_panel(problems, "foundations/this.md")
+    assert panel.index("docs/foundations/this.md:5") < panel.index("docs/inference/other.md")
+    assert "2 lesson problems" in panel
+    assert "expected a whole number, got &#x27;x&#x27;" in panel  # escaped: lesson text is untrusted
+    assert "Fix: <code>order: 3</code>" in panel
+    page = '<html><body class="x"><article class="md-content__inner md-typeset"><h1>T</h1></article></body>'
+    assert with_problems_panel(page, "<aside>P</aside>").count("<aside>P</aside><h1>") == 1
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _get(url: str) -> str | None:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return str(response.read().decode("utf-8"))
+    except (urllib.error.URLError, TimeoutError, ConnectionError):
+        return None
+
+
+def _wait_for(url: str, condition: str, present: bool) -> str:
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        page = _get(url)
+        if page is not None and (condition in page) == present:
+            return page
+        time.sleep(0.5)
+    pytest.fail(f"{url} did not {'show' if present else 'drop'} {condition!r} within {WAIT_S} s")
+
+
+@pytest.mark.site
+def test_serve_shows_a_lesson_problem_in_the_page_and_keeps_serving(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    shutil.copy(FIXTURES / "tracks.yml", docs)
+    shutil.copy(FIXTURES / "index.md", docs)
+    for name in ("index.md", "good-lesson.md", "claim-off.md"):
+        (docs / "foundations").mkdir(exist_ok=True)
+        shutil.copy(FIXTURES / "foundations" / name, docs / "foundations" / name)
+    (docs / "inference").mkdir()
+    shutil.copy(FIXTURES / "inference" / "index.md", docs / "inference")
+    config = write_derived_config(tmp_path / "mkdocs.yml", docs)
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "--dev-addr", f"127.0.0.1:{port}"],
+        cwd=ROOT,
+        env={**BUILD_ENV, "RIDGEPOINT_SITE_URL": f"http://127.0.0.1:{port}/"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        page_url = f"http://127.0.0.1:{port}/foundations/good-lesson/"
+        page = _wait_for(page_url, "rp-problems", present=True)
+        assert "docs/foundations/claim-off.md:10" in page
+        assert "states 9 ms" in page
+        assert "Fix: <code>" in page
+        claim = docs / "foundations" / "claim-off.md"
+        claim.write_text(
+            claim.read_text(encoding="utf-8").replace("about 9 ms", "about 5 ms"), encoding="utf-8"
+        )
+        page = _wait_for(page_url, "rp-problems", present=False)
+        assert "Fixture lesson" in page or "good" in page.lower()
+    finally:
+        server.terminate()
+        output, _ = server.communicate(timeout=30)
+    assert "1 lesson problem found" in output  # the terminal says it too
