@@ -33,6 +33,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from calculators.hardware import GPU, GPUS, get_gpu
+from calculators.memory import MemoryPlan
 from calculators.models import MODELS, MLAShape, Model, MoEShape, get_model
 from calculators.passes import PassResult, Setup
 from calculators.precision import Precision
@@ -50,6 +51,7 @@ from calculators.simulator.experiments import (
     prefill_stall,
     serve,
 )
+from calculators.simulator.named import ServedFigures, served
 from calculators.suggestions import attribute_hint, did_you_mean
 
 NAMESPACE: Mapping[str, Any] = {
@@ -57,6 +59,7 @@ NAMESPACE: Mapping[str, Any] = {
     "gpu": get_gpu,
     "model": get_model,
     "ridge_point": ridge_point,
+    "served": served,
     "attainable_flops_per_s": attainable_flops_per_s,
     "min": min,
     "max": max,
@@ -82,10 +85,12 @@ RESULT_TYPES: tuple[type, ...] = (
     RooflineTime,
     RequestTiming,
     MemoryFootprint,
+    MemoryPlan,
     Stall,
     Served,
     Stats,
     Handoff,
+    ServedFigures,
 )
 """The objects whose public attributes and methods an expression may use."""
 

@@ -201,3 +201,23 @@ def test_colocated_replicas_give_a_split_and_a_colocated_engine_the_same_gpus() 
     assert rows[0] != one[0]  # three replicas share the load that one GPU took alone
     assert rows[1] == one[1]  # the split ignores the colocated replica count
     assert "replicas=1" in ask({**state, "compare": []})["result"]["python"]
+
+
+def test_controls_come_in_the_blocks_order() -> None:
+    html = render_widget("serving-simulator", {"controls": ["rate", "memory", "scheduler"], "charts": []})
+    positions = [html.index(f'<label for="widget-serving-simulator-{name}">') for name in ("rate", "memory")]
+    assert positions == sorted(positions)
+    assert html.index('for="widget-serving-simulator-memory"') < html.index(
+        'for="widget-serving-simulator-scheduler"'
+    )
+
+
+def test_served_figures_are_the_widgets_run() -> None:
+    from calculators.simulator.named import served
+
+    state = {"scheduler": "chunked", "token_budget": "256", "requests": "50", "rate": "30"}
+    values = ask(state)["result"]["values"]
+    figures = served(scheduler="chunked", token_budget=256, requests=50, rate=30.0)
+    assert figures.output_tokens_per_s == values["output_tokens_per_s"]
+    assert figures.tpot_p99_s == values["tpot_p99_s"]
+    assert figures.preemptions == values["preemptions"]

@@ -22,7 +22,6 @@ from calculators.charts.serving import (
     MAX_RATE,
     MAX_REQUESTS,
     SCHEDULER_NAMES,
-    SCHEDULERS,
     SIMULATION_PARAMS,
     run_summary,
     simulation,
@@ -31,6 +30,7 @@ from calculators.charts.serving import (
 from calculators.hardware import GPUS
 from calculators.interconnect import INTERCONNECTS
 from calculators.models import MODELS
+from calculators.simulator.named import SCHEDULERS
 from calculators.units import format_duration, format_value
 
 NAME = "serving-simulator"

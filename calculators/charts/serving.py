@@ -27,31 +27,17 @@ from calculators.charts.params import (
 )
 from calculators.interconnect import INTERCONNECTS
 from calculators.models import MODELS
-from calculators.passes import make_setup
 from calculators.scenario import Scenario
-from calculators.simulator import (
-    SLO,
-    ChunkedPrefill,
-    ContinuousBatching,
-    Disaggregated,
-    Lengths,
-    MemoryConfig,
-    Scheduler,
-    SimulationResult,
-    StaticBatching,
-    burst_workload,
-    poisson_workload,
-    simulate,
-)
+from calculators.simulator import SimulationResult
+from calculators.simulator.named import LENGTH_CAP, SCHEDULERS, run_named
 from calculators.units import format_value
 
 MAX_REQUESTS = 300  # a run of this many stays well under a second in the browser
 MAX_TIMELINE_STEPS = 600  # steps kept for the timeline and the memory map
 MAX_ROWS = 40  # requests drawn as rows of the timeline
-MAX_PROMPT = 32_768
+MAX_PROMPT = LENGTH_CAP
 MAX_OUTPUT = 4_096
 MAX_RATE = 1_000.0
-SCHEDULERS = ("continuous", "static", "chunked", "disaggregated")
 SCHEDULER_NAMES = {
     "continuous": "continuous batching",
     "static": "static batching",
@@ -212,50 +198,9 @@ SIMULATION_PARAMS: tuple[Param, ...] = (
 SIMULATION_NAMES = tuple(param.name for param in SIMULATION_PARAMS)
 
 
-def _lengths(mean: int, spread: int, cap: int) -> Lengths | int:
-    return mean if spread == 0 else Lengths.lognormal(mean, spread, cap=cap)
-
-
-def scheduler_for(p: Mapping[str, Any], name: str | None = None) -> Scheduler:
-    """The scheduler ``name`` (default: ``p["scheduler"]``) with the run's settings."""
-    name = name or p["scheduler"]
-    if name == "static":
-        return StaticBatching(p["batch_size"])
-    if name == "chunked":
-        return ChunkedPrefill(p["token_budget"], p["max_sequences"])
-    if name == "disaggregated":
-        return Disaggregated(p["prefill_gpus"], p["decode_gpus"], p["link"], max_sequences=p["max_sequences"])
-    return ContinuousBatching(p["max_sequences"], p["max_batch_tokens"])
-
-
 @functools.lru_cache(maxsize=16)
 def _run(items: tuple[tuple[str, Any], ...]) -> SimulationResult:
-    p = dict(items)
-    prompt = _lengths(p["prompt"], p["prompt_spread"], MAX_PROMPT)
-    output = _lengths(p["output"], p["output_spread"], MAX_OUTPUT)
-    if p["burst"]:
-        work = burst_workload(p["requests"], prompt, output, seed=p["seed"])
-    else:
-        work = poisson_workload(p["rate"], p["requests"], prompt, output, seed=p["seed"])
-    setup = make_setup(p["model"], p["gpu"], kv_traffic=p["kv_traffic"])
-    memory = MemoryConfig(
-        p["memory"],
-        p["block_tokens"],
-        capacity_tokens=p["capacity_tokens"],
-        max_sequence_tokens=p["max_sequence_tokens"],
-        reserve=p["reserve"],
-    )
-    slo = SLO(p["slo_ttft_ms"] / 1e3, p["slo_tpot_ms"] / 1e3)
-    return simulate(
-        work,
-        setup,
-        scheduler_for(p),
-        memory=memory,
-        replicas=1 if p["scheduler"] == "disaggregated" else p["replicas"],
-        slo=slo,
-        timeline_steps=MAX_TIMELINE_STEPS,
-        timeline_memory=True,
-    )
+    return run_named(**dict(items), timeline_steps=MAX_TIMELINE_STEPS, timeline_memory=True)
 
 
 def simulation_source(p: Mapping[str, Any]) -> str:
@@ -264,11 +209,11 @@ def simulation_source(p: Mapping[str, Any]) -> str:
     Kept beside :func:`_run` so that the two build the same workload, scheduler and memory.
     """
 
-    def lengths(mean: int, spread: int, cap: int) -> str:
-        return f"{mean!r}" if spread == 0 else f"Lengths.lognormal({mean!r}, {spread!r}, cap={cap})"
+    def lengths(mean: int, spread: int) -> str:
+        return f"{mean!r}" if spread == 0 else f"Lengths.lognormal({mean!r}, {spread!r}, cap={LENGTH_CAP})"
 
-    prompt = lengths(p["prompt"], p["prompt_spread"], MAX_PROMPT)
-    output = lengths(p["output"], p["output_spread"], MAX_OUTPUT)
+    prompt = lengths(p["prompt"], p["prompt_spread"])
+    output = lengths(p["output"], p["output_spread"])
     if p["burst"]:
         work = f"burst_workload({p['requests']!r}, {prompt}, {output}, seed={p['seed']!r})"
     else:

@@ -204,9 +204,10 @@ def _switch(widget_id: str, name: str, label: str, on: bool) -> str:
 def _serving_simulator_body(widget_id: str, result: dict[str, Any]) -> tuple[str, str, str, str]:
     """The controls the block asks for (``controls``), every other input hidden; the run's figures."""
     state, shown, options = result["state"], result["shown"], serving_simulator.options()
-    visible = set(state["controls"])
+    visible = list(dict.fromkeys(state["controls"]))  # in the block's order
     fields = []
-    for name, (label, kind, hint) in serving_simulator.CONTROLS.items():
+    for name in visible + [name for name in serving_simulator.CONTROLS if name not in visible]:
+        label, kind, hint = serving_simulator.CONTROLS[name]
         value = state[name]
         if name not in visible:
             fields.append(_hidden(name, value))
