@@ -28,8 +28,10 @@
 import math
 
 import altair as alt
+from IPython.display import display
 
 from calculators import Scenario, format_value
+from calculators.charts import build_chart
 from calculators.charts.notebook_tables import markdown_table
 from calculators.simulator.experiments import chunk_step_s, prefill_stall
 from course.notebooks.renderer import enable_course_charts
@@ -173,3 +175,12 @@ for gpu in ("a100-sxm-80gb", "h100-sxm", "h200", "b200"):
         }
     )
 markdown_table(gpu_rows, digits=3)
+
+# %% [markdown]
+# ## The lesson's chart, for another arrival
+#
+# The course's chart builders take the same parameters as the lesson's chart blocks. Here the same
+# sixteen decoding requests meet a 4,000-token prompt with a budget of 256 tokens.
+
+# %%
+display(build_chart("prefill-stall", prompt=4000, decoding=16, token_budget=256).chart)

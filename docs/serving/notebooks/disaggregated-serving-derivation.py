@@ -25,7 +25,10 @@
 # %%
 import math
 
+from IPython.display import display
+
 from calculators import INTERCONNECTS, Scenario, format_value, get_model
+from calculators.charts import build_chart
 from calculators.charts.notebook_tables import markdown_table
 from calculators.simulator.experiments import COURSE_WORKLOAD, kv_handoff, max_good_rate, serve
 from course.notebooks.renderer import enable_course_charts
@@ -136,3 +139,21 @@ for rate in (20, 40, 60, 80):
         }
     )
 markdown_table(load_rows, digits=3)
+
+# %% [markdown]
+# ## The lesson's chart, with the loose objective and over InfiniBand
+#
+# The course's chart builders take the same parameters as the lesson's chart blocks. With TPOT within
+# 20 ms the colocated engine keeps up to higher rates than the split; with the wrong split it falls early.
+
+# %%
+display(
+    build_chart(
+        "goodput-vs-rate", gpus=3, prefill_gpus=2, link="infiniband-ndr", rates=[20, 40, 60, 80, 100, 120]
+    ).chart
+)
+
+# %%
+display(
+    build_chart("goodput-vs-rate", gpus=3, prefill_gpus=1, tpot_slo=0.0065, rates=[20, 40, 60, 80, 100]).chart
+)

@@ -28,8 +28,10 @@ import itertools
 import math
 
 import altair as alt
+from IPython.display import display
 
 from calculators import Scenario, format_value
+from calculators.charts import build_chart
 from calculators.charts.notebook_tables import markdown_table
 from calculators.simulator.experiments import max_good_rate, serve
 from course.notebooks.renderer import enable_course_charts
@@ -185,3 +187,17 @@ for ttft_slo in (0.25, 0.5, 1.0):
             }
         )
 markdown_table(slo_rows, digits=3)
+
+# %% [markdown]
+# ## The lesson's charts, on two GPUs
+#
+# The course's chart builders take the same parameters as the lesson's chart blocks: here the latency
+# percentiles and the goodput of two H100s serving the same workload.
+
+# %%
+display(build_chart("latency-vs-rate", gpus=2, rates=[10, 20, 40, 60, 80]).chart)
+
+# %%
+display(
+    build_chart("goodput-vs-rate", gpus=2, rates=[20, 40, 60, 80], schedulers=["continuous", "chunked"]).chart
+)
