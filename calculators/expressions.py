@@ -11,7 +11,10 @@ Python's ``eval``: the expression is parsed into an AST and each node is interpr
 - Calls go only to functions of :data:`NAMESPACE` and to public methods of the result objects.
 - Integers stay within :data:`MAX_INT_BITS` bits, strings within :data:`MAX_STRING` characters, an expression
   within :data:`MAX_SOURCE` characters and :data:`MAX_STEPS` interpreted nodes, and evaluation within
-  :data:`TIME_LIMIT_S` seconds, so that no lesson can hang the build or flood its log.
+  :data:`TIME_LIMIT_S` seconds, so that no lesson can hang the build or flood its log. A function of
+  :data:`NAMESPACE` whose work is bounded but long (a simulator experiment that runs many simulations of
+  capped size) says so in its own ``time_limit_s`` attribute; an expression naming it gets that limit. The
+  limit comes from the calculators' code, never from the lesson.
 
 Errors are :class:`ExpressionError`; each carries a ``fix`` that the callers (which know the file and line)
 print beside it.
@@ -37,6 +40,17 @@ from calculators.precision import Precision
 from calculators.roofline import RooflineTime, attainable_flops_per_s, ridge_point
 from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming
+from calculators.simulator.experiments import (
+    Handoff,
+    Served,
+    Stall,
+    Stats,
+    chunk_step_s,
+    kv_handoff,
+    max_good_rate,
+    prefill_stall,
+    serve,
+)
 from calculators.simulator.named import ServedFigures, served
 from calculators.suggestions import attribute_hint, did_you_mean
 
@@ -50,6 +64,12 @@ NAMESPACE: Mapping[str, Any] = {
     "min": min,
     "max": max,
     "abs": abs,
+    # simulator experiments (calculators.simulator.experiments): cached runs with plain-number arguments
+    "prefill_stall": prefill_stall,
+    "chunk_step_s": chunk_step_s,
+    "serve": serve,
+    "max_good_rate": max_good_rate,
+    "kv_handoff": kv_handoff,
 }
 """The functions an expression may call by name: the calculators' public API for lessons."""
 
@@ -66,6 +86,10 @@ RESULT_TYPES: tuple[type, ...] = (
     RequestTiming,
     MemoryFootprint,
     MemoryPlan,
+    Stall,
+    Served,
+    Stats,
+    Handoff,
     ServedFigures,
 )
 """The objects whose public attributes and methods an expression may use."""
@@ -253,9 +277,20 @@ def check_expression(source: str) -> ast.Expression:
         raise ExpressionError(f"not a valid expression: {source!r} ({error.msg})") from None
 
 
+def _declared_time_limit(tree: ast.AST) -> float:
+    """The longest ``time_limit_s`` declared by a calculators function the expression names (0 if none)."""
+    limits = [
+        getattr(NAMESPACE[node.id], "time_limit_s", 0.0)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Name) and node.id in NAMESPACE
+    ]
+    return float(max(limits, default=0.0))
+
+
 def evaluate(source: str, names: Mapping[str, Any] | None = None, time_limit_s: float = TIME_LIMIT_S) -> Any:
     """Evaluate a calculator expression; ``names`` adds scenarios a lesson defines in its front matter."""
     tree = check_expression(source)
+    time_limit_s = max(time_limit_s, _declared_time_limit(tree))
     interpreter = _Interpreter(source, {**NAMESPACE, **(names or {})}, time_limit_s)
     try:
         with _time_limit(time_limit_s):

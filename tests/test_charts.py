@@ -45,6 +45,9 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "request-timeline": ("request-timeline", {}),
     "kv-cache": ("kv-cache", {}),
     "kv-cache-mla": ("kv-cache", {"model": "deepseek-v3", "gpu": "h200", "gpus": 8, "precision": "fp8"}),
+    "prefill-stall": ("prefill-stall", {}),
+    "latency-vs-rate": ("latency-vs-rate", {"rates": [5, 20, 40]}),
+    "goodput-vs-rate": ("goodput-vs-rate", {"rates": [20, 50], "gpus": 3, "prefill_gpus": 2}),
     # Serving charts of small runs, so that the stored specs (which carry their rows) stay short.
     "serving-timeline": (
         "serving-timeline",
@@ -163,6 +166,11 @@ def test_second_render_does_not_call_vl_convert(tmp_path: Path, monkeypatch: pyt
         ("prefill-vs-decode", {"prompt": 5000, "max_prompt": 1000}, "prompt", "beyond max_prompt"),
         ("request-timeline", {"output": 10_000}, "output", "from 1 to 512"),
         ("ridge-points", {"precisions": ["int3"]}, "precisions", "allowed: bf16, fp8"),
+        ("latency-vs-rate", {"rates": [20, 10]}, "rates", "increasing order"),
+        ("latency-vs-rate", {"tpot_slo": 120}, "tpot_slo", "0.05 is 50 ms"),
+        ("goodput-vs-rate", {"link": "ethernet"}, "link", "allowed: nvlink3"),
+        ("goodput-vs-rate", {"prefill_gpus": 2}, "prefill_gpus", "1 to 1 of its 2 GPUs"),
+        ("goodput-vs-rate", {"schedulers": ["fifo"]}, "schedulers", "chunked"),
     ],
 )
 def test_bad_parameters_name_parameter_allowed_values_and_fix(

@@ -173,6 +173,36 @@ def test_block_picks_controls_and_keeps_the_rest_hidden() -> None:
     assert html.count("<svg") == 2  # the memory chart only, wide and narrow
 
 
+def test_chunking_shortens_the_longest_gap_the_widget_reports() -> None:
+    # The chunked-prefill lesson's controls: long prompts among decoding requests, prefill first or chunked.
+    state = {"requests": "40", "rate": "20", "prompt": "4000", "output": "200", "kv_traffic": "false"}
+    first = ask({**state, "scheduler": "continuous"})["result"]
+    chunked = ask({**state, "scheduler": "chunked", "token_budget": "512"})["result"]
+    assert chunked["values"]["longest_stall_s"] < first["values"]["longest_stall_s"]
+    assert chunked["shown"]["longest_stall_s"].endswith("ms")
+
+
+def test_colocated_replicas_give_a_split_and_a_colocated_engine_the_same_gpus() -> None:
+    # The disaggregation lesson: two prefill GPUs and one decode GPU against three chunked replicas.
+    state = {
+        "requests": "60",
+        "rate": "30",
+        "scheduler": "disaggregated",
+        "prefill_gpus": "2",
+        "decode_gpus": "1",
+        "replicas": "3",
+        "compare": ["chunked", "disaggregated"],
+        "charts": ["latency"],
+    }
+    result = ask(state)["result"]
+    rows = result["charts"]["latency"]["rows"]
+    assert [row[0] for row in rows] == ["chunked prefill", "disaggregated prefill and decode"]
+    one = ask({**state, "replicas": "1"})["result"]["charts"]["latency"]["rows"]
+    assert rows[0] != one[0]  # three replicas share the load that one GPU took alone
+    assert rows[1] == one[1]  # the split ignores the colocated replica count
+    assert "replicas=1" in ask({**state, "compare": []})["result"]["python"]
+
+
 def test_controls_come_in_the_blocks_order() -> None:
     html = render_widget("serving-simulator", {"controls": ["rate", "memory", "scheduler"], "charts": []})
     positions = [html.index(f'<label for="widget-serving-simulator-{name}">') for name in ("rate", "memory")]

@@ -8,6 +8,7 @@ them into a live Vega view (``view.data(name, rows)``): each chart's ``datasets`
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -28,6 +29,7 @@ from calculators.charts.params import (
     read_gpu_count,
     read_gpus,
     read_level,
+    read_link,
     read_model,
     read_optional_intensity,
     read_optional_tokens,
@@ -35,6 +37,9 @@ from calculators.charts.params import (
     read_params,
     read_precision,
     read_precisions,
+    read_rates,
+    read_seconds,
+    read_tensor_parallel,
     read_tokens,
 )
 from calculators.hardware import GPUS
@@ -42,6 +47,7 @@ from calculators.models import MODELS
 from calculators.precision import PRECISIONS
 from calculators.roofline import attainable_flops_per_s, ridge_point, roofline_time
 from calculators.scenario import Scenario
+from calculators.simulator.experiments import SCHEDULERS, Served, prefill_stall, serve
 from calculators.units import UNITS, format_value
 
 Row = dict[str, Any]
@@ -642,7 +648,7 @@ def request_timeline(**given: Any) -> ChartData:
 KV_CACHE_PARAMS = (
     Param("model", "llama-3.1-8b", read_model, "model: llama-3.1-8b", "model whose cache is drawn"),
     Param("gpu", "h100-sxm", read_gpu, "gpu: h100-sxm", "GPU preset whose memory holds weights and cache"),
-    Param("gpus", 1, read_gpu_count, "gpus: 8", "GPUs sharing the model (tensor parallel)"),
+    Param("gpus", 1, read_tensor_parallel, "gpus: 8", "GPUs sharing the model (tensor parallel)"),
     Param("precision", "bf16", read_precision, "precision: fp8", "format of the weights"),
     Param("kv_format", "bf16", read_precision, "kv_format: fp8", "format of the cached keys and values"),
     Param("batch", 64, read_batch, "batch: 64", "sequences cached at once"),
@@ -752,6 +758,245 @@ def kv_cache(**given: Any) -> ChartData:
     )
 
 
+# ------------------------------------------------------------------------------------------ prefill stall
+
+PREFILL_STALL_PARAMS = (
+    Param("prompt", 8000, read_tokens, "prompt: 8000", "the long prompt that arrives"),
+    Param("decoding", 16, read_batch, "decoding: 16", "requests already writing their answers"),
+    Param("token_budget", 512, read_batch, "token_budget: 512", "chunked prefill's tokens per step"),
+    Param("model", "dense-8b", read_model, "model: dense-8b", "model preset"),
+    Param("gpu", "h100-sxm", read_gpu, "gpu: h100-sxm", "GPU preset"),
+)
+
+
+def prefill_stall_chart(**given: Any) -> ChartData:
+    """The gaps between one decoding request's tokens while a long prompt arrives, with and without chunks.
+
+    Both runs are :func:`calculators.simulator.experiments.prefill_stall`: ``decoding`` requests writing
+    answers, then a ``prompt``-token prompt. Prefill first, the gap that holds the prompt's whole prefill
+    stands out; chunked, every gap is one step with a chunk in it.
+    """
+    chart = "prefill-stall"
+    p = read_params(chart, PREFILL_STALL_PARAMS, given)
+    runs = {
+        "prefill first (no chunks)": _computed(
+            chart,
+            "prompt",
+            "use a shorter prompt",
+            lambda: prefill_stall(p["prompt"], p["decoding"], model=p["model"], gpu=p["gpu"]),
+        ),
+        f"chunked, budget {p['token_budget']:,}": _computed(
+            chart,
+            "token_budget",
+            "use a budget above the number of decoding requests",
+            lambda: prefill_stall(
+                p["prompt"], p["decoding"], p["token_budget"], model=p["model"], gpu=p["gpu"]
+            ),
+        ),
+    }
+    arrival_s = float(next(iter(runs.values())).result.requests[-1]["arrival_s"])
+    last_s = max(arrival_s + run.ttft_s for run in runs.values())
+    start_s, end_s = arrival_s - 0.25 * (last_s - arrival_s), last_s + 0.25 * (last_s - arrival_s)
+    gaps: list[Row] = []
+    events: list[Row] = [{"time_ms": arrival_s * 1e3, "label": "long prompt arrives"}]
+    table = []
+    for series, run in runs.items():
+        times = run.result.token_times(0)
+        for before, after in itertools.pairwise(times):
+            if start_s <= after <= end_s:
+                gaps.append({"series": series, "time_ms": after * 1e3, "gap_ms": (after - before) * 1e3})
+        table.append(
+            (
+                series,
+                format_value(run.longest_gap_s, "ms"),
+                f"{run.stall_steps:.3g}",
+                format_value(run.ttft_s, "ms"),
+            )
+        )
+    caption = (
+        f"Gaps between the tokens of one of {p['decoding']} decoding requests when a "
+        f"{p['prompt']:,}-token prompt arrives: prefill first, one gap of "
+        f"{format_value(runs['prefill first (no chunks)'].longest_gap_s, 'ms')}; chunked, none longer than "
+        f"{format_value(list(runs.values())[1].longest_gap_s, 'ms')}."
+    )
+    return ChartData(
+        chart,
+        p,
+        {"gaps": gaps, "events": events},
+        ("Scheduler", "Longest gap", "In decode steps", "Long prompt's TTFT"),
+        tuple(table),
+        caption,
+    )
+
+
+# --------------------------------------------------------------------------- served workload: sweeps
+
+SERVING_PARAMS = (
+    Param("gpus", 1, read_gpu_count, "gpus: 2", "GPUs serving the workload"),
+    Param("token_budget", 512, read_batch, "token_budget: 512", "chunked prefill's tokens per step"),
+    Param("prefill_gpus", 1, read_gpu_count, "prefill_gpus: 1", "GPUs given to prefill when disaggregated"),
+    Param("link", "nvlink4", read_link, "link: nvlink4", "interconnect carrying caches when disaggregated"),
+    Param("ttft_slo", 0.5, read_seconds, "ttft_slo: 0.5", "SLO bound on time to first token, seconds"),
+    Param("tpot_slo", 0.02, read_seconds, "tpot_slo: 0.02", "SLO bound on time per output token, seconds"),
+)
+
+
+def _served(chart: str, p: Mapping[str, Any], rate: float, scheduler: str) -> Served:
+    run: Served = _computed(
+        chart,
+        "prefill_gpus" if scheduler == "disaggregated" else "rates",
+        "give prefill fewer GPUs than `gpus`" if scheduler == "disaggregated" else "use lower rates",
+        lambda: serve(
+            rate,
+            scheduler,
+            gpus=p["gpus"],
+            token_budget=p["token_budget"],
+            prefill_gpus=p["prefill_gpus"],
+            link=p["link"],
+            ttft_slo=p["ttft_slo"],
+            tpot_slo=p["tpot_slo"],
+        ),
+    )
+    return run
+
+
+LATENCY_VS_RATE_PARAMS = (
+    Param(
+        "rates",
+        (5.0, 10.0, 15.0, 20.0, 25.0, 30.0, 35.0, 40.0, 45.0),
+        read_rates,
+        "rates: [5, 10, 20, 40]",
+        "arrival rates to serve, requests per second",
+    ),
+    Param("scheduler", "chunked", read_choice(SCHEDULERS), "scheduler: chunked", "how the engine schedules"),
+    *SERVING_PARAMS,
+)
+
+
+def latency_vs_rate(**given: Any) -> ChartData:
+    """TTFT and TPOT percentiles of the course workload as its arrival rate rises (log time axis)."""
+    chart = "latency-vs-rate"
+    p = read_params(chart, LATENCY_VS_RATE_PARAMS, given)
+    points: list[Row] = []
+    table = []
+    for rate in p["rates"]:
+        run = _served(chart, p, rate, p["scheduler"])
+        for metric, value in (
+            ("TTFT p50", run.ttft_s.p50),
+            ("TTFT p99", run.ttft_s.p99),
+            ("TPOT p50", run.tpot_s.p50),
+            ("TPOT p99", run.tpot_s.p99),
+        ):
+            points.append({"rate": rate, "metric": metric, "ms": value * 1e3})
+        table.append(
+            (
+                f"{rate:g}",
+                f"{run.served_rps:.3g}",
+                format_value(run.ttft_s.p50, "ms"),
+                format_value(run.ttft_s.p99, "ms"),
+                format_value(run.tpot_s.p50, "ms"),
+                format_value(run.tpot_s.p99, "ms"),
+            )
+        )
+    bounds = [
+        {"metric": "TTFT p99", "ms": p["ttft_slo"] * 1e3, "label": "TTFT bound"},
+        {"metric": "TPOT p99", "ms": p["tpot_slo"] * 1e3, "label": "TPOT bound"},
+    ]
+    caption = (
+        f"Latency percentiles of the course workload on {p['gpus']} GPU(s) with {p['scheduler']} scheduling, "
+        f"as the arrival rate rises from {p['rates'][0]:g} to {p['rates'][-1]:g} requests per second."
+    )
+    return ChartData(
+        chart,
+        p,
+        {"points": points, "bounds": bounds},
+        ("Rate (req/s)", "Served (req/s)", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99"),
+        tuple(table),
+        caption,
+    )
+
+
+GOODPUT_VS_RATE_PARAMS = (
+    Param(
+        "rates",
+        (10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0),
+        read_rates,
+        "rates: [10, 20, 40, 80]",
+        "arrival rates to serve, requests per second",
+    ),
+    Param(
+        "schedulers",
+        ("chunked", "disaggregated"),
+        lambda _, value: _read_schedulers(value),
+        "schedulers: [chunked, disaggregated]",
+        "the systems compared, on the same GPUs and workload",
+    ),
+    Param("gpus", 2, read_gpu_count, "gpus: 3", "GPUs each system gets"),
+    *SERVING_PARAMS[1:],
+)
+
+
+def _read_schedulers(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not value or any(v not in SCHEDULERS for v in value):
+        raise ValueError(f"expected a list drawn from {', '.join(SCHEDULERS)}, got {value!r}")
+    return tuple(value)
+
+
+def goodput_vs_rate(**given: Any) -> ChartData:
+    """Goodput against the offered rate, per system: the arrival rate times the share of requests that
+    meet both SLO bounds, so a system that keeps up sits on the diagonal and one that falls behind drops."""
+    chart = "goodput-vs-rate"
+    p = read_params(chart, GOODPUT_VS_RATE_PARAMS, given)
+    points: list[Row] = []
+    table = []
+    for scheduler in p["schedulers"]:
+        label = _system_label(scheduler, p)
+        for rate in p["rates"]:
+            run = _served(chart, p, rate, scheduler)
+            points.append(
+                {
+                    "rate": rate,
+                    "system": label,
+                    "goodput": run.good_rate_rps,
+                    "attainment": 100 * run.slo_attainment,
+                    "ttft_p99_ms": run.ttft_s.p99 * 1e3,
+                    "tpot_p99_ms": run.tpot_s.p99 * 1e3,
+                }
+            )
+            table.append(
+                (
+                    label,
+                    f"{rate:g}",
+                    f"{run.good_rate_rps:.3g}",
+                    format_value(run.slo_attainment, "%", digits=3),
+                    format_value(run.ttft_s.p99, "ms"),
+                    format_value(run.tpot_s.p99, "ms"),
+                )
+            )
+    caption = (
+        f"Goodput on {p['gpus']} GPUs against the arrival rate of the course workload, SLO TTFT <= "
+        f"{format_value(p['ttft_slo'], 'ms')} and TPOT <= {format_value(p['tpot_slo'], 'ms')}."
+    )
+    return ChartData(
+        chart,
+        p,
+        {"points": points},
+        ("System", "Rate (req/s)", "Goodput (req/s)", "Meet the SLO", "TTFT p99", "TPOT p99"),
+        tuple(table),
+        caption,
+    )
+
+
+def _system_label(scheduler: str, p: Mapping[str, Any]) -> str:
+    if scheduler == "disaggregated":
+        return f"disaggregated {p['prefill_gpus']}P+{p['gpus'] - p['prefill_gpus']}D"
+    if scheduler == "chunked":
+        return f"colocated, chunked ({p['token_budget']:,})"
+    return "colocated, prefill first"
+
+
 # ----------------------------------------------------------------------------------------------- catalogue
 
 
@@ -793,6 +1038,24 @@ CHARTS: Mapping[str, ChartKind] = {
             KV_CACHE_PARAMS,
             kv_cache,
             "KV-cache memory of a batch against context, and the room for it",
+        ),
+        ChartKind(
+            "prefill-stall",
+            PREFILL_STALL_PARAMS,
+            prefill_stall_chart,
+            "gaps between a decoding request's tokens while a long prompt arrives, with and without chunks",
+        ),
+        ChartKind(
+            "latency-vs-rate",
+            LATENCY_VS_RATE_PARAMS,
+            latency_vs_rate,
+            "TTFT and TPOT percentiles of a served workload as the arrival rate rises",
+        ),
+        ChartKind(
+            "goodput-vs-rate",
+            GOODPUT_VS_RATE_PARAMS,
+            goodput_vs_rate,
+            "requests per second meeting an SLO against the arrival rate, per serving system",
         ),
         ChartKind(
             "serving-timeline",

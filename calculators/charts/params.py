@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from calculators.hardware import GPUS
+from calculators.interconnect import INTERCONNECTS
 from calculators.models import MODELS
 from calculators.passes import LEVELS
 from calculators.precision import PRECISIONS
@@ -21,6 +22,8 @@ MAX_TOKENS = 1_048_576  # a chart axis beyond a million tokens says nothing a le
 MAX_BATCH = 4096
 MAX_OUTPUT_TOKENS = 512  # one bar per decode step: more would be an unreadable smear
 MAX_INTENSITY = 1e6  # FLOP per byte: beyond a million-token prefill
+MAX_RATE = 1000  # requests per second: beyond what the serving charts' few GPUs could take
+MAX_GPUS = 16  # a serving chart simulates a few GPUs, not a cluster (each one is a run to compute)
 
 
 class ChartError(ValueError):
@@ -180,16 +183,51 @@ def read_batch(_: str, value: Any) -> int:
     return _whole(value, 1, MAX_BATCH, "a batch size")
 
 
-MAX_GPUS = 64
+MAX_TENSOR_PARALLEL = 64  # GPUs sharing one model in a memory chart: arithmetic only, no simulation
 
 
 def read_gpu_count(_: str, value: Any) -> int:
+    """GPUs a serving chart simulates (each one adds a run to compute)."""
     return _whole(value, 1, MAX_GPUS, "a number of GPUs")
+
+
+def read_tensor_parallel(_: str, value: Any) -> int:
+    """GPUs sharing one model by tensor parallelism, in a chart that only computes memory."""
+    return _whole(value, 1, MAX_TENSOR_PARALLEL, "a number of GPUs")
 
 
 def read_bool(_: str, value: Any) -> bool:
     if not isinstance(value, bool):
         raise _Invalid(f"expected true or false, got {value!r}")
+    return value
+
+
+def read_rates(_: str, value: Any) -> tuple[float, ...]:
+    """Arrival rates in requests per second, each above 0 and at most 1,000, in increasing order."""
+    if not isinstance(value, list | tuple) or not value:
+        raise _Invalid(f"expected a list of arrival rates such as [5, 10, 20], got {value!r}")
+    rates = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int | float) or not 0 < item <= MAX_RATE:
+            raise _Invalid(
+                f"expected arrival rates above 0 and at most {MAX_RATE:,} per second, got {item!r}"
+            )
+        rates.append(float(item))
+    if rates != sorted(set(rates)):
+        raise _Invalid(f"list the rates once each, in increasing order, got {list(value)!r}")
+    return tuple(rates)
+
+
+def read_seconds(_: str, value: Any) -> float:
+    """A latency bound in seconds, above 0 and at most a minute."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 60:
+        raise _Invalid(f"expected seconds above 0 and at most 60 (0.05 is 50 ms), got {value!r}")
+    return float(value)
+
+
+def read_link(_: str, value: Any) -> str:
+    if not isinstance(value, str) or value not in INTERCONNECTS:
+        raise _Invalid(f"unknown link {value!r}; allowed: {', '.join(INTERCONNECTS)}")
     return value
 
 

@@ -183,6 +183,13 @@ SIMULATION_PARAMS: tuple[Param, ...] = (
     ),
     Param("link", "nvlink4", _link, "link: infiniband-ndr", "disaggregated: link the KV caches cross"),
     Param(
+        "replicas",
+        1,
+        _count(1, 64, "a number of GPUs"),
+        "replicas: 3",
+        "colocated schedulers: replicas of one GPU each, requests in turn (match a split's GPU count)",
+    ),
+    Param(
         "slo_ttft_ms", 1000.0, _number(0.1, 1e6, "a time in ms"), "slo_ttft_ms: 1000", "SLO: TTFT bound (ms)"
     ),
     Param("slo_tpot_ms", 50.0, _number(0.01, 1e5, "a time in ms"), "slo_tpot_ms: 50", "SLO: TPOT bound (ms)"),
@@ -218,6 +225,7 @@ def simulation_source(p: Mapping[str, Any]) -> str:
         f"max_sequences={p['max_sequences']!r})",
         "continuous": f"ContinuousBatching({p['max_sequences']!r}, {p['max_batch_tokens']!r})",
     }[p["scheduler"]]
+    replicas = 1 if p["scheduler"] == "disaggregated" else p["replicas"]
     return (
         "from calculators import make_setup\n"
         "from calculators.simulator import *\n"
@@ -228,7 +236,7 @@ def simulation_source(p: Mapping[str, Any]) -> str:
         f"capacity_tokens={p['capacity_tokens']!r}, max_sequence_tokens={p['max_sequence_tokens']!r}, "
         f"reserve={p['reserve']!r})\n"
         f"slo = SLO({p['slo_ttft_ms'] / 1e3!r}, {p['slo_tpot_ms'] / 1e3!r})\n"
-        f"result = simulate(requests, setup, {scheduler}, memory=memory, slo=slo)\n"
+        f"result = simulate(requests, setup, {scheduler}, memory=memory, replicas={replicas!r}, slo=slo)\n"
         "s = result.summary\n"
         "print(f\"{s['output_tokens_per_s']:.0f} output tokens/s\")\n"
         "print(f\"TTFT p50 {s['ttft_s']['p50'] * 1e3:.1f} ms, p99 {s['ttft_s']['p99'] * 1e3:.1f} ms\")\n"

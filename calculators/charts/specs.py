@@ -382,6 +382,101 @@ def kv_cache_chart(data: ChartData) -> Any:
     return _with_datasets(chart, data.datasets)
 
 
+def prefill_stall_chart(data: ChartData) -> Any:
+    """Each token's gap from the one before, over time, one line per scheduler; the arrival marked."""
+    x = alt.X("time_ms:Q", title="Time since the run started (ms)", axis=alt.Axis(format=NUMBER))
+    gaps = [r["gap_ms"] for r in data.datasets["gaps"]]
+    y = alt.Y(**_log_axis("gap_ms", "Gap before this token (ms)", gaps, headroom=1.6))
+    colour = alt.Color("series:N", title=None, sort=None)
+    tip = [
+        alt.Tooltip("series:N", title="scheduler"),
+        alt.Tooltip("time_ms:Q", title="token at (ms)", format=",.1f"),
+        alt.Tooltip("gap_ms:Q", title="gap (ms)", format=",.3~g"),
+    ]
+    lines = (
+        alt.Chart(_data("gaps"))
+        .mark_line(strokeWidth=2, interpolate="step-before", point=alt.OverlayMarkDef(size=18))
+        .encode(x, y, colour, tooltip=tip)
+    )
+    rule_x = alt.X("time_ms:Q")
+    rules = alt.Chart(_data("events")).mark_rule(strokeDash=[4, 3], color="currentColor").encode(rule_x)
+    labels = (
+        alt.Chart(_data("events"))
+        .mark_text(align="left", baseline="top", dx=4, y=2, fontSize=11)
+        .encode(rule_x, text="label:N")
+    )
+    chart = alt.layer(lines, rules, labels).properties(width=WIDTH, height=HEIGHT)
+    return _with_datasets(chart, data.datasets)
+
+
+def latency_vs_rate_chart(data: ChartData) -> Any:
+    """TTFT and TPOT percentiles against arrival rate, log time axis; the SLO bounds as dotted rules."""
+    x = alt.X("rate:Q", title="Arrival rate (requests per second)", axis=alt.Axis(format=NUMBER))
+    values = [r["ms"] for r in data.datasets["points"]] + [r["ms"] for r in data.datasets["bounds"]]
+    y = alt.Y(**_log_axis("ms", "Latency (ms)", values, headroom=1.6))
+    colour = alt.Color("metric:N", title=None, sort=["TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99"])
+    dash = alt.StrokeDash(
+        "metric:N",
+        legend=None,
+        scale=alt.Scale(
+            domain=["TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99"], range=[[6, 3], [1, 0], [6, 3], [1, 0]]
+        ),
+    )
+    tip = [
+        alt.Tooltip("metric:N", title=""),
+        alt.Tooltip("rate:Q", title="requests/s", format=",.3~g"),
+        alt.Tooltip("ms:Q", title="ms", format=",.3~g"),
+    ]
+    lines = (
+        alt.Chart(_data("points"))
+        .mark_line(strokeWidth=2.5, point=alt.OverlayMarkDef(size=30))
+        .encode(x, y, colour, dash, tooltip=tip)
+    )
+    rules = (
+        alt.Chart(_data("bounds"))
+        .mark_rule(strokeDash=[2, 3], color="currentColor")
+        .encode(alt.Y("ms:Q"), tooltip=[alt.Tooltip("label:N", title=""), alt.Tooltip("ms:Q", title="ms")])
+    )
+    labels = (
+        alt.Chart(_data("bounds"))
+        .mark_text(align="left", baseline="bottom", x=4, dy=-2, fontSize=11)
+        .encode(alt.Y("ms:Q"), text="label:N")
+    )
+    chart = alt.layer(lines, rules, labels).properties(width=WIDTH, height=HEIGHT)
+    return _with_datasets(chart, data.datasets)
+
+
+def goodput_vs_rate_chart(data: ChartData) -> Any:
+    """Goodput against offered rate, one line per system; the diagonal is every request meeting the SLO."""
+    rows = data.datasets["points"]
+    top = max(r["rate"] for r in rows)
+    x = alt.X("rate:Q", title="Arrival rate (requests per second)", axis=alt.Axis(format=NUMBER))
+    y = alt.Y(
+        "goodput:Q", title="Goodput (requests per second meeting the SLO)", axis=alt.Axis(format=NUMBER)
+    )
+    colour = alt.Color("system:N", title=None, sort=None)
+    tip = [
+        alt.Tooltip("system:N", title=""),
+        alt.Tooltip("rate:Q", title="arrival rate (req/s)", format=",.3~g"),
+        alt.Tooltip("goodput:Q", title="goodput (req/s)", format=",.3~g"),
+        alt.Tooltip("attainment:Q", title="meet the SLO (%)", format=",.3~g"),
+        alt.Tooltip("ttft_p99_ms:Q", title="TTFT p99 (ms)", format=",.3~g"),
+        alt.Tooltip("tpot_p99_ms:Q", title="TPOT p99 (ms)", format=",.3~g"),
+    ]
+    diagonal = (
+        alt.Chart(alt.Data(values=[{"rate": 0, "goodput": 0}, {"rate": top, "goodput": top}]))  # type: ignore[no-untyped-call]
+        .mark_line(strokeDash=[2, 3], color="currentColor", opacity=0.6)
+        .encode(x, y)
+    )
+    lines = (
+        alt.Chart(_data("points"))
+        .mark_line(strokeWidth=2.5, point=alt.OverlayMarkDef(size=30))
+        .encode(x, y, colour, tooltip=tip)
+    )
+    chart = alt.layer(diagonal, lines).properties(width=WIDTH, height=HEIGHT)
+    return _with_datasets(chart, data.datasets)
+
+
 # The phases in the course's one palette (calculators/charts/palette.py), so prefill and decode look the
 # same on every chart; waiting and free memory in a neutral grey.
 SERVING_PHASES = {"queued": OTHER_GPU, "prefill": PHASE_COLOURS["prefill"], "decode": PHASE_COLOURS["decode"]}
@@ -593,6 +688,9 @@ BUILDERS: Mapping[str, Callable[[ChartData], Any]] = {
     "ridge-points": ridge_points_chart,
     "request-timeline": request_timeline_chart,
     "kv-cache": kv_cache_chart,
+    "prefill-stall": prefill_stall_chart,
+    "latency-vs-rate": latency_vs_rate_chart,
+    "goodput-vs-rate": goodput_vs_rate_chart,
     "serving-timeline": serving_timeline_chart,
     "kv-memory": kv_memory_chart,
     "serving-latency": serving_latency_chart,

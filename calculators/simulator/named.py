@@ -82,6 +82,7 @@ def run_named(
     prefill_gpus: int = 1,
     decode_gpus: int = 1,
     link: str = "nvlink4",
+    replicas: int = 1,
     slo_ttft_ms: float = 1000.0,
     slo_tpot_ms: float = 50.0,
     seed: int = 0,
@@ -92,7 +93,8 @@ def run_named(
     ``output`` tokens on one replica of ``model`` on ``gpu``; every keyword is one of the run's settings.
 
     The defaults are the serving lessons' reference run: Llama-3.1 8B in BF16 on an H100 SXM with attention
-    over the KV cache counted, continuous batching, paged KV memory in 16-token blocks.
+    over the KV cache counted, continuous batching, paged KV memory in 16-token blocks. A colocated scheduler
+    runs on ``replicas`` GPUs (requests in turn); a disaggregated one on its own pools, ignoring it.
     """
     if burst:
         work = burst_workload(
@@ -124,6 +126,7 @@ def run_named(
         make_setup(model, gpu, kv_traffic=kv_traffic),
         schedule,
         memory=kv,
+        replicas=1 if scheduler == "disaggregated" else replicas,
         slo=SLO(slo_ttft_ms / 1e3, slo_tpot_ms / 1e3),
         timeline_steps=timeline_steps,
         timeline_memory=timeline_memory,

@@ -311,9 +311,14 @@ class SimulationResult:
         steps = decode_steps = decode_rows = 0
         series: list[dict[str, Any]] = []
         peak_used = 0
+        busy_by_role: dict[str, list[float]] = {}
+        role_end: dict[str, float] = {}
         for inst, role in zip(instances, roles, strict=True):
             start, dt, dec, _pre, used, stored, comp, memt = log.columns[inst.index]
             busy += math.fsum(dt)
+            busy_by_role.setdefault(role, []).append(math.fsum(dt))
+            if len(dt):
+                role_end[role] = max(role_end.get(role, first_arrival), start[-1] + dt[-1])
             compute += math.fsum(comp)
             mem_time += math.fsum(memt)
             used_area += math.fsum(u * t for u, t in zip(used, dt, strict=True))
@@ -348,6 +353,14 @@ class SimulationResult:
             "decode_steps": decode_steps,
             "mean_decode_batch": decode_rows / decode_steps if decode_steps else 0.0,
             "busy_fraction": busy / gpu_seconds if gpu_seconds else None,
+            # Per role (serve, or prefill and decode under disaggregation): the share of its GPUs' time each
+            # pool spent working, from the first arrival to that pool's last step (a prefill pool is done
+            # when the arrivals stop, while the decode pool still finishes the answers); an idle pool is the
+            # price of a split that does not match the workload.
+            "busy_fraction_by_role": {
+                role: _busy_share(times, role_end.get(role, first_arrival) - first_arrival)
+                for role, times in busy_by_role.items()
+            },
             "compute_utilisation": compute / gpu_seconds if gpu_seconds else None,
             "bandwidth_utilisation": mem_time / gpu_seconds if gpu_seconds else None,
             "kv_capacity_tokens": capacity_tokens,
@@ -378,6 +391,11 @@ class SimulationResult:
             token_sources=token_sources,
             decode_ends=ends,
         )
+
+
+def _busy_share(busy_s: list[float], span_s: float) -> float | None:
+    """Busy seconds of a pool's instances over their GPU-seconds in ``span_s`` (None for an empty span)."""
+    return math.fsum(busy_s) / (span_s * len(busy_s)) if span_s > 0 else None
 
 
 def _series(

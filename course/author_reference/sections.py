@@ -37,6 +37,9 @@ QUANTITY_SOURCES: dict[str, tuple[type, str]] = {
     "gpu": (GPU, 'gpu("h100-sxm")'),
     "model": (Model, 'model("llama-3.1-8b")'),
 }
+# Methods that are no quantity a lesson can write: plain data for JSON, and Scenario.step, whose arguments are
+# lists of contexts and chunks, which the expression language cannot write (and which fails without them).
+NOT_QUANTITIES = frozenset({"as_dict", "step"})
 FIELD_COMMENT_RE = re.compile(r"^    (?P<name>[a-z_][a-z0-9_]*): [^#\n]+#(?P<doc>[^\n]*)$", re.MULTILINE)
 # The display unit suggested for a quantity, from how its name ends or what it contains (first match wins).
 UNIT_BY_NAME: tuple[tuple[Callable[[str], bool], str], ...] = (
@@ -153,7 +156,7 @@ def quantities(cls: type, reached_by: str) -> list[Quantity]:
             continue
         if isinstance(member, property):
             members.append((name, "property", member))
-        elif inspect.isfunction(member) and name not in {"as_dict"}:
+        elif inspect.isfunction(member) and name not in NOT_QUANTITIES:
             members.append((name, "method", member))
     for name, kind, member in members:
         call = _example_call(name, member) if kind == "method" else name

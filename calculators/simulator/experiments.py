@@ -1,0 +1,351 @@
+"""The simulator experiments that serving lessons quote, behind calls a calculator expression can make.
+
+A lesson's figures are expressions of plain names, numbers and strings (no lists, no subscripts), so a lesson
+cannot build a workload and pass it to :func:`~calculators.simulator.simulate` itself. Each function here runs
+one kind of experiment from a few numbers and returns an object whose attributes are the figures a lesson
+states (``serve(20).ttft_s.p99``). The charts of the same lessons call the same functions, so a figure in the
+prose and the point on the chart beside it are one computation. Results are cached: the simulator is
+deterministic, and a page quoting ten figures of one run should run it once.
+
+Every experiment uses the course's default setup (an 8B model in BF16 on one H100 SXM at spec-sheet peaks,
+the cost model's simple level) unless told otherwise, and one shared workload, :data:`COURSE_WORKLOAD`, so
+the latency lesson and the disaggregation lesson compare like with like.
+"""
+
+from __future__ import annotations
+
+import bisect
+import functools
+from dataclasses import dataclass
+
+from calculators.interconnect import get_interconnect, send_time_s
+from calculators.passes import Setup, make_setup, mixed_step
+from calculators.simulator.engine import simulate
+from calculators.simulator.results import SLO, SimulationResult
+from calculators.simulator.schedulers import ChunkedPrefill, ContinuousBatching, Disaggregated, Scheduler
+from calculators.simulator.sweep import max_rate_meeting_slo
+from calculators.simulator.workload import Lengths, poisson_workload, trace_workload
+from calculators.validation import count, positive_number
+
+SCHEDULERS = ("continuous", "chunked", "disaggregated")
+
+# The serving lessons' workload: chat-like prompts and answers of varied length (log-normal, as measured
+# request traces are), capped so that every request fits one GPU's cache. Means in tokens.
+COURSE_WORKLOAD = {
+    "prompt_mean": 1500,
+    "prompt_spread": 1000,
+    "prompt_cap": 8000,
+    "output_mean": 250,
+    "output_spread": 200,
+    "output_cap": 1000,
+}
+COURSE_REQUESTS = 400  # per simulated rate: enough for a stable p99 (the 4th worst), quick enough to build
+
+# The stall experiment: requests already decoding, then one long prompt arrives.
+STALL_SHORT_PROMPT = 128  # the decoding requests' own prompts: short, so they are decoding within a step
+STALL_OUTPUT = 400  # long enough that they are still decoding when the long prompt is done
+STALL_ARRIVAL_S = 0.2  # the long prompt arrives here, when the others are well into their answers
+STALL_TIMELINE_STEPS = 5000  # every step of the run: the decodes' 400 steps plus the prompt's chunks
+
+
+@dataclass(frozen=True)
+class Stats:
+    """One latency's distribution over a run's requests, in seconds (nearest-rank percentiles)."""
+
+    mean: float
+    p50: float
+    p90: float
+    p99: float
+    max: float
+
+
+def _stats(summary: dict[str, float | None], name: str) -> Stats:
+    values = [summary[k] for k in ("mean", "p50", "p90", "p99", "max")]
+    if any(v is None for v in values):
+        raise ValueError(f"this run has no {name} values (every request wrote a single token?)")
+    return Stats(*(float(v) for v in values))  # type: ignore[arg-type]
+
+
+def _setup(model: str, gpu: str) -> Setup:
+    return make_setup(model, gpu)
+
+
+def _scheduler(
+    scheduler: str, token_budget: int, prefill_gpus: int, decode_gpus: int, link: str
+) -> Scheduler:
+    if scheduler == "continuous":
+        return ContinuousBatching()
+    if scheduler == "chunked":
+        return ChunkedPrefill(token_budget)
+    if scheduler == "disaggregated":
+        return Disaggregated(prefill_gpus, decode_gpus, link)
+    raise ValueError(f"scheduler must be one of {', '.join(SCHEDULERS)}, got {scheduler!r}")
+
+
+# ------------------------------------------------------------------------------------------ the stall
+
+
+@dataclass(frozen=True)
+class Stall:
+    """What one long prompt does to requests already decoding on the same GPU.
+
+    ``longest_gap_s`` is the longest wait between two tokens of a decoding request; ``decode_step_s`` is a
+    plain decode step of that batch, so ``stall_steps`` is the gap counted in the steps it replaced.
+    ``ttft_s`` is the long prompt's own time to first token, and ``prefill_steps`` the number of steps its
+    prompt was spread over (one without chunks).
+    """
+
+    prompt: int
+    decoding: int
+    token_budget: int | None
+    longest_gap_s: float
+    decode_step_s: float
+    ttft_s: float
+    prefill_steps: int
+    result: SimulationResult
+
+    @property
+    def stall_steps(self) -> float:
+        return self.longest_gap_s / self.decode_step_s
+
+    @property
+    def ttft_steps(self) -> float:
+        return self.ttft_s / self.decode_step_s
+
+
+@functools.lru_cache(maxsize=64)
+def prefill_stall(
+    prompt: int = 8000,
+    decoding: int = 16,
+    token_budget: int | None = None,
+    *,
+    model: str = "dense-8b",
+    gpu: str = "h100-sxm",
+) -> Stall:
+    """``decoding`` requests are writing their answers when a ``prompt``-token prompt arrives.
+
+    Without ``token_budget`` the engine schedules prefill first (continuous batching): the whole prompt runs
+    in one step and the decoding requests wait for it. With one, it is chunked prefill with that budget: the
+    decodes run every step and the prompt fills what is left of the budget.
+    """
+    prompt = count("prompt", prompt)
+    decoding = count("decoding", decoding)
+    rows = [(0.0, STALL_SHORT_PROMPT, STALL_OUTPUT)] * decoding + [(STALL_ARRIVAL_S, prompt, 16)]
+    scheduler: Scheduler = ContinuousBatching() if token_budget is None else ChunkedPrefill(token_budget)
+    setup = _setup(model, gpu)
+    result = simulate(trace_workload(rows), setup, scheduler, timeline_steps=STALL_TIMELINE_STEPS)
+    gaps = [r["longest_gap_s"] for r in result.requests[:decoding]]
+    long_id = result.requests[-1]["id"]
+    carried = sum(1 for step in result.timeline if any(piece[0] == long_id for piece in step["prefill"]))
+    step = mixed_step(setup, decode_contexts=[STALL_SHORT_PROMPT + STALL_OUTPUT // 2] * decoding).time_s
+    return Stall(
+        prompt,
+        decoding,
+        token_budget,
+        max(float(g) for g in gaps),
+        step,
+        float(result.requests[-1]["ttft_s"]),
+        carried,
+        result,
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def chunk_step_s(decoding: int, chunk: int, *, model: str = "dense-8b", gpu: str = "h100-sxm") -> float:
+    """Seconds of one step that decodes ``decoding`` requests and prefills ``chunk`` fresh prompt tokens."""
+    chunks = [(count("chunk", chunk), 0)] if chunk else []
+    contexts = [STALL_SHORT_PROMPT] * count("decoding", decoding, minimum=0)
+    return mixed_step(_setup(model, gpu), decode_contexts=contexts, prefill_chunks=chunks).time_s
+
+
+# ----------------------------------------------------------------------------------- a served workload
+
+
+@dataclass(frozen=True)
+class Served:
+    """A run of the course workload at one arrival rate: latencies, throughput and goodput.
+
+    ``slo_attainment`` is the share of requests that met both bounds of the SLO, and ``good_rate_rps`` the
+    arrival rate times that share: the requests per second that arrive and are served within the SLO.
+    ``goodput_rps`` divides the same count by the run's whole length, tail included, so a short run
+    understates it; the lessons quote ``good_rate_rps``. For the same reason ``served_rps`` measures only
+    the window in which requests arrive: the output tokens written in it per second, divided by the mean
+    tokens of an answer. It follows the arrival rate while the engine keeps up and levels off when the
+    arrivals outrun it (``throughput_rps`` is over the whole run, tail included).
+
+    ``busy_prefill`` and ``busy_decode`` are the pools' busy fractions under disaggregation (``busy`` for a
+    colocated engine), and ``mean_decode_batch`` the requests an average decode step carried.
+    """
+
+    rate_per_s: float
+    ttft_s: Stats
+    tpot_s: Stats
+    itl_s: Stats
+    e2e_s: Stats
+    queueing_s: Stats
+    throughput_rps: float
+    goodput_rps: float
+    slo_attainment: float
+    busy: float
+    busy_prefill: float | None
+    busy_decode: float | None
+    mean_output_tokens: float
+    served_rps: float
+    mean_decode_batch: float
+    result: SimulationResult
+
+    @property
+    def good_rate_rps(self) -> float:
+        return self.rate_per_s * self.slo_attainment
+
+
+def course_lengths() -> tuple[Lengths, Lengths]:
+    """The course workload's prompt and output length distributions."""
+    w = COURSE_WORKLOAD
+    return (
+        Lengths.lognormal(w["prompt_mean"], w["prompt_spread"], cap=w["prompt_cap"]),
+        Lengths.lognormal(w["output_mean"], w["output_spread"], cap=w["output_cap"]),
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def serve(
+    rate: float,
+    scheduler: str = "chunked",
+    *,
+    gpus: int = 2,
+    token_budget: int = 512,
+    prefill_gpus: int = 1,
+    link: str = "nvlink4",
+    ttft_slo: float = 0.5,
+    tpot_slo: float = 0.02,
+    requests: int = COURSE_REQUESTS,
+    seed: int = 0,
+    model: str = "dense-8b",
+    gpu: str = "h100-sxm",
+) -> Served:
+    """Serve the course workload arriving at ``rate`` requests/s on ``gpus`` GPUs.
+
+    Colocated schedulers run ``gpus`` replicas (requests go to them in turn); ``disaggregated`` splits the
+    same GPUs into ``prefill_gpus`` for prefill and the rest for decode, joined by ``link``. The SLO is
+    TTFT <= ``ttft_slo`` and TPOT <= ``tpot_slo`` seconds.
+    """
+    rate = positive_number("rate", rate)
+    gpus = count("gpus", gpus)
+    if scheduler == "disaggregated" and not 0 < prefill_gpus < gpus:
+        raise ValueError(
+            f"disaggregated serving needs 1 to {gpus - 1} of its {gpus} GPUs for prefill, got {prefill_gpus}"
+        )
+    sched = _scheduler(scheduler, token_budget, prefill_gpus, gpus - prefill_gpus, link)
+    prompt, output = course_lengths()
+    workload = poisson_workload(rate, count("requests", requests), prompt, output, seed=seed)
+    replicas = 1 if scheduler == "disaggregated" else gpus
+    result = simulate(
+        workload,
+        _setup(model, gpu),
+        sched,
+        replicas=replicas,
+        slo=SLO(ttft_s=ttft_slo, tpot_s=tpot_slo),
+        timeline_steps=0,
+    )
+    s = result.summary
+    by_role = s["busy_fraction_by_role"]
+    first = min(float(r["arrival_s"]) for r in result.requests)
+    last = max(float(r["arrival_s"]) for r in result.requests)
+    written = sum(bisect.bisect_right(result.token_times(int(r["id"])), last) for r in result.requests)
+    mean_output = s["output_tokens"] / s["requests"]
+    return Served(
+        rate,
+        _stats(s["ttft_s"], "TTFT"),
+        _stats(s["tpot_s"], "TPOT"),
+        _stats(s["itl_s"], "inter-token latency"),
+        _stats(s["e2e_s"], "end-to-end latency"),
+        _stats(s["queueing_s"], "queueing"),
+        float(s["throughput_rps"]),
+        float(s["goodput_rps"]),
+        float(s["slo_attainment"]),
+        float(s["busy_fraction"]),
+        by_role.get("prefill"),
+        by_role.get("decode"),
+        mean_output,
+        written / (last - first) / mean_output if last > first else float(s["throughput_rps"]),
+        float(s["mean_decode_batch"]),
+        result,
+    )
+
+
+@functools.lru_cache(maxsize=64)
+def max_good_rate(
+    scheduler: str = "chunked",
+    *,
+    gpus: int = 2,
+    token_budget: int = 512,
+    prefill_gpus: int = 1,
+    link: str = "nvlink4",
+    ttft_slo: float = 0.5,
+    tpot_slo: float = 0.02,
+    attainment: float = 0.9,
+    model: str = "dense-8b",
+    gpu: str = "h100-sxm",
+) -> float:
+    """DistServe's goodput: the highest arrival rate (requests/s) at which ``attainment`` of the course
+    workload's requests meet the SLO, on ``gpus`` GPUs. Zero if even a trickle misses it.
+
+    Each trial rate serves 20 s of arrivals (at most 1,000 requests); bisection in 9 halvings between 0.5
+    and 500 requests/s puts the answer within about 1.4% of the crossing.
+    """
+    gpus = count("gpus", gpus)
+    sched = _scheduler(scheduler, token_budget, prefill_gpus, gpus - prefill_gpus, link)
+    prompt, output = course_lengths()
+    row = max_rate_meeting_slo(
+        prompt,
+        output,
+        setup=_setup(model, gpu),
+        scheduler=sched,
+        replicas=1 if scheduler == "disaggregated" else gpus,
+        slo=SLO(ttft_s=ttft_slo, tpot_s=tpot_slo),
+        attainment=attainment,
+        duration_s=20.0,
+        max_requests=1000,
+        low_per_s=0.5,
+        high_per_s=500.0,
+        steps=9,
+    )
+    rate = row["rate_per_s"]
+    return float(rate) if rate is not None else 0.0
+
+
+# Eleven capped simulations (at most 1,000 requests each): bounded, but longer than a plain calculation, so
+# an expression that names this function may run this long (see calculators.expressions).
+max_good_rate.time_limit_s = 120.0  # type: ignore[attr-defined]
+
+
+# ----------------------------------------------------------------------------------- the KV handoff
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """One request's KV cache sent from a prefill GPU to a decode GPU: its size and the time on a link."""
+
+    prompt: int
+    link: str
+    bytes: float
+    time_s: float
+    decode_step_s: float
+
+    @property
+    def decode_steps(self) -> float:
+        """The transfer time counted in decode steps at batch size 1."""
+        return self.time_s / self.decode_step_s
+
+
+@functools.lru_cache(maxsize=64)
+def kv_handoff(
+    prompt: int = 2000, link: str = "nvlink4", *, model: str = "dense-8b", gpu: str = "h100-sxm"
+) -> Handoff:
+    """The cache of a ``prompt``-token prompt, sent over ``link`` as the disaggregated simulator sends it."""
+    setup = _setup(model, gpu)
+    size = setup.kv_cache_bytes(1, count("prompt", prompt))
+    connection = get_interconnect(link)
+    seconds = send_time_s(size / setup.total_gpus, connection, setup.communication_efficiency)
+    return Handoff(prompt, connection.key, size, seconds, mixed_step(setup, decode_contexts=[1]).time_s)

@@ -1,0 +1,89 @@
+"""The simulator experiments the serving lessons quote: each figure checked by hand or by the behaviour it
+teaches, and reachable from a calculator expression."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from calculators.expressions import evaluate_number
+from calculators.simulator.experiments import chunk_step_s, kv_handoff, max_good_rate, prefill_stall, serve
+
+# Llama-3.1-8B shapes (the dense-8b preset): 32 layers, 8 KV heads of 128, keys and values, 2 bytes each.
+KV_BYTES_PER_TOKEN = 32 * 8 * 128 * 2 * 2  # 131,072 B
+
+
+def test_kv_handoff_is_the_prompts_cache_over_the_link() -> None:
+    h = kv_handoff(2000, "nvlink4")
+    assert h.bytes == 2000 * KV_BYTES_PER_TOKEN  # 262,144,000 B
+    # NVLink 4: 450 GB/s one way, 5 us latency: 5e-6 + 2.62144e8 / 4.5e11 = 5.8754e-4 s
+    assert h.time_s == pytest.approx(5e-6 + 2.62144e8 / 4.5e11, rel=1e-12)
+    # InfiniBand NDR: 50 GB/s, 15 us: 1.5e-5 + 2.62144e8 / 5e10 = 5.25788e-3 s, about one decode step
+    ib = kv_handoff(2000, "infiniband-ndr")
+    assert ib.time_s == pytest.approx(1.5e-5 + 2.62144e8 / 5e10, rel=1e-12)
+    assert 1.0 < ib.decode_steps < 1.2
+
+
+def test_an_unchunked_long_prompt_stalls_the_decodes_for_its_whole_prefill() -> None:
+    stall = prefill_stall(8000, 16)
+    # 8,000 tokens x 2 x 8.03e9 FLOPs / 989 TFLOP/s is about 130 ms: the decodes wait that long, plus a step.
+    prefill_s = stall.ttft_s
+    assert stall.longest_gap_s == pytest.approx(prefill_s + stall.decode_step_s, rel=0.05)
+    assert 25 < stall.stall_steps < 30
+
+
+def test_a_chunk_below_the_ridge_leaves_the_decode_step_as_it_was() -> None:
+    # 16 decodes + 240 prompt tokens = 256 tokens a step, under the H100's ridge (about 295): memory-bound
+    stall = prefill_stall(8000, 16, 256)
+    assert stall.stall_steps == pytest.approx(1.0, rel=1e-9)
+    # the price: the prompt now takes 8000 / 240 = 34 steps instead of one long one
+    assert stall.ttft_s > prefill_stall(8000, 16).ttft_s
+    assert stall.ttft_steps == pytest.approx(math.ceil(8000 / 240), rel=0.02)
+
+
+def test_a_bigger_chunk_lengthens_the_step_it_rides_in() -> None:
+    assert chunk_step_s(64, 0) < chunk_step_s(64, 256) < chunk_step_s(64, 1024)
+    assert prefill_stall(8000, 16, 512).longest_gap_s < prefill_stall(8000, 16, 2048).longest_gap_s
+
+
+def test_served_runs_keep_their_books() -> None:
+    run = serve(20, "chunked")
+    assert run.goodput_rps <= run.throughput_rps
+    assert run.ttft_s.p50 <= run.ttft_s.p99 <= run.ttft_s.max
+    assert run.busy_prefill is None
+    split = serve(20, "disaggregated")
+    assert split.busy_prefill is not None
+    assert split.busy_decode is not None
+    assert split.busy_prefill < split.busy_decode  # the prefill pool waits for prompts most of the time
+
+
+def test_chunking_bounds_the_inter_token_latency_that_prefill_first_lets_grow() -> None:
+    assert serve(30, "chunked").itl_s.p99 < serve(30, "continuous").itl_s.p99
+    # a decode pool never runs a prefill: its tokens come at the pace of a plain decode step
+    assert serve(30, "disaggregated").itl_s.p99 == pytest.approx(chunk_step_s(1, 0), rel=0.05)
+
+
+def test_disaggregation_needs_gpus_on_both_sides() -> None:
+    with pytest.raises(ValueError, match="1 to 1 of its 2 GPUs"):
+        serve(10, "disaggregated", prefill_gpus=2)
+    with pytest.raises(ValueError, match="scheduler must be one of"):
+        serve(10, "fastest")
+
+
+def test_lessons_reach_the_experiments_through_expressions() -> None:
+    assert evaluate_number("prefill_stall(8000, 16).stall_steps") == prefill_stall(8000, 16).stall_steps
+    assert evaluate_number('kv_handoff(2000, "nvlink4").bytes') == 2000 * KV_BYTES_PER_TOKEN
+    assert evaluate_number('serve(20, "chunked").ttft_s.p99') == serve(20, "chunked").ttft_s.p99
+
+
+def test_an_experiment_of_many_runs_brings_its_own_time_limit() -> None:
+    from calculators.expressions import ExpressionError, evaluate
+
+    # Warm the cache so the test itself is quick; the limit is what is under test, not the speed.
+    rate = max_good_rate("chunked", gpus=1, ttft_slo=1.0)
+    # An expression naming max_good_rate may run for as long as the function declares ...
+    assert evaluate('max_good_rate("chunked", gpus=1, ttft_slo=1.0)', time_limit_s=1e-9) == rate
+    # ... while any other expression keeps the limit it was given.
+    with pytest.raises(ExpressionError, match="took longer than"):
+        evaluate("Scenario().decode().time_s + 1", time_limit_s=1e-9)
