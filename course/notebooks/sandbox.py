@@ -43,6 +43,11 @@ def sandboxed_kernel_manager(project_root: str | Path) -> type:
     class SandboxedKernelManager(AsyncKernelManager):
         async def _async_pre_start_kernel(self, **kw: Any) -> Any:
             kw["env"] = kernel_environment(project_root)
+            if self.transport == "ipc":
+                # jupyter_client's default is "kernel-ipc-N" in the current folder, so two builds of one
+                # checkout at once (a test run beside `dev.py serve`) would share sockets and read each
+                # other's signed messages ("Invalid Signature"). A fresh folder per kernel keeps them apart.
+                self.ip = str(Path(tempfile.mkdtemp(prefix="ridgepoint-kernel-")) / "kernel-ipc")
             return await super()._async_pre_start_kernel(**kw)
 
     return SandboxedKernelManager
