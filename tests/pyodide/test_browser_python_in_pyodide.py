@@ -35,7 +35,7 @@ REQUESTS = [
     {"widget": "kv-cache", "state": {}},
     {
         "widget": "kv-cache",
-        "state": {"model": "deepseek-v3", "gpu": "h200", "gpus": "8", "precision": "fp8", "context": "100000"},
+        "state": {"model": "deepseek-v3", "gpu": "h200", "gpus": "8", "precision": "fp8", "context": "1e5"},
     },
     {"run": "from calculators import Scenario\nScenario().decode().time_s"},
     {"run": "Scenario('dense-8b', 'h100-sxm').prefill(-1)"},
