@@ -79,6 +79,18 @@ def test_misspelt_unit_gets_the_corrected_reference_as_its_fix() -> None:
     assert insert.fix == "{{ Scenario().decode().time_s | ms }}"
 
 
+def test_a_figure_that_is_not_zero_never_reads_as_zero() -> None:
+    from course.numbers.extension import find_problems
+
+    # 131,072 bytes in unit B (billions) reads "0 billion"; in bytes it reads 131,072 and passes.
+    (problem,) = find_problems('{{ Scenario("llama-3.1-8b").setup.kv_bytes_per_token | B | .0f }}', "a.md")
+    assert "reads '0 billion'" in problem.message
+    assert "| bytes" in problem.fix
+    assert (
+        find_problems('{{ Scenario("llama-3.1-8b").setup.kv_bytes_per_token | bytes | .0f }}', "a.md") == []
+    )
+
+
 def test_figures_in_front_matter_takeaways_are_checked_at_their_line() -> None:
     from course.lesson_format.validation import block_validators, validate_page
 

@@ -194,6 +194,15 @@ def evaluate_reference(reference: NumberReference) -> Evaluated:
             error.fix,
         )
     computed = format_value(value, reference.unit, digits=reference.digits, decimals=reference.decimals)
+    if value != 0 and not any(c in "123456789" for c in computed.removesuffix(UNITS[reference.unit].suffix)):
+        # "0 billion" for 131,072 bytes: a figure that is not zero must not read as one.
+        return Evaluated(
+            reference,
+            value,
+            computed,
+            f"{reference.expression} is {value:g} but reads {computed.strip()!r} in unit {reference.unit!r}",
+            "use a unit in which it is at least 1 (`| bytes`, not `| B`: billions), or more decimals",
+        )
     if not reference.is_claim:
         return Evaluated(reference, value, computed)
     assert reference.quoted is not None
