@@ -127,6 +127,8 @@ def redirect_html(old: str, new: str) -> str:
         f'<meta http-equiv="refresh" content="0; url={href}">\n'
         f'<link rel="canonical" href="{href}">\n'
         '<meta name="robots" content="noindex">\n'
+        # An icon of its own: without one Chromium asks for /favicon.ico, a 404 on most hosts.
+        '<link rel="icon" href="data:,">\n'
         "</head>\n<body>\n"
         f'<p>This page has moved to <a href="{href}">its new address</a>.</p>\n'
         "</body>\n</html>\n"
