@@ -219,5 +219,5 @@ def test_served_figures_are_the_widgets_run() -> None:
     values = ask(state)["result"]["values"]
     figures = served(scheduler="chunked", token_budget=256, requests=50, rate=30.0)
     assert figures.output_tokens_per_s == values["output_tokens_per_s"]
-    assert figures.tpot_p99_s == values["tpot_p99_s"]
+    assert figures.tpot_s.p99 == values["tpot_p99_s"]
     assert figures.preemptions == values["preemptions"]
