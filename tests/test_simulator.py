@@ -199,6 +199,33 @@ def test_disaggregated_sends_the_cache_over_the_link() -> None:
     assert result.summary["instances"] == 2
 
 
+def test_a_full_decode_pool_holds_prefilled_caches_back() -> None:
+    # A tiny pool: 160 tokens = 10 blocks of 16 on each GPU. Twenty requests at once, prompt 24 (a cache of
+    # 2 blocks) and 8 tokens (24 + 8 = 32 tokens, still 2 blocks: no block is added while decoding). So the
+    # decode GPU runs at most 5 requests, and the prefill GPU holds at most 5 finished caches.
+    rows = [(0.0, 24, 8)] * 20
+    result = simulate(trace(*rows), scheduler=Disaggregated(1, 1), memory=MemoryConfig(capacity_tokens=160))
+    tau = 5e-6 + 24 * 131072 / 450e9  # one cache over NVLink 4: 5 us + 3,145,728 B / 450 GB/s = 11.99 us
+    ttft = [r["ttft_s"] for r in result.requests]
+    finish = [r["finish_s"] for r in result.requests]
+    # The first five prefill in one memory-bound step; request 0's cache lands first and decodes alone for
+    # a step, then with the other four: its 7 decode steps end at STEP + tau + 7 STEP.
+    assert ttft[:5] == [approx(STEP)] * 5
+    assert finish[0] == approx(8 * STEP + tau)
+    # Request 10 waits for the decode pool: request 0 finishes, request 5's cache (held on the prefill GPU)
+    # moves into its 2 blocks, its 2 blocks on the prefill GPU free, and request 10 prefills alone:
+    # 8 STEP + tau + tau + STEP = 9 STEP + 2 tau = 43.01 ms. Without back-pressure the prefill GPU freed
+    # each cache as its prefill ended and request 10 had its first token after 3 prefill steps, 14.3 ms.
+    assert ttft[10] == approx(9 * STEP + 2 * tau)
+    # So never more requests are prefilled and unfinished than both pools hold: 5 decoding + 5 held (it was
+    # all 20 at 14.3 ms, 15 of them with their cache nowhere).
+    events = sorted([(t, 1) for t in ttft] + [(t, -1) for t in finish], key=lambda e: (e[0], e[1]))
+    in_between = [sum(d for _, d in events[: i + 1]) for i in range(len(events))]
+    assert max(in_between) == 10
+    assert result.summary["preemptions"] == 0
+    assert len(result.requests) == 20
+
+
 def test_disaggregated_pools_must_be_whole_replicas() -> None:
     with pytest.raises(ValueError, match="prefill_gpus=3 is not a multiple of the setup's 2 GPUs"):
         simulate(trace((0, 10, 2)), make_setup(gpus=2), Disaggregated(3, 2))

@@ -200,10 +200,12 @@ class Disaggregated(Scheduler):
     "infiniband-ndr" between nodes ...) or an :class:`~calculators.Interconnect`. Each pool is made of
     replicas of the setup (``setup.total_gpus`` GPUs each), so the GPU counts must be multiples of it.
     Requests go to prefill replicas in turn; each replica sends one cache at a time, every GPU its own share
-    over its own link (the link's latency plus share / bandwidth); a decode replica takes caches in turn as
-    they land. The prefill pool runs
-    ``prefill_scheduler`` (continuous batching by default), the decode pool continuous batching of
-    sequences whose cache is already there. A full decode pool does not hold back the prefill pool.
+    over its own link (the link's latency plus share / bandwidth), to the next decode replica in turn that
+    has room for it. The prefill pool runs ``prefill_scheduler`` (continuous batching by default), the
+    decode pool continuous batching of sequences whose cache is already there. A full decode pool holds
+    back the prefill pool: a finished prefill keeps its cache on the prefill GPU until a decode replica has
+    room, so the prefill GPU admits fewer new prompts (back-pressure, as DistServe's prefill instances keep
+    a cache until the decode instance pulls it).
     """
 
     name = "disaggregated"
