@@ -175,6 +175,22 @@ def test_static_batching_waits_for_the_whole_batch() -> None:
     assert [r["ttft_s"] for r in cont.requests] == [approx(3000 * PER_PROMPT_TOKEN)] * 3
 
 
+def test_a_static_batch_pads_every_prompt_to_the_longest() -> None:
+    # Batch size 2: prompts of 1,000 and 3,000 tokens, 2 tokens each. The batch is a rectangle: its prefill
+    # computes 2 x 3,000 = 6,000 tokens, 6,000 x 16.171 us = 97.03 ms (the 4,000 real tokens alone would
+    # take 64.69 ms). Both get their first token then, and the second one decode step later.
+    result = simulate(trace((0, 1000, 2), (0, 3000, 2)), scheduler=StaticBatching(2))
+    prefill = 2 * 3000 * PER_PROMPT_TOKEN
+    assert [r["ttft_s"] for r in result.requests] == [approx(prefill)] * 2
+    assert [r["e2e_s"] for r in result.requests] == [approx(prefill + STEP)] * 2
+    # Equal prompts have nothing to pad: 2 x 1,000 tokens, 32.34 ms, as continuous batching's one prefill.
+    even = simulate(trace((0, 1000, 2), (0, 1000, 2)), scheduler=StaticBatching(2))
+    assert [r["ttft_s"] for r in even.requests] == [approx(2000 * PER_PROMPT_TOKEN)] * 2
+    # Continuous batching prefills the 4,000 real tokens only: 64.69 ms.
+    cont = simulate(trace((0, 1000, 2), (0, 3000, 2)))
+    assert [r["ttft_s"] for r in cont.requests] == [approx(4000 * PER_PROMPT_TOKEN)] * 2
+
+
 def test_static_batching_starts_a_partial_batch_only_when_no_one_else_will_come() -> None:
     # Batch size 4 but 3 requests: they start when the last one arrives (at 1 s), not before.
     result = simulate(trace((0.0, 100, 2), (0.5, 100, 2), (1.0, 100, 2)), scheduler=StaticBatching(4))

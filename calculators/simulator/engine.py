@@ -225,7 +225,11 @@ def _steps(
         else:
             rows = keys = 0
         chunks = [(c, s.prefilled) for s, c in plan.prefill]
-        dt, compute_s, memory_s = cost.time(rows, keys, chunks)
+        if plan.pad_prompts and chunks:
+            longest = max(c for c, _ in chunks)  # a padded batch computes every prompt at the longest
+            dt, compute_s, memory_s = cost.time(rows, keys, [(longest, cached) for _, cached in chunks])
+        else:
+            dt, compute_s, memory_s = cost.time(rows, keys, chunks)
         log.timeline_step(inst, now, dt, plan, chunks)
         inst.now = end = now + dt
         if plan.decode:
