@@ -42,16 +42,13 @@ from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming
 from calculators.simulator.experiments import (
     Handoff,
-    Served,
     Stall,
-    Stats,
     chunk_step_s,
     kv_handoff,
     max_good_rate,
     prefill_stall,
-    serve,
 )
-from calculators.simulator.named import ServedFigures, served
+from calculators.simulator.named import Served, Stats, served
 from calculators.suggestions import attribute_hint, did_you_mean
 
 NAMESPACE: Mapping[str, Any] = {
@@ -67,7 +64,6 @@ NAMESPACE: Mapping[str, Any] = {
     # simulator experiments (calculators.simulator.experiments): cached runs with plain-number arguments
     "prefill_stall": prefill_stall,
     "chunk_step_s": chunk_step_s,
-    "serve": serve,
     "max_good_rate": max_good_rate,
     "kv_handoff": kv_handoff,
 }
@@ -90,7 +86,6 @@ RESULT_TYPES: tuple[type, ...] = (
     Served,
     Stats,
     Handoff,
-    ServedFigures,
 )
 """The objects whose public attributes and methods an expression may use."""
 

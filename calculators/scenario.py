@@ -10,7 +10,6 @@ from calculators.hardware import GPU
 from calculators.interconnect import get_interconnect, send_time_s
 from calculators.models import Model
 from calculators.passes import PassResult, decode_step, make_setup, prefill
-from calculators.roofline import ridge_point
 from calculators.serving import (
     MemoryFootprint,
     RequestTiming,
@@ -71,11 +70,11 @@ class Scenario:
 
     @property
     def ridge_point_flop_per_byte(self) -> float:
-        """The GPU's ridge point at this precision and these efficiencies."""
-        s = self.setup
-        return ridge_point(
-            s.gpu, s.precision, compute_efficiency=s.compute_efficiency, memory_efficiency=s.memory_efficiency
-        )
+        """The GPU's ridge point in the arithmetic format (not the weight format), at these efficiencies.
+
+        Weight-only INT4 computes in BF16, so its ridge is BF16's; it is the same figure every pass reports.
+        """
+        return self.setup.ridge_point_flop_per_byte
 
     @property
     def weight_bytes(self) -> float:

@@ -63,6 +63,25 @@ def test_fp8_halves_the_bytes_and_doubles_the_peak() -> None:
     assert kv8.decode(context_tokens=4096).kv_cache_bytes == r16.kv_cache_bytes / 2
 
 
+def test_scenario_ridge_point_is_in_the_arithmetic_format_not_the_weight_format() -> None:
+    # The ridge point is the peak FLOP/s of the format the maths runs in over the bandwidth, whatever format
+    # the weights are stored in (H100 SXM: 989.4 TFLOP/s BF16, 1,978.9 TFLOP/s FP8, 3.35 TB/s).
+    bf16_ridge = 989.4 / 3.35  # = 295.3 FLOP/byte
+    fp8_ridge = 1978.9 / 3.35  # = 590.7 FLOP/byte
+    # INT4 weights (weight-only) dequantise to BF16: ridge 295.3, not an error for INT4's missing peak
+    int4 = Scenario("llama-3.1-8b", "h100-sxm", precision="int4")
+    assert int4.ridge_point_flop_per_byte == pytest.approx(bf16_ridge)
+    # FP8 weights computed in BF16: 295.3, not FP8's 590.7
+    fp8_in_bf16 = Scenario("llama-3.1-8b", "h100-sxm", precision="fp8", arithmetic_format="bf16")
+    assert fp8_in_bf16.ridge_point_flop_per_byte == pytest.approx(bf16_ridge)
+    # BF16 weights with FP8 arithmetic: 590.7, not BF16's 295.3
+    bf16_in_fp8 = Scenario("llama-3.1-8b", "h100-sxm", arithmetic_format="fp8")
+    assert bf16_in_fp8.ridge_point_flop_per_byte == pytest.approx(fp8_ridge)
+    # and the scenario agrees with the passes it times
+    for s in (int4, fp8_in_bf16, bf16_in_fp8):
+        assert s.ridge_point_flop_per_byte == s.prefill(1000).ridge_point_flop_per_byte
+
+
 def test_efficiency_factors_scale_the_peaks() -> None:
     s = Scenario("dense-8b", "h100-sxm", compute_efficiency=0.5, memory_efficiency=0.8)
     # decode: 16e9 B / (0.8 x 3.35e12) = 5.970 ms; prefill 2000: 3.2e13 / (0.5 x 989.4e12) = 64.69 ms

@@ -101,6 +101,16 @@ def test_custom_gpu_by_numbers(capsys: pytest.CaptureFixture[str]) -> None:
     assert fp8["decode_step"]["time_s"] == pytest.approx(8e9 / 4e12)
 
 
+def test_fp8_weights_on_a_gpu_without_fp8_maths_compute_in_bf16(capsys: pytest.CaptureFixture[str]) -> None:
+    # An A100 has no FP8 tensor cores: FP8 weights are dequantised and the maths runs in BF16 (weight-only),
+    # so the ridge point is BF16's, 312 TFLOP/s / 2.039 TB/s = 153.0 FLOP/byte (it used to exit on FP8's peak)
+    record = run_json(capsys, "phases", "--gpu", "a100-sxm-80gb", "--precision", "fp8")
+    assert record["weight_format"] == "fp8"
+    assert record["ridge_point_flop_per_byte"] == pytest.approx(312 / 2.039)
+    assert record["prefill"]["time_s"] == pytest.approx(3.2e13 / 312e12)  # BF16: 103 ms
+    assert record["decode_step"]["time_s"] == pytest.approx(8e9 / 2.039e12)  # 8 GB of FP8 weights: 3.92 ms
+
+
 def test_custom_model_by_size(capsys: pytest.CaptureFixture[str]) -> None:
     record = run_json(capsys, "phases", "--params-billion", "70", "--gpu", "b200")
     assert record["model"] == "custom"
@@ -148,7 +158,6 @@ def test_roofline_ridge_points_and_intensity(capsys: pytest.CaptureFixture[str])
         (["phases", "--batch", "-3"], ["batch", "-3"]),
         (["phases", "--gpu", "h100"], ["unknown GPU 'h100'", "h100-sxm"]),
         (["phases", "--model", "llama-8b"], ["unknown model 'llama-8b'", "llama-3.1-8b"]),
-        (["phases", "--gpu", "a100-sxm-80gb", "--precision", "fp8"], ["precision 'fp8'", "bf16"]),
         (["phases", "--model", "llama-3.1-405b", "--gpu", "h100-sxm"], ["does not fit"]),
         (["phases", "--gpu-tflops", "1000"], ["--gpu-tbps", "--gpu-gb"]),
         (["phases", "--gpu-tflops", "nan", "--gpu-tbps", "4", "--gpu-gb", "80"], ["bf16_tflops", "nan"]),

@@ -5,7 +5,8 @@ from __future__ import annotations
 import markdown
 import pytest
 
-from course.math.extension import MathError, find_formulas, to_mathml
+from course.math.extension import MathError, find_formulas, to_mathml, without_formulas
+from course.sanitising.extension import find_problems as sanitising_problems
 
 
 def test_display_math_delimiters_shown_as_code_stay_code() -> None:
@@ -22,3 +23,30 @@ def test_math_becomes_mathml_and_dollar_prices_stay_prose() -> None:
     assert find_formulas("It costs $5 or $10, and $I = P$ holds.") == [(1, "I = P", False)]
     with pytest.raises(MathError, match="unknown LaTeX command"):
         to_mathml(r"\notacommand x", display=True)
+
+
+# The latency lesson's "Go deeper" formula as it was first written: a sum from i = 1 in display maths.
+TPOT_SNIPPET = r"""??? deeper "Go deeper (more technical)"
+
+    For one request with $n$ output tokens at times $t_1 < t_2 < \dots < t_n$, arriving at $a$:
+    $$\text{TTFT} = t_1 - a, \qquad \text{TPOT} = \frac{1}{n-1}\sum_{i=1}^{n-1} \text{ITL}_i,$$
+    and inline, $\sum_{k=1}^{n} x_k$ too.
+"""
+
+
+def test_braces_in_formulas_are_latex_not_attribute_lists() -> None:
+    # `{i=1}` in `\sum_{i=1}` has the shape of a Markdown attribute list; in a formula it is LaTeX.
+    assert sanitising_problems(TPOT_SNIPPET, "latency.md") == []
+    html = markdown.markdown(
+        TPOT_SNIPPET,
+        extensions=["attr_list", "pymdownx.details", "course.math.extension", "course.sanitising.extension"],
+    )
+    assert html.count("<math") == 5  # $n$, the times, $a$, the display formula, the inline sum
+    assert html.count("&#x02211;") == 2  # both sums drawn
+    assert "{i=1}" not in html
+    assert ' i="1"' not in html
+    # blanking keeps offsets and lines; an attribute list outside a formula is still checked
+    assert len(without_formulas(TPOT_SNIPPET)) == len(TPOT_SNIPPET)
+    assert without_formulas(TPOT_SNIPPET).count("\n") == TPOT_SNIPPET.count("\n")
+    (problem,) = sanitising_problems("A sum $x_{i=1}$ and a paragraph.\n{: onclick=alert(1) }\n", "a.md")
+    assert (problem.line, "onclick" in str(problem)) == (2, True)

@@ -6,7 +6,14 @@ import markdown
 import pytest
 
 from calculators import Scenario
-from course.numbers.extension import NumberSyntaxError, Tolerance, find_numbers, parse_number, stated_value
+from course.numbers.extension import (
+    NumberSyntaxError,
+    Tolerance,
+    find_numbers,
+    parse_number,
+    protect_pipes_in_table_rows,
+    stated_value,
+)
 
 
 def test_numbers_parse_inserts_and_claims() -> None:
@@ -64,6 +71,39 @@ def test_rendered_number_equals_the_calculator() -> None:
     expected = f"{Scenario().decode().time_s * 1e3:.1f} ms"
     assert f">{expected}</span>" in html
     assert 'class="rp-number"' in html
+
+
+SITE_EXTENSIONS = [
+    "tables",
+    "attr_list",
+    "pymdownx.superfences",
+    "course.math.extension",
+    "course.numbers.extension",
+]
+
+
+def test_a_number_in_a_table_cell_keeps_the_table_whole() -> None:
+    # A table splits its rows on "|" before inline patterns run: the number's own pipes must not split it.
+    page = (
+        "| Phase | Time |\n"
+        "|---|---|\n"
+        "| decode | {{ Scenario().decode().time_s | ms | .1f }} |\n"
+        '| claim | {{ "about 5 ms" == Scenario().decode().time_s | ms | within 10% }} |\n'
+        "| code | `{{ a | b }}` |\n"
+    )
+    html = markdown.markdown(page, extensions=SITE_EXTENSIONS)
+    # 16e9 B of BF16 weights / 3.35e12 B/s = 4.776 ms -> "4.8 ms"; the claim shows its own text
+    assert html.count("<tr>") == 4
+    assert html.count("<td>") == 6  # two cells a row, none split off
+    assert '<td><span class="rp-number" data-expr="Scenario().decode().time_s" data-unit="ms"' in html
+    assert ">4.8 ms</span></td>" in html
+    assert ">about 5 ms</span></td>" in html
+    assert "rp-number--error" not in html
+    assert "<td><code>{{ a | b }}</code></td>" in html  # code stays code
+    # a line that is no table row is left as written
+    prose = "It takes {{ Scenario().decode().time_s | ms | .1f }}."
+    assert protect_pipes_in_table_rows(prose) == prose
+    assert ">4.8 ms</span>." in markdown.markdown(prose, extensions=SITE_EXTENSIONS)
 
 
 def test_misspelt_unit_gets_the_corrected_reference_as_its_fix() -> None:

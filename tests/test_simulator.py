@@ -175,6 +175,22 @@ def test_static_batching_waits_for_the_whole_batch() -> None:
     assert [r["ttft_s"] for r in cont.requests] == [approx(3000 * PER_PROMPT_TOKEN)] * 3
 
 
+def test_a_static_batch_pads_every_prompt_to_the_longest() -> None:
+    # Batch size 2: prompts of 1,000 and 3,000 tokens, 2 tokens each. The batch is a rectangle: its prefill
+    # computes 2 x 3,000 = 6,000 tokens, 6,000 x 16.171 us = 97.03 ms (the 4,000 real tokens alone would
+    # take 64.69 ms). Both get their first token then, and the second one decode step later.
+    result = simulate(trace((0, 1000, 2), (0, 3000, 2)), scheduler=StaticBatching(2))
+    prefill = 2 * 3000 * PER_PROMPT_TOKEN
+    assert [r["ttft_s"] for r in result.requests] == [approx(prefill)] * 2
+    assert [r["e2e_s"] for r in result.requests] == [approx(prefill + STEP)] * 2
+    # Equal prompts have nothing to pad: 2 x 1,000 tokens, 32.34 ms, as continuous batching's one prefill.
+    even = simulate(trace((0, 1000, 2), (0, 1000, 2)), scheduler=StaticBatching(2))
+    assert [r["ttft_s"] for r in even.requests] == [approx(2000 * PER_PROMPT_TOKEN)] * 2
+    # Continuous batching prefills the 4,000 real tokens only: 64.69 ms.
+    cont = simulate(trace((0, 1000, 2), (0, 3000, 2)))
+    assert [r["ttft_s"] for r in cont.requests] == [approx(4000 * PER_PROMPT_TOKEN)] * 2
+
+
 def test_static_batching_starts_a_partial_batch_only_when_no_one_else_will_come() -> None:
     # Batch size 4 but 3 requests: they start when the last one arrives (at 1 s), not before.
     result = simulate(trace((0.0, 100, 2), (0.5, 100, 2), (1.0, 100, 2)), scheduler=StaticBatching(4))
@@ -197,6 +213,33 @@ def test_disaggregated_sends_the_cache_over_the_link() -> None:
     ]
     assert result.config["roles"] == ["prefill", "decode"]
     assert result.summary["instances"] == 2
+
+
+def test_a_full_decode_pool_holds_prefilled_caches_back() -> None:
+    # A tiny pool: 160 tokens = 10 blocks of 16 on each GPU. Twenty requests at once, prompt 24 (a cache of
+    # 2 blocks) and 8 tokens (24 + 8 = 32 tokens, still 2 blocks: no block is added while decoding). So the
+    # decode GPU runs at most 5 requests, and the prefill GPU holds at most 5 finished caches.
+    rows = [(0.0, 24, 8)] * 20
+    result = simulate(trace(*rows), scheduler=Disaggregated(1, 1), memory=MemoryConfig(capacity_tokens=160))
+    tau = 5e-6 + 24 * 131072 / 450e9  # one cache over NVLink 4: 5 us + 3,145,728 B / 450 GB/s = 11.99 us
+    ttft = [r["ttft_s"] for r in result.requests]
+    finish = [r["finish_s"] for r in result.requests]
+    # The first five prefill in one memory-bound step; request 0's cache lands first and decodes alone for
+    # a step, then with the other four: its 7 decode steps end at STEP + tau + 7 STEP.
+    assert ttft[:5] == [approx(STEP)] * 5
+    assert finish[0] == approx(8 * STEP + tau)
+    # Request 10 waits for the decode pool: request 0 finishes, request 5's cache (held on the prefill GPU)
+    # moves into its 2 blocks, its 2 blocks on the prefill GPU free, and request 10 prefills alone:
+    # 8 STEP + tau + tau + STEP = 9 STEP + 2 tau = 43.01 ms. Without back-pressure the prefill GPU freed
+    # each cache as its prefill ended and request 10 had its first token after 3 prefill steps, 14.3 ms.
+    assert ttft[10] == approx(9 * STEP + 2 * tau)
+    # So never more requests are prefilled and unfinished than both pools hold: 5 decoding + 5 held (it was
+    # all 20 at 14.3 ms, 15 of them with their cache nowhere).
+    events = sorted([(t, 1) for t in ttft] + [(t, -1) for t in finish], key=lambda e: (e[0], e[1]))
+    in_between = [sum(d for _, d in events[: i + 1]) for i in range(len(events))]
+    assert max(in_between) == 10
+    assert result.summary["preemptions"] == 0
+    assert len(result.requests) == 20
 
 
 def test_disaggregated_pools_must_be_whole_replicas() -> None:

@@ -7,8 +7,9 @@ import math
 
 import pytest
 
-from calculators.expressions import evaluate_number
-from calculators.simulator.experiments import chunk_step_s, kv_handoff, max_good_rate, prefill_stall, serve
+from calculators.expressions import NAMESPACE, evaluate_number
+from calculators.simulator.experiments import chunk_step_s, kv_handoff, max_good_rate, prefill_stall
+from calculators.simulator.named import COURSE_WORKLOAD, run_named, served
 
 # Llama-3.1-8B shapes (the dense-8b preset): 32 layers, 8 KV heads of 128, keys and values, 2 bytes each.
 KV_BYTES_PER_TOKEN = 32 * 8 * 128 * 2 * 2  # 131,072 B
@@ -48,33 +49,67 @@ def test_a_bigger_chunk_lengthens_the_step_it_rides_in() -> None:
 
 
 def test_served_runs_keep_their_books() -> None:
-    run = serve(20, "chunked")
+    run = served("course", rate=20, scheduler="chunked", replicas=2)
     assert run.goodput_rps <= run.throughput_rps
     assert run.ttft_s.p50 <= run.ttft_s.p99 <= run.ttft_s.max
     assert run.busy_prefill is None
-    split = serve(20, "disaggregated")
+    split = served("course", rate=20, scheduler="disaggregated")
     assert split.busy_prefill is not None
     assert split.busy_decode is not None
     assert split.busy_prefill < split.busy_decode  # the prefill pool waits for prompts most of the time
 
 
 def test_chunking_bounds_the_inter_token_latency_that_prefill_first_lets_grow() -> None:
-    assert serve(30, "chunked").itl_s.p99 < serve(30, "continuous").itl_s.p99
+    chunked = served("course", rate=30, scheduler="chunked", replicas=2)
+    assert chunked.itl_s.p99 < served("course", rate=30, scheduler="continuous", replicas=2).itl_s.p99
     # a decode pool never runs a prefill: its tokens come at the pace of a plain decode step
-    assert serve(30, "disaggregated").itl_s.p99 == pytest.approx(chunk_step_s(1, 0), rel=0.05)
+    split = served("course", rate=30, scheduler="disaggregated")
+    assert split.itl_s.p99 == pytest.approx(chunk_step_s(1, 0), rel=0.05)
 
 
 def test_disaggregation_needs_gpus_on_both_sides() -> None:
-    with pytest.raises(ValueError, match="1 to 1 of its 2 GPUs"):
-        serve(10, "disaggregated", prefill_gpus=2)
+    with pytest.raises(ValueError, match="decode_gpus"):
+        served("course", rate=10, scheduler="disaggregated", decode_gpus=0)
     with pytest.raises(ValueError, match="scheduler must be one of"):
-        serve(10, "fastest")
+        served("course", rate=10, scheduler="fastest")
+    with pytest.raises(ValueError, match="preset must be one of"):
+        served("courses", rate=10)
+
+
+def test_one_wrapper_serves_every_lesson_run() -> None:
+    # Lessons, charts and notebooks quote a served workload through served() alone (serve() is gone), and
+    # the course preset is run_named with the course workload's keywords spelled out: the same run.
+    assert "serve" not in NAMESPACE
+    w = COURSE_WORKLOAD
+    spelled_out = run_named(
+        "dense-8b",
+        kv_traffic=False,
+        scheduler="chunked",
+        requests=400,
+        rate=20,
+        prompt=w["prompt_mean"],
+        prompt_spread=w["prompt_spread"],
+        prompt_cap=w["prompt_cap"],
+        output=w["output_mean"],
+        output_spread=w["output_spread"],
+        output_cap=w["output_cap"],
+        slo_ttft_ms=500,
+        slo_tpot_ms=20,
+    )
+    run = served("course", rate=20, scheduler="chunked")
+    assert run.result.summary == spelled_out.summary
+    # the course caps hold: no prompt beyond 8,000 tokens, no answer beyond 1,000
+    assert max(int(r["prompt_tokens"]) for r in run.result.requests) <= 8000
+    assert max(int(r["output_tokens"]) for r in run.result.requests) <= 1000
+    # served_rps counts the tokens written while requests arrive; good_rate_rps is rate x attainment
+    assert run.good_rate_rps == pytest.approx(20 * run.slo_attainment)
 
 
 def test_lessons_reach_the_experiments_through_expressions() -> None:
     assert evaluate_number("prefill_stall(8000, 16).stall_steps") == prefill_stall(8000, 16).stall_steps
     assert evaluate_number('kv_handoff(2000, "nvlink4").bytes') == 2000 * KV_BYTES_PER_TOKEN
-    assert evaluate_number('serve(20, "chunked").ttft_s.p99') == serve(20, "chunked").ttft_s.p99
+    expression = 'served("course", rate=20, scheduler="chunked").ttft_s.p99'
+    assert evaluate_number(expression) == served("course", rate=20, scheduler="chunked").ttft_s.p99
 
 
 def test_an_experiment_of_many_runs_brings_its_own_time_limit() -> None:

@@ -3,9 +3,14 @@ its control, the controls a lesson picks, and charts whose rows add up (the memo
 
 from __future__ import annotations
 
+import html as html_module
 import itertools
 import json
 import math
+import re
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -168,9 +173,57 @@ def test_block_picks_controls_and_keeps_the_rest_hidden() -> None:
     assert '<label for="widget-serving-simulator-memory">' in html
     assert '<label for="widget-serving-simulator-block_tokens">' in html
     assert '<label for="widget-serving-simulator-rate">' not in html
-    assert '<input type="hidden" name="rate" value="10.0">' in html
+    assert '<input type="hidden" name="rate" value="10">' in html
     assert html.count('data-widget-chart="memory"') == 1
     assert html.count("<svg") == 2  # the memory chart only, wide and narrow
+
+
+WIDGETS_JS = Path(__file__).parents[1] / "overrides/assets/ridgepoint/widgets.js"
+
+
+def _url_text(value: object) -> str:
+    """widgets.js's urlText: how the page writes a default it compares an input with (checked against the
+    JavaScript itself in the test below)."""
+    if value is None:
+        return ""
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))  # JSON.parse reads 10.0 as the number 10, and String(10) is "10"
+    return str(value)
+
+
+def test_inputs_left_alone_match_their_defaults_so_the_address_keeps_only_changes() -> None:
+    # After Start the page writes to the address every input whose text differs from its default
+    # (writeURLState). Inputs the reader never touched, hidden ones included, must not differ: rate 10.0 was
+    # "10.0" against "10", an empty pool size "" against null, so every link carried them.
+    name, defaults = parse_block("name: serving-simulator\ncontrols: [scheduler, rate, capacity_tokens]")
+    page = render_widget(name, defaults)
+    data_defaults = json.loads(html_module.unescape(re.search(r'data-defaults="([^"]*)"', page).group(1)))
+    fields = dict(re.findall(r'<input type="(?:hidden|text)"[^>]*?name="([^"]+)" value="([^"]*)"', page))
+    assert {"rate", "capacity_tokens", "slo_ttft_ms", "slo_tpot_ms", "max_sequence_tokens"} <= set(fields)
+    unchanged = {key: html_module.unescape(text) for key, text in fields.items()}
+    written = {key: text for key, text in unchanged.items() if text != _url_text(data_defaults[key])}
+    assert written == {}
+    assert (unchanged["rate"], unchanged["capacity_tokens"], unchanged["slo_ttft_ms"]) == ("10", "", "1000")
+    # The mirror is widgets.js's own urlText, run by Node on the defaults as the page parses them.
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed: urlText itself not run")
+    source = re.search(r"function urlText\(value\) \{.*?\n  \}", WIDGETS_JS.read_text(), re.DOTALL)
+    assert source is not None
+    script = f"{source.group(0)}\nconst d = JSON.parse(process.argv[1]);\n"
+    script += "const texts = Object.entries(d).map(([k, v]) => [k, urlText(v)]);\n"
+    script += "console.log(JSON.stringify(Object.fromEntries(texts)));"
+    ran = subprocess.run(
+        ["node", "-e", script, json.dumps(data_defaults)],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert json.loads(ran.stdout) == {key: _url_text(value) for key, value in data_defaults.items()}
 
 
 def test_chunking_shortens_the_longest_gap_the_widget_reports() -> None:
@@ -219,5 +272,5 @@ def test_served_figures_are_the_widgets_run() -> None:
     values = ask(state)["result"]["values"]
     figures = served(scheduler="chunked", token_budget=256, requests=50, rate=30.0)
     assert figures.output_tokens_per_s == values["output_tokens_per_s"]
-    assert figures.tpot_p99_s == values["tpot_p99_s"]
+    assert figures.tpot_s.p99 == values["tpot_p99_s"]
     assert figures.preemptions == values["preemptions"]

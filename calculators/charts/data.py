@@ -47,7 +47,8 @@ from calculators.models import MODELS
 from calculators.precision import PRECISIONS
 from calculators.roofline import attainable_flops_per_s, ridge_point, roofline_time
 from calculators.scenario import Scenario
-from calculators.simulator.experiments import SCHEDULERS, Served, prefill_stall, serve
+from calculators.simulator.experiments import SCHEDULERS, prefill_stall
+from calculators.simulator.named import Served, served
 from calculators.units import UNITS, format_value
 
 Row = dict[str, Any]
@@ -842,19 +843,34 @@ SERVING_PARAMS = (
 
 
 def _served(chart: str, p: Mapping[str, Any], rate: float, scheduler: str) -> Served:
+    """The course workload at ``rate`` on the chart's ``gpus``: as many replicas when colocated, split into
+    ``prefill_gpus`` and the rest for decode when disaggregated."""
+    gpus = p["gpus"]
+    if scheduler == "disaggregated":
+        if not 0 < p["prefill_gpus"] < gpus:
+            raise ChartError(
+                chart,
+                "prefill_gpus",
+                f"disaggregated serving needs 1 to {gpus - 1} of its {gpus} GPUs for prefill, "
+                f"got {p['prefill_gpus']}",
+                "give prefill fewer GPUs than `gpus`",
+            )
+        placement = {"prefill_gpus": p["prefill_gpus"], "decode_gpus": gpus - p["prefill_gpus"]}
+    else:
+        placement = {"replicas": gpus}
     run: Served = _computed(
         chart,
         "prefill_gpus" if scheduler == "disaggregated" else "rates",
         "give prefill fewer GPUs than `gpus`" if scheduler == "disaggregated" else "use lower rates",
-        lambda: serve(
-            rate,
-            scheduler,
-            gpus=p["gpus"],
+        lambda: served(
+            "course",
+            rate=rate,
+            scheduler=scheduler,
             token_budget=p["token_budget"],
-            prefill_gpus=p["prefill_gpus"],
             link=p["link"],
-            ttft_slo=p["ttft_slo"],
-            tpot_slo=p["tpot_slo"],
+            slo_ttft_ms=p["ttft_slo"] * 1e3,
+            slo_tpot_ms=p["tpot_slo"] * 1e3,
+            **placement,
         ),
     )
     return run

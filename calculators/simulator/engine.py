@@ -3,12 +3,16 @@
 Time advances one engine step at a time; a step's length is the cost model's time for what the scheduler put
 in it. Between steps nothing happens but arrivals; when an instance has nothing to run, its clock jumps to
 the next arrival. Replicas are independent (requests go to them in turn), so each runs to the end on its
-own; disaggregated serving runs the prefill pool, sends each cache over its link, then runs the decode pool.
+own; the two pools of disaggregated serving run together in time order, since a cache leaves the prefill
+pool only when the decode pool has room for it (back-pressure).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import heapq
+import math
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 
 from calculators.interconnect import send_time_s
 from calculators.passes import Setup, make_setup
@@ -97,29 +101,20 @@ def simulate(
         n_prefill = _pool_size("prefill_gpus", scheduler.prefill_gpus, setup)
         n_decode = _pool_size("decode_gpus", scheduler.decode_gpus, setup)
         prefill_pool = [new_instance(i, stop_after_prefill=True) for i in range(n_prefill)]
-        handoffs: list[tuple[float, int, Sequence]] = []
-        for i, inst in enumerate(prefill_pool):
-            mine = [(r.arrival_s, sequences[r.id]) for r in ordered[i::n_prefill]]
-            _run(inst, mine, scheduler.prefill_scheduler, cost, log, budget)
-            link_free = 0.0
-            for seq in sorted(inst.handoffs, key=lambda s: (s.prefill_done_s, s.id)):
-                start = max(seq.prefill_done_s or 0.0, link_free)
-                share = setup.kv_cache_bytes(1, seq.target) / setup.total_gpus  # each GPU sends its own
-                link_free = start + send_time_s(share, scheduler.link, setup.communication_efficiency)
-                transfers[seq.id] = link_free - start
-                handoffs.append((link_free, seq.id, seq))
-        handoffs.sort(key=lambda h: (h[0], h[1]))
         decode_pool = [new_instance(n_prefill + i) for i in range(n_decode)]
-        for i, inst in enumerate(decode_pool):
-            mine = [(t, seq) for t, _, seq in handoffs[i::n_decode]]
-            _run(inst, mine, scheduler.decode_scheduler, cost, log, budget)
+        prefill_arrivals = [[(r.arrival_s, r.id, sequences[r.id]) for r in ordered[i::n_prefill]]
+                            for i in range(n_prefill)]  # fmt: skip
+        _run_pools(
+            setup, scheduler, prefill_pool, decode_pool, prefill_arrivals, transfers, cost, log, budget
+        )
         instances = prefill_pool + decode_pool
         roles = ["prefill"] * n_prefill + ["decode"] * n_decode
     else:
         for i in range(replicas):
             inst = new_instance(i)
-            mine = [(r.arrival_s, sequences[r.id]) for r in ordered[i::replicas]]
-            _run(inst, mine, scheduler, cost, log, budget)
+            mine = [(r.arrival_s, r.id, sequences[r.id]) for r in ordered[i::replicas]]
+            for _ in _steps(inst, mine, scheduler, cost, log, budget):
+                pass
             instances.append(inst)
             roles.append("serve")
 
@@ -163,38 +158,54 @@ def _checked_requests(requests: Iterable[Request]) -> list[Request]:
     return reqs
 
 
-def _run(
+def _steps(
     inst: Instance,
-    arrivals: list[tuple[float, Sequence]],
+    arrivals: list[tuple[float, int, Sequence]],
     scheduler: Scheduler,
     cost: StepCost,
     log: StepLog,
     budget: list[int],
-) -> None:
-    """Run one instance until every request that reaches it is done (or handed off)."""
+    more: Callable[[], bool] | None = None,
+) -> Iterator[bool]:
+    """Run one instance step by step (it yields True after each) until every request that reaches it is done.
+
+    ``arrivals`` is a heap of (time, id, sequence), sorted at the start; the pools of disaggregated serving
+    push onto it as caches are sent. ``more()`` says whether something may still come from outside (a cache
+    for a decode instance, a landed cache freeing memory on a prefill one): with nothing to do until then,
+    the instance yields False without advancing, and the caller resumes it once something has come.
+    """
     scheduler.prepare(inst)
     window = cost.window
-    n = len(arrivals)
-    ai = 0
     waiting = inst.waiting
     steps = log.new_instance(inst.index)
     starts, times, decode_tokens, prefill_tokens, used, stored, compute, memory = steps
     mem = inst.memory
     while True:
         now = inst.now
-        while ai < n and arrivals[ai][0] <= now:
-            waiting.append(arrivals[ai][1])
-            ai += 1
-        inst.arrivals_pending = ai < n
+        if inst.releases:
+            inst.release_landed(now)
+        while arrivals and arrivals[0][0] <= now:
+            waiting.append(heapq.heappop(arrivals)[2])
+        outside = more is not None and more()
+        inst.arrivals_pending = bool(arrivals) or outside
         if not waiting and not inst.prefilling and not inst.decoding:
-            if ai < n:
-                inst.now = arrivals[ai][0]
+            if arrivals:
+                inst.now = arrivals[0][0]
+                continue
+            if outside:
+                yield False
                 continue
             return
         plan = scheduler.plan(inst)
         if plan.empty:
-            if ai < n:
-                inst.now = max(now, arrivals[ai][0])
+            wake = min(
+                arrivals[0][0] if arrivals else math.inf, inst.releases[0][0] if inst.releases else math.inf
+            )
+            if wake < math.inf:
+                inst.now = max(now, wake)
+                continue
+            if outside:
+                yield False
                 continue
             _stuck(inst)
         budget[0] -= 1
@@ -214,11 +225,12 @@ def _run(
         else:
             rows = keys = 0
         chunks = [(c, s.prefilled) for s, c in plan.prefill]
-        dt, compute_s, memory_s = cost.time(rows, keys, chunks)
-        if len(log.timeline) < log.timeline_limit:
-            log.timeline_step(inst, now, dt, plan, chunks)
+        if plan.pad_prompts and chunks:
+            longest = max(c for c, _ in chunks)  # a padded batch computes every prompt at the longest
+            dt, compute_s, memory_s = cost.time(rows, keys, [(longest, cached) for _, cached in chunks])
         else:
-            log.truncated = True
+            dt, compute_s, memory_s = cost.time(rows, keys, chunks)
+        log.timeline_step(inst, now, dt, plan, chunks)
         inst.now = end = now + dt
         if plan.decode:
             inst.finish_decode_step(end)
@@ -235,6 +247,116 @@ def _run(
         stored.append(inst.stored_tokens())
         compute.append(compute_s)
         memory.append(memory_s)
+        yield True
+
+
+def _run_pools(
+    setup: Setup,
+    scheduler: Disaggregated,
+    prefill_pool: list[Instance],
+    decode_pool: list[Instance],
+    prefill_arrivals: list[list[tuple[float, int, Sequence]]],
+    transfers: dict[int, float],
+    cost: StepCost,
+    log: StepLog,
+    budget: list[int],
+) -> None:
+    """Run the two pools of disaggregated serving together, in time order, with back-pressure.
+
+    A finished prefill keeps its cache on the prefill GPU until a decode replica has room for it besides
+    the caches already coming to it (the next one in turn that has, keeping its watermark free); only then
+    is the cache sent, one at a time per prefill replica, and the prefill GPU's slots are free once it
+    lands. So a full decode pool holds caches on the prefill pool, which then admits fewer new prompts, and
+    requests queue for prefill: no request holds a cache in more memory than there is. While the decode
+    pool has room, a cache leaves as soon as its prefill is done and its link is free.
+    """
+    decode_arrivals: list[list[tuple[float, int, Sequence]]] = [[] for _ in decode_pool]
+    ready: list[deque[Sequence]] = [deque() for _ in prefill_pool]  # prefilled, cache not yet sent
+    seen = [0] * len(prefill_pool)  # handoffs already moved to ready
+    link_free = [0.0] * len(prefill_pool)
+    blocked: set[int] = set()  # caches that found no room at first and waited for the decode pool
+    turn = [0]  # the decode replica next in turn
+    prefill_done = [False] * len(prefill_pool)
+
+    def upstream() -> bool:
+        return not all(prefill_done) or any(ready)
+
+    def holding(inst: Instance) -> Callable[[], bool]:
+        return lambda: bool(inst.held)
+
+    runners: dict[int, Iterator[bool]] = {}
+    for inst, mine in zip(prefill_pool, prefill_arrivals, strict=True):
+        runners[inst.index] = _steps(
+            inst, mine, scheduler.prefill_scheduler, cost, log, budget, holding(inst)
+        )
+    for inst, mine in zip(decode_pool, decode_arrivals, strict=True):
+        runners[inst.index] = _steps(inst, mine, scheduler.decode_scheduler, cost, log, budget, upstream)
+    everyone = {inst.index: inst for inst in (*prefill_pool, *decode_pool)}
+    active = set(everyone)  # instances that can step now (not finished, not waiting for the other pool)
+    decode_moved = True  # a decode step ran since the last cache that found no room
+
+    def try_send(p: int) -> bool:
+        """Send the oldest ready cache of prefill replica ``p`` if a decode replica has room for it."""
+        seq = ready[p][0]
+        n = len(decode_pool)
+        for k in range(n):
+            d = (turn[0] + k) % n
+            target = decode_pool[d]
+            if target.can_receive(seq):
+                break
+        else:
+            blocked.add(seq.id)
+            return False
+        ready[p].popleft()
+        start = max(seq.prefill_done_s or 0.0, link_free[p])
+        if seq.id in blocked:
+            start = max(start, target.now)  # room came with a decode step that ended then
+        share = setup.kv_cache_bytes(1, seq.target) / setup.total_gpus  # each GPU sends its own
+        lands = start + send_time_s(share, scheduler.link, setup.communication_efficiency)
+        target.receive(seq)
+        prefill_pool[p].send_held(seq, lands)
+        link_free[p] = lands
+        transfers[seq.id] = lands - start
+        heapq.heappush(decode_arrivals[d], (lands, seq.id, seq))
+        turn[0] = (d + 1) % n
+        active.update((prefill_pool[p].index, target.index))
+        return True
+
+    while True:
+        # The earliest cache that could leave now, against the earliest instance that could step.
+        sends = [
+            (max(ready[p][0].prefill_done_s or 0.0, link_free[p]), ready[p][0].id, p)
+            for p in range(len(prefill_pool))
+            if ready[p] and (decode_moved or ready[p][0].id not in blocked)
+        ]
+        first_send = min(sends) if sends else None
+        first_step = min(((everyone[i].now, i) for i in active), default=None)
+        if first_send is not None and (first_step is None or first_send[0] <= first_step[0]):
+            if not try_send(first_send[2]):
+                decode_moved = False
+            continue
+        if first_step is None:
+            break
+        index = first_step[1]
+        try:
+            stepped = next(runners[index])
+        except StopIteration:
+            active.discard(index)
+            if index < len(prefill_pool):
+                prefill_done[index] = True
+                active.update(inst.index for inst in decode_pool)  # they learn nothing more will come
+            continue
+        inst = everyone[index]
+        if index < len(prefill_pool):
+            new = inst.handoffs[seen[index] :]
+            seen[index] = len(inst.handoffs)
+            ready[index].extend(sorted(new, key=lambda s: (s.prefill_done_s, s.id)))
+        else:
+            decode_moved = True
+        if not stepped:
+            active.discard(index)  # it waits for the other pool
+    if any(ready) or any(inst.waiting or inst.prefilling or inst.decoding for inst in everyone.values()):
+        raise RuntimeError("the pools stalled with requests in flight; this is a bug in the simulator")
 
 
 def _stuck(inst: Instance) -> None:

@@ -3,43 +3,33 @@
 A lesson's figures are expressions of plain names, numbers and strings (no lists, no subscripts), so a lesson
 cannot build a workload and pass it to :func:`~calculators.simulator.simulate` itself. Each function here runs
 one kind of experiment from a few numbers and returns an object whose attributes are the figures a lesson
-states (``serve(20).ttft_s.p99``). The charts of the same lessons call the same functions, so a figure in the
-prose and the point on the chart beside it are one computation. Results are cached: the simulator is
-deterministic, and a page quoting ten figures of one run should run it once.
+states (``prefill_stall(8000).stall_steps``). A whole workload served at one rate is
+:func:`calculators.simulator.named.served`. The charts of the same lessons call the same functions, so a
+figure in the prose and the point on the chart beside it are one computation. Results are cached: the
+simulator is deterministic, and a page quoting ten figures of one run should run it once.
 
 Every experiment uses the course's default setup (an 8B model in BF16 on one H100 SXM at spec-sheet peaks,
-the cost model's simple level) unless told otherwise, and one shared workload, :data:`COURSE_WORKLOAD`, so
+the cost model's simple level) unless told otherwise, and one shared workload,
+:data:`calculators.simulator.named.COURSE_WORKLOAD`, so
 the latency lesson and the disaggregation lesson compare like with like.
 """
 
 from __future__ import annotations
 
-import bisect
 import functools
 from dataclasses import dataclass
 
 from calculators.interconnect import get_interconnect, send_time_s
 from calculators.passes import Setup, make_setup, mixed_step
 from calculators.simulator.engine import simulate
+from calculators.simulator.named import course_lengths, scheduler_named
 from calculators.simulator.results import SLO, SimulationResult
-from calculators.simulator.schedulers import ChunkedPrefill, ContinuousBatching, Disaggregated, Scheduler
+from calculators.simulator.schedulers import ChunkedPrefill, ContinuousBatching, Scheduler
 from calculators.simulator.sweep import max_rate_meeting_slo
-from calculators.simulator.workload import Lengths, poisson_workload, trace_workload
-from calculators.validation import count, positive_number
+from calculators.simulator.workload import trace_workload
+from calculators.validation import choice, count
 
 SCHEDULERS = ("continuous", "chunked", "disaggregated")
-
-# The serving lessons' workload: chat-like prompts and answers of varied length (log-normal, as measured
-# request traces are), capped so that every request fits one GPU's cache. Means in tokens.
-COURSE_WORKLOAD = {
-    "prompt_mean": 1500,
-    "prompt_spread": 1000,
-    "prompt_cap": 8000,
-    "output_mean": 250,
-    "output_spread": 200,
-    "output_cap": 1000,
-}
-COURSE_REQUESTS = 400  # per simulated rate: enough for a stable p99 (the 4th worst), quick enough to build
 
 # The stall experiment: requests already decoding, then one long prompt arrives.
 STALL_SHORT_PROMPT = 128  # the decoding requests' own prompts: short, so they are decoding within a step
@@ -48,38 +38,8 @@ STALL_ARRIVAL_S = 0.2  # the long prompt arrives here, when the others are well 
 STALL_TIMELINE_STEPS = 5000  # every step of the run: the decodes' 400 steps plus the prompt's chunks
 
 
-@dataclass(frozen=True)
-class Stats:
-    """One latency's distribution over a run's requests, in seconds (nearest-rank percentiles)."""
-
-    mean: float
-    p50: float
-    p90: float
-    p99: float
-    max: float
-
-
-def _stats(summary: dict[str, float | None], name: str) -> Stats:
-    values = [summary[k] for k in ("mean", "p50", "p90", "p99", "max")]
-    if any(v is None for v in values):
-        raise ValueError(f"this run has no {name} values (every request wrote a single token?)")
-    return Stats(*(float(v) for v in values))  # type: ignore[arg-type]
-
-
 def _setup(model: str, gpu: str) -> Setup:
     return make_setup(model, gpu)
-
-
-def _scheduler(
-    scheduler: str, token_budget: int, prefill_gpus: int, decode_gpus: int, link: str
-) -> Scheduler:
-    if scheduler == "continuous":
-        return ContinuousBatching()
-    if scheduler == "chunked":
-        return ChunkedPrefill(token_budget)
-    if scheduler == "disaggregated":
-        return Disaggregated(prefill_gpus, decode_gpus, link)
-    raise ValueError(f"scheduler must be one of {', '.join(SCHEDULERS)}, got {scheduler!r}")
 
 
 # ------------------------------------------------------------------------------------------ the stall
@@ -158,120 +118,7 @@ def chunk_step_s(decoding: int, chunk: int, *, model: str = "dense-8b", gpu: str
     return mixed_step(_setup(model, gpu), decode_contexts=contexts, prefill_chunks=chunks).time_s
 
 
-# ----------------------------------------------------------------------------------- a served workload
-
-
-@dataclass(frozen=True)
-class Served:
-    """A run of the course workload at one arrival rate: latencies, throughput and goodput.
-
-    ``slo_attainment`` is the share of requests that met both bounds of the SLO, and ``good_rate_rps`` the
-    arrival rate times that share: the requests per second that arrive and are served within the SLO.
-    ``goodput_rps`` divides the same count by the run's whole length, tail included, so a short run
-    understates it; the lessons quote ``good_rate_rps``. For the same reason ``served_rps`` measures only
-    the window in which requests arrive: the output tokens written in it per second, divided by the mean
-    tokens of an answer. It follows the arrival rate while the engine keeps up and levels off when the
-    arrivals outrun it (``throughput_rps`` is over the whole run, tail included).
-
-    ``busy_prefill`` and ``busy_decode`` are the pools' busy fractions under disaggregation (``busy`` for a
-    colocated engine), and ``mean_decode_batch`` the requests an average decode step carried.
-    """
-
-    rate_per_s: float
-    ttft_s: Stats
-    tpot_s: Stats
-    itl_s: Stats
-    e2e_s: Stats
-    queueing_s: Stats
-    throughput_rps: float
-    goodput_rps: float
-    slo_attainment: float
-    busy: float
-    busy_prefill: float | None
-    busy_decode: float | None
-    mean_output_tokens: float
-    served_rps: float
-    mean_decode_batch: float
-    result: SimulationResult
-
-    @property
-    def good_rate_rps(self) -> float:
-        return self.rate_per_s * self.slo_attainment
-
-
-def course_lengths() -> tuple[Lengths, Lengths]:
-    """The course workload's prompt and output length distributions."""
-    w = COURSE_WORKLOAD
-    return (
-        Lengths.lognormal(w["prompt_mean"], w["prompt_spread"], cap=w["prompt_cap"]),
-        Lengths.lognormal(w["output_mean"], w["output_spread"], cap=w["output_cap"]),
-    )
-
-
-@functools.lru_cache(maxsize=256)
-def serve(
-    rate: float,
-    scheduler: str = "chunked",
-    *,
-    gpus: int = 2,
-    token_budget: int = 512,
-    prefill_gpus: int = 1,
-    link: str = "nvlink4",
-    ttft_slo: float = 0.5,
-    tpot_slo: float = 0.02,
-    requests: int = COURSE_REQUESTS,
-    seed: int = 0,
-    model: str = "dense-8b",
-    gpu: str = "h100-sxm",
-) -> Served:
-    """Serve the course workload arriving at ``rate`` requests/s on ``gpus`` GPUs.
-
-    Colocated schedulers run ``gpus`` replicas (requests go to them in turn); ``disaggregated`` splits the
-    same GPUs into ``prefill_gpus`` for prefill and the rest for decode, joined by ``link``. The SLO is
-    TTFT <= ``ttft_slo`` and TPOT <= ``tpot_slo`` seconds.
-    """
-    rate = positive_number("rate", rate)
-    gpus = count("gpus", gpus)
-    if scheduler == "disaggregated" and not 0 < prefill_gpus < gpus:
-        raise ValueError(
-            f"disaggregated serving needs 1 to {gpus - 1} of its {gpus} GPUs for prefill, got {prefill_gpus}"
-        )
-    sched = _scheduler(scheduler, token_budget, prefill_gpus, gpus - prefill_gpus, link)
-    prompt, output = course_lengths()
-    workload = poisson_workload(rate, count("requests", requests), prompt, output, seed=seed)
-    replicas = 1 if scheduler == "disaggregated" else gpus
-    result = simulate(
-        workload,
-        _setup(model, gpu),
-        sched,
-        replicas=replicas,
-        slo=SLO(ttft_s=ttft_slo, tpot_s=tpot_slo),
-        timeline_steps=0,
-    )
-    s = result.summary
-    by_role = s["busy_fraction_by_role"]
-    first = min(float(r["arrival_s"]) for r in result.requests)
-    last = max(float(r["arrival_s"]) for r in result.requests)
-    written = sum(bisect.bisect_right(result.token_times(int(r["id"])), last) for r in result.requests)
-    mean_output = s["output_tokens"] / s["requests"]
-    return Served(
-        rate,
-        _stats(s["ttft_s"], "TTFT"),
-        _stats(s["tpot_s"], "TPOT"),
-        _stats(s["itl_s"], "inter-token latency"),
-        _stats(s["e2e_s"], "end-to-end latency"),
-        _stats(s["queueing_s"], "queueing"),
-        float(s["throughput_rps"]),
-        float(s["goodput_rps"]),
-        float(s["slo_attainment"]),
-        float(s["busy_fraction"]),
-        by_role.get("prefill"),
-        by_role.get("decode"),
-        mean_output,
-        written / (last - first) / mean_output if last > first else float(s["throughput_rps"]),
-        float(s["mean_decode_batch"]),
-        result,
-    )
+# ------------------------------------------------------------------------------------------- goodput
 
 
 @functools.lru_cache(maxsize=64)
@@ -295,7 +142,14 @@ def max_good_rate(
     and 500 requests/s puts the answer within about 1.4% of the crossing.
     """
     gpus = count("gpus", gpus)
-    sched = _scheduler(scheduler, token_budget, prefill_gpus, gpus - prefill_gpus, link)
+    choice("scheduler", scheduler, SCHEDULERS)
+    sched = scheduler_named(
+        scheduler,
+        token_budget=token_budget,
+        prefill_gpus=prefill_gpus,
+        decode_gpus=gpus - prefill_gpus,
+        link=link,
+    )
     prompt, output = course_lengths()
     row = max_rate_meeting_slo(
         prompt,

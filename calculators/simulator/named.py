@@ -2,15 +2,22 @@
 
 ``run_named(scheduler="static", rate=20, capacity_tokens=12000)`` builds the workload, the setup, the
 scheduler, the KV memory and the SLO from keywords and simulates them; :func:`served` returns the run's
-headline figures as attributes, which is what a lesson's ``{{ ... }}`` expression can read
-(``served(scheduler="static").tpot_p50_s``). The charts and the serving widget call :func:`run_named` too, so
+figures as attributes, which is what a lesson's ``{{ ... }}`` expression can read
+(``served(scheduler="static").tpot_s.p50``). The charts and the serving widget call :func:`run_named` too, so
 a figure in the prose and the bar on the chart come from the same run.
+
+Two sets of defaults are named (:data:`PRESETS`): ``"reference"``, the batching and paging lessons' run
+(Llama-3.1 8B, fixed lengths), and ``"course"``, the course workload of the latency, chunked-prefill and
+disaggregation lessons (the nominal 8B model, chat-like log-normal lengths, 400 requests, a tight SLO).
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
-from dataclasses import dataclass, fields
+import inspect
+from dataclasses import dataclass
+from typing import Any
 
 from calculators.passes import make_setup
 from calculators.simulator.engine import simulate
@@ -28,6 +35,38 @@ from calculators.validation import choice
 
 SCHEDULERS = ("continuous", "static", "chunked", "disaggregated")
 LENGTH_CAP = 32_768  # a log-normal length is cut here (its tail is long)
+
+# The serving lessons' course workload: chat-like prompts and answers of varied length (log-normal, as
+# measured request traces are), capped so that every request fits one GPU's cache. Means in tokens.
+COURSE_WORKLOAD = {
+    "prompt_mean": 1500,
+    "prompt_spread": 1000,
+    "prompt_cap": 8000,
+    "output_mean": 250,
+    "output_spread": 200,
+    "output_cap": 1000,
+}
+COURSE_REQUESTS = 400  # per simulated rate: enough for a stable p99 (the 4th worst), quick enough to build
+
+PRESETS: dict[str, dict[str, object]] = {
+    # run_named's own defaults: Llama-3.1 8B with attention over the cache counted, 512 + 128 tokens
+    "reference": {},
+    # the course workload on the nominal 8B model (simple level), SLO TTFT <= 0.5 s and TPOT <= 20 ms
+    "course": {
+        "model": "dense-8b",
+        "kv_traffic": False,
+        "requests": COURSE_REQUESTS,
+        "prompt": COURSE_WORKLOAD["prompt_mean"],
+        "prompt_spread": COURSE_WORKLOAD["prompt_spread"],
+        "prompt_cap": COURSE_WORKLOAD["prompt_cap"],
+        "output": COURSE_WORKLOAD["output_mean"],
+        "output_spread": COURSE_WORKLOAD["output_spread"],
+        "output_cap": COURSE_WORKLOAD["output_cap"],
+        "slo_ttft_ms": 500.0,
+        "slo_tpot_ms": 20.0,
+    },
+}
+"""Named sets of :func:`run_named` keywords; a keyword given with a preset overrides it."""
 
 
 def scheduler_named(
@@ -52,9 +91,19 @@ def scheduler_named(
     return ContinuousBatching(max_sequences, max_batch_tokens)
 
 
-def lengths(mean: int, spread: int = 0) -> Lengths | int:
-    """Every request is ``mean`` tokens long when ``spread`` is 0; else log-normal with that deviation."""
-    return mean if spread == 0 else Lengths.lognormal(mean, spread, cap=LENGTH_CAP)
+def lengths(mean: int, spread: int = 0, cap: int = LENGTH_CAP) -> Lengths | int:
+    """Every request is ``mean`` tokens long when ``spread`` is 0; else log-normal with that deviation,
+    cut at ``cap``."""
+    return mean if spread == 0 else Lengths.lognormal(mean, spread, cap=cap)
+
+
+def course_lengths() -> tuple[Lengths | int, Lengths | int]:
+    """The course workload's prompt and output length distributions."""
+    w = COURSE_WORKLOAD
+    return (
+        lengths(w["prompt_mean"], w["prompt_spread"], w["prompt_cap"]),
+        lengths(w["output_mean"], w["output_spread"], w["output_cap"]),
+    )
 
 
 def run_named(
@@ -68,8 +117,10 @@ def run_named(
     burst: bool = False,
     prompt: int = 512,
     prompt_spread: int = 0,
+    prompt_cap: int = LENGTH_CAP,
     output: int = 128,
     output_spread: int = 0,
+    output_cap: int = LENGTH_CAP,
     batch_size: int = 16,
     max_sequences: int = 256,
     max_batch_tokens: int = 8192,
@@ -96,14 +147,11 @@ def run_named(
     over the KV cache counted, continuous batching, paged KV memory in 16-token blocks. A colocated scheduler
     runs on ``replicas`` GPUs (requests in turn); a disaggregated one on its own pools, ignoring it.
     """
+    prompts, outputs = lengths(prompt, prompt_spread, prompt_cap), lengths(output, output_spread, output_cap)
     if burst:
-        work = burst_workload(
-            requests, lengths(prompt, prompt_spread), lengths(output, output_spread), seed=seed
-        )
+        work = burst_workload(requests, prompts, outputs, seed=seed)
     else:
-        work = poisson_workload(
-            rate, requests, lengths(prompt, prompt_spread), lengths(output, output_spread), seed=seed
-        )
+        work = poisson_workload(rate, requests, prompts, outputs, seed=seed)
     schedule = scheduler_named(
         scheduler,
         batch_size=batch_size,
@@ -134,44 +182,119 @@ def run_named(
 
 
 @dataclass(frozen=True)
-class ServedFigures:
-    """The headline figures of one run (seconds, tokens, shares), as attributes a lesson can quote."""
+class Stats:
+    """One latency's distribution over a run's requests, in seconds (nearest-rank percentiles)."""
 
-    output_tokens_per_s: float  # output tokens per second over the run
-    throughput_rps: float  # requests finished per second
-    goodput_rps: float  # requests per second that met the SLO
+    mean: float
+    p50: float
+    p90: float
+    p99: float
+    max: float
+
+    @classmethod
+    def of(cls, summary: dict[str, float | None], name: str) -> Stats:
+        values = [summary[k] for k in ("mean", "p50", "p90", "p99", "max")]
+        if any(v is None for v in values):
+            raise ValueError(f"this run has no {name} values (every request wrote a single token?)")
+        return cls(*(float(v) for v in values))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class Served:
+    """The figures of one run (seconds, tokens, shares), as attributes a lesson can quote.
+
+    ``slo_attainment`` is the share of requests that met both bounds of the SLO, and ``good_rate_rps`` the
+    arrival rate times that share: the requests per second that arrive and are served within the SLO.
+    ``goodput_rps`` divides the same count by the run's whole length, tail included, so a short run
+    understates it; the lessons quote ``good_rate_rps``. For the same reason ``served_rps`` measures only
+    the window in which requests arrive: the output tokens written in it per second, divided by the mean
+    tokens of an answer. It follows the arrival rate while the engine keeps up and levels off when the
+    arrivals outrun it (``throughput_rps`` is over the whole run, tail included).
+
+    ``busy_prefill`` and ``busy_decode`` are the pools' busy fractions under disaggregation (``busy`` for a
+    colocated engine), and ``mean_decode_batch`` the requests an average decode step carried.
+    """
+
+    rate_per_s: float  # the arrival rate asked for (requests per second)
+    ttft_s: Stats  # time to first token
+    tpot_s: Stats  # time per output token
+    itl_s: Stats  # gaps between two tokens of a request
+    e2e_s: Stats  # arrival to last token
+    queueing_s: Stats  # arrival to first scheduled
+    throughput_rps: float  # requests finished per second, over the whole run
+    goodput_rps: float  # requests per second that met the SLO, over the whole run
     slo_attainment: float  # share of requests within both SLO bounds
-    ttft_p50_s: float  # median time to first token
-    ttft_p99_s: float  # 99th-percentile time to first token
-    tpot_p50_s: float  # median time per output token
-    tpot_p99_s: float  # 99th-percentile time per output token
-    itl_p99_s: float  # 99th-percentile gap between two tokens of a request
-    longest_stall_s: float  # longest gap between two tokens of any request
+    busy: float  # share of GPU time spent in steps
+    busy_prefill: float | None  # the prefill pool's busy share (disaggregated only)
+    busy_decode: float | None  # the decode pool's busy share (disaggregated only)
+    output_tokens_per_s: float  # output tokens per second over the run
+    mean_output_tokens: float  # tokens of an average answer
+    served_rps: float  # requests per second served while requests arrive
     mean_decode_batch: float  # requests in an average decode step
+    longest_stall_s: float  # longest gap between two tokens of any request
     preemptions: int  # times a running request lost its cache and had to recompute it
     kv_capacity_tokens: int  # tokens of KV cache the pool holds
     kv_peak_reserved_tokens: int  # most tokens of KV cache reserved at once
     kv_waste_fraction: float  # share of reserved KV memory (over time) that held no token
     duration_s: float  # from the first arrival to the last token
+    result: SimulationResult
+
+    @property
+    def good_rate_rps(self) -> float:
+        return self.rate_per_s * self.slo_attainment
 
     @classmethod
-    def of(cls, result: SimulationResult) -> ServedFigures:
+    def of(cls, result: SimulationResult, rate_per_s: float) -> Served:
         s = result.summary
-        nested = {
-            "ttft_p50_s": s["ttft_s"]["p50"],
-            "ttft_p99_s": s["ttft_s"]["p99"],
-            "tpot_p50_s": s["tpot_s"]["p50"] or 0.0,
-            "tpot_p99_s": s["tpot_s"]["p99"] or 0.0,
-            "itl_p99_s": s["itl_s"]["p99"] or 0.0,
-        }
-        return cls(**{f.name: nested[f.name] if f.name in nested else s[f.name] for f in fields(cls)})
+        by_role = s["busy_fraction_by_role"]
+        first = min(float(r["arrival_s"]) for r in result.requests)
+        last = max(float(r["arrival_s"]) for r in result.requests)
+        written = sum(bisect.bisect_right(result.token_times(int(r["id"])), last) for r in result.requests)
+        mean_output = s["output_tokens"] / s["requests"]
+        return cls(
+            rate_per_s=rate_per_s,
+            ttft_s=Stats.of(s["ttft_s"], "TTFT"),
+            tpot_s=Stats.of(s["tpot_s"], "TPOT"),
+            itl_s=Stats.of(s["itl_s"], "inter-token latency"),
+            e2e_s=Stats.of(s["e2e_s"], "end-to-end latency"),
+            queueing_s=Stats.of(s["queueing_s"], "queueing"),
+            throughput_rps=float(s["throughput_rps"]),
+            goodput_rps=float(s["goodput_rps"]),
+            slo_attainment=float(s["slo_attainment"]),
+            busy=float(s["busy_fraction"]),
+            busy_prefill=by_role.get("prefill"),
+            busy_decode=by_role.get("decode"),
+            output_tokens_per_s=float(s["output_tokens_per_s"]),
+            mean_output_tokens=mean_output,
+            served_rps=(
+                written / (last - first) / mean_output if last > first else float(s["throughput_rps"])
+            ),
+            mean_decode_batch=float(s["mean_decode_batch"]),
+            longest_stall_s=float(s["longest_stall_s"]),
+            preemptions=int(s["preemptions"]),
+            kv_capacity_tokens=int(s["kv_capacity_tokens"]),
+            kv_peak_reserved_tokens=int(s["kv_peak_reserved_tokens"]),
+            kv_waste_fraction=float(s["kv_waste_fraction"]),
+            duration_s=float(s["duration_s"]),
+            result=result,
+        )
 
 
-@functools.lru_cache(maxsize=64)
-def _served(items: tuple[tuple[str, object], ...]) -> ServedFigures:
-    return ServedFigures.of(run_named(**dict(items)))  # type: ignore[arg-type]
+def preset_settings(preset: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """The :func:`run_named` keywords of ``preset`` (see :data:`PRESETS`) with ``settings`` over them."""
+    choice("preset", preset, tuple(PRESETS))
+    return {**PRESETS[preset], **settings}
 
 
-def served(model: str = "llama-3.1-8b", gpu: str = "h100-sxm", **settings: object) -> ServedFigures:
-    """The headline figures of :func:`run_named` for these settings (the same run is simulated once)."""
-    return _served(tuple(sorted({"model": model, "gpu": gpu, **settings}.items())))
+@functools.lru_cache(maxsize=256)
+def _served(items: tuple[tuple[str, Any], ...]) -> Served:
+    settings = dict(items)
+    rate = settings.get("rate", inspect.signature(run_named).parameters["rate"].default)
+    return Served.of(run_named(**settings), float(rate))
+
+
+def served(preset: str = "reference", **settings: Any) -> Served:
+    """The figures of :func:`run_named` for ``preset``'s keywords with ``settings`` over them; the same run
+    is simulated once. ``served(preset="course", rate=20, scheduler="chunked")`` is the course workload at
+    20 requests/s on one GPU with chunked prefill."""
+    return _served(tuple(sorted(preset_settings(preset, settings).items())))

@@ -94,9 +94,21 @@ class StepLog:
     def __init__(self, timeline_steps: int, *, memory: bool = False) -> None:
         self.timeline_limit = timeline_steps
         self.memory = memory  # add each running request's KV cache to every timeline step
-        self.timeline: list[dict[str, Any]] = []
-        self.truncated = False
+        # Each instance's first steps; the timeline is instance after instance, whatever order they ran in
+        # (the pools of disaggregated serving run interleaved in time).
+        self.by_instance: dict[int, list[dict[str, Any]]] = {}
+        self.steps = 0
         self.columns: dict[int, tuple[array[Any], ...]] = {}
+
+    @property
+    def timeline(self) -> list[dict[str, Any]]:
+        """The first ``timeline_limit`` steps, instance by instance."""
+        steps = [step for index in sorted(self.by_instance) for step in self.by_instance[index]]
+        return steps[: self.timeline_limit]
+
+    @property
+    def truncated(self) -> bool:
+        return self.steps > self.timeline_limit
 
     def new_instance(self, index: int) -> tuple[array[Any], ...]:
         cols = (
@@ -110,6 +122,7 @@ class StepLog:
             array("d"),
         )
         self.columns[index] = cols
+        self.by_instance[index] = []
         return cols
 
     def timeline_step(
@@ -120,6 +133,11 @@ class StepLog:
         plan: StepPlan,
         chunks: list[tuple[int, int]],
     ) -> None:
+        """Record one step of ``inst`` if it is among its first ``timeline_limit``."""
+        self.steps += 1
+        mine = self.by_instance[inst.index]
+        if len(mine) >= self.timeline_limit:
+            return
         step: dict[str, Any] = {
             "instance": inst.index,
             "start_s": start,
@@ -129,7 +147,7 @@ class StepLog:
         }
         if self.memory:
             step["kv"] = kv_holdings(inst, plan)
-        self.timeline.append(step)
+        mine.append(step)
 
 
 def kv_holdings(inst: Instance, plan: StepPlan) -> list[list[int]]:

@@ -6,7 +6,8 @@ preemption, tokens); the scheduler only decides. So a lesson can serve one workl
 compare what changes.
 
 - :class:`StaticBatching`: wait for a full batch, run it until its longest request ends (finished rows are
-  still computed, as in engines that pad a batch), then take the next batch.
+  still computed, and every prompt is padded to the longest, as in engines that pad a batch), then take
+  the next batch.
 - :class:`ContinuousBatching`: at every step, admit waiting requests as soon as memory allows (Orca, Yu et
   al., OSDI 2022); a step with new prompts runs only their prefill, and the decoding requests wait one step
   (prefill-first, as vLLM's original scheduler does).
@@ -35,6 +36,8 @@ class StepPlan:
 
     prefill: list[tuple[Sequence, int]] = field(default_factory=list)
     decode: bool = False
+    # Static batching: every prompt of the step is padded to the longest, and the padding is computed too.
+    pad_prompts: bool = False
 
     @property
     def empty(self) -> bool:
@@ -70,7 +73,9 @@ class StaticBatching(Scheduler):
     """Wait for ``batch_size`` requests (or the last ones), prefill them together, decode until all finish.
 
     A partial batch starts only when no more requests will arrive, so at low load a request can wait a long
-    time for company: that wait is the price this scheduler teaches.
+    time for company: that wait is the price this scheduler teaches. The batch is a rectangle, as in
+    FasterTransformer-style engines: its prefill computes every prompt padded to the longest (batch x
+    longest prompt tokens), and its decode steps compute the rows of requests that have finished.
     """
 
     name = "static"
@@ -90,7 +95,8 @@ class StaticBatching(Scheduler):
             if instance.decoding:
                 return StepPlan(decode=True)
         if instance.prefilling:
-            return StepPlan(prefill=[(s, s.target - s.prefilled) for s in instance.prefilling.values()])
+            pieces = [(s, s.target - s.prefilled) for s in instance.prefilling.values()]
+            return StepPlan(prefill=pieces, pad_prompts=True)
         waiting = instance.waiting
         if len(waiting) < self.batch_size and instance.arrivals_pending:
             return StepPlan()
@@ -102,7 +108,7 @@ class StaticBatching(Scheduler):
             instance.admit(seq)
             if seq.id in instance.prefilling:
                 chunks.append((seq, seq.target - seq.prefilled))
-        return StepPlan(prefill=chunks, decode=bool(instance.decoding) and not chunks)
+        return StepPlan(prefill=chunks, decode=bool(instance.decoding) and not chunks, pad_prompts=True)
 
 
 class ContinuousBatching(Scheduler):
@@ -200,10 +206,12 @@ class Disaggregated(Scheduler):
     "infiniband-ndr" between nodes ...) or an :class:`~calculators.Interconnect`. Each pool is made of
     replicas of the setup (``setup.total_gpus`` GPUs each), so the GPU counts must be multiples of it.
     Requests go to prefill replicas in turn; each replica sends one cache at a time, every GPU its own share
-    over its own link (the link's latency plus share / bandwidth); a decode replica takes caches in turn as
-    they land. The prefill pool runs
-    ``prefill_scheduler`` (continuous batching by default), the decode pool continuous batching of
-    sequences whose cache is already there. A full decode pool does not hold back the prefill pool.
+    over its own link (the link's latency plus share / bandwidth), to the next decode replica in turn that
+    has room for it. The prefill pool runs ``prefill_scheduler`` (continuous batching by default), the
+    decode pool continuous batching of sequences whose cache is already there. A full decode pool holds
+    back the prefill pool: a finished prefill keeps its cache on the prefill GPU until a decode replica has
+    room, so the prefill GPU admits fewer new prompts (back-pressure, as DistServe's prefill instances keep
+    a cache until the decode instance pulls it).
     """
 
     name = "disaggregated"

@@ -102,6 +102,14 @@ class Instance:
         self.decode_ends = array("d")  # end time of each step that included decode
         self.done: list[Sequence] = []
         self.handoffs: list[Sequence] = []  # prefill-pool instances: sequences whose prefill is done
+        # Prefill-pool instances: KV slots a finished prefill still holds, until its cache has left. By id
+        # while the decode pool has no room for it; then (time it lands, id, slots) on a heap.
+        self.held: dict[int, int] = {}
+        self.releases: list[tuple[float, int, int, int]] = []  # (lands, id, slots, tokens)
+        self.held_tokens = 0  # tokens of those caches (they are filled: stored, not waste)
+        # Decode-pool instances: slots promised to caches sent here and not yet admitted, by id.
+        self.incoming: dict[int, int] = {}
+        self.incoming_slots = 0
         self.preemptions = 0
         self.arrivals_pending = False  # set by the engine: more requests will still arrive here
 
@@ -140,6 +148,8 @@ class Instance:
         """
         popped = self.waiting.popleft()
         assert popped is seq
+        if self.incoming:
+            self.incoming_slots -= self.incoming.pop(seq.id, 0)
         self._reserve(seq, seq.target)
         if seq.first_scheduled_s is None:
             seq.first_scheduled_s = self.now
@@ -147,6 +157,34 @@ class Instance:
             self._join_decode(seq)
         else:
             self.prefilling[seq.id] = seq
+
+    # --- the handoff of disaggregated serving -----------------------------------------------------------
+    def send_held(self, seq: Sequence, lands_s: float) -> None:
+        """``seq``'s cache starts to leave: its slots here are free once it lands at ``lands_s``."""
+        heapq.heappush(self.releases, (lands_s, seq.id, self.held.pop(seq.id), seq.target))
+
+    def release_landed(self, now: float) -> None:
+        """Free the slots of every cache that has landed on the decode pool by ``now``."""
+        releases = self.releases
+        while releases and releases[0][0] <= now:
+            _, _, slots, tokens = heapq.heappop(releases)
+            self.memory.free += slots
+            self.held_tokens -= tokens
+
+    def can_receive(self, seq: Sequence) -> bool:
+        """Whether this decode-pool instance has room for ``seq``'s cache besides the caches already on
+        their way to it (the watermark kept free, unless nothing runs or is coming)."""
+        left = (
+            self.memory.free - self.incoming_slots - self.memory.slots_for(seq.target, seq.prompt, seq.output)
+        )
+        busy = self.running() or self.incoming_slots
+        return left >= self.memory.watermark_slots or (left >= 0 and not busy)
+
+    def receive(self, seq: Sequence) -> None:
+        """Count ``seq``'s cache as coming here: the room it takes is promised until it is admitted."""
+        slots = self.memory.slots_for(seq.target, seq.prompt, seq.output)
+        self.incoming[seq.id] = slots
+        self.incoming_slots += slots
 
     def _reserve(self, seq: Sequence, tokens: int) -> None:
         need = self.memory.slots_for(tokens, seq.prompt, seq.output) - seq.slots
@@ -175,7 +213,9 @@ class Instance:
             self._finish(seq, now)
         elif self.stop_after_prefill:
             seq.prefill_done_s = now
-            self._release(seq)
+            self.held[seq.id] = seq.slots  # the cache stays here until the decode pool takes it
+            self.held_tokens += seq.target
+            seq.slots = 0
             self.handoffs.append(seq)
         else:
             self._join_decode(seq)
@@ -286,4 +326,4 @@ class Instance:
         held = self.offset_sum + n * (len(self.decode_ends) - 1)
         if self.prefilling:
             held += sum(s.prefilled for s in self.prefilling.values())
-        return held
+        return held + self.held_tokens

@@ -61,6 +61,19 @@ def find_formulas(markdown: str) -> list[tuple[int, str, bool]]:
     return sorted(found)
 
 
+def without_formulas(prose: str) -> str:
+    """``prose`` with every formula blanked (same length, same line breaks), for the checks of the prose.
+
+    A formula is LaTeX, not Markdown: the braces of ``\\sum_{i=1}`` are no attribute list ``{i=1}``, and the
+    formula reaches the page as MathML, never as written. Display maths first, as :func:`find_formulas`.
+    """
+
+    def blank(match: re.Match[str]) -> str:
+        return re.sub(r"[^\n]", " ", match.group(0))
+
+    return INLINE_RE.sub(blank, DISPLAY_RE.sub(blank, prose))
+
+
 def find_problems(markdown: str, path: str) -> list[Problem]:
     """Formulas that would not render correctly."""
     problems: list[Problem] = []

@@ -26,7 +26,8 @@ from typing import Any
 
 from markdown import Extension, Markdown
 from markdown.inlinepatterns import InlineProcessor
-from markdown.util import AtomicString
+from markdown.preprocessors import Preprocessor
+from markdown.util import ETX, STX, AtomicString
 
 from calculators.expressions import ExpressionError, evaluate_number
 from calculators.units import UNITS, format_value
@@ -50,6 +51,8 @@ SPELLED = {value: word for word, value in NUMBER_WORDS.items()}
 NUMBER_WORD_RE = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
 FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 CODE_SPAN_RE = re.compile(r"(`+)(?:.+?)\1")
+# A "|" escaped for a table cell, as Python-Markdown's escape pattern leaves it: STX, ord("|"), ETX.
+ESCAPED_PIPE_RE = re.compile(re.escape(STX) + str(ord("|")) + re.escape(ETX) + r"|\\\|")
 EXAMPLE_INSERT = "{{ Scenario().decode().time_s | ms | .1f }}"
 EXAMPLE_CLAIM = '{{ "about 5 ms" == Scenario().decode().time_s | ms | within 10% }}'
 
@@ -273,6 +276,36 @@ def find_numbers(markdown: str) -> list[tuple[int, str]]:
     return found
 
 
+def protect_pipes_in_table_rows(markdown: str) -> str:
+    """Escape the ``|`` of every ``{{ ... }}`` on a line that is a table row, so the table keeps its cells.
+
+    A table splits its rows on ``|`` before any inline pattern runs, so ``| {{ x | ms }} |`` would lose the
+    number to three cells. ``\\|`` is a pipe inside a cell; the inline processor reads it back as ``|``.
+    A line is a table row when it has a ``|`` outside its numbers and code spans; others stay as written.
+    """
+    lines = markdown.split("\n")
+    fence: str | None = None
+    for index, line in enumerate(lines):
+        opening = FENCE_RE.match(line)
+        if fence is None and opening:
+            fence = opening.group(1)
+            continue
+        if fence is not None:
+            if line.strip().startswith(fence[0] * len(fence)) and line.strip().strip(fence[0]) == "":
+                fence = None
+            continue
+        visible = CODE_SPAN_RE.sub(lambda m: " " * len(m.group(0)), line)
+        numbers = list(NUMBER_RE.finditer(visible))
+        outside = NUMBER_RE.sub(lambda m: " " * len(m.group(0)), visible)
+        if not numbers or "|" not in outside:
+            continue
+        for match in reversed(numbers):
+            escaped = re.sub(r"(?<!\\)\|", r"\\|", line[match.start() : match.end()])
+            line = line[: match.start()] + escaped + line[match.end() :]
+        lines[index] = line
+    return "\n".join(lines)
+
+
 def find_problems(markdown: str, path: str) -> list[Problem]:
     """Every number of a page that is malformed, cannot be computed, or is a claim beyond its tolerance."""
     problems: list[Problem] = []
@@ -336,12 +369,24 @@ class NumberInlineProcessor(InlineProcessor):
     def handleMatch(  # type: ignore[override]  # InlineProcessor's (m, data); the stubs give Pattern's
         self, m: re.Match[str], data: str
     ) -> tuple[str, int, int]:
-        span = etree.tostring(render_html(html.unescape(m.group("body"))), encoding="unicode")
+        # A pipe escaped in a table cell reaches here as the escape pattern's placeholder: read it back.
+        body = ESCAPED_PIPE_RE.sub("|", self.unescape(m.group("body")))
+        span = etree.tostring(render_html(html.unescape(body)), encoding="unicode")
         return store_trusted(self.md, span), m.start(0), m.end(0)
+
+
+class TableRowNumberPreprocessor(Preprocessor):
+    """Escapes the pipes of numbers in table rows before the table splits them (see
+    :func:`protect_pipes_in_table_rows`)."""
+
+    def run(self, lines: list[str]) -> list[str]:
+        return protect_pipes_in_table_rows("\n".join(lines)).split("\n")
 
 
 class NumbersExtension(Extension):
     def extendMarkdown(self, md: Markdown) -> None:
+        # After fenced code is stashed (25), long before the table block processor splits rows on "|".
+        md.preprocessors.register(TableRowNumberPreprocessor(md), "rp_number_table_pipes", 20)
         # After code spans (190) and escapes (180), before links and emphasis, so `time_s` stays intact.
         md.inlinePatterns.register(NumberInlineProcessor(NUMBER_RE.pattern, md), "rp_number", 175)
 

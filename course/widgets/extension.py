@@ -233,15 +233,24 @@ def _kv_cache_body(widget_id: str, result: dict[str, Any]) -> tuple[str, str, st
     return controls, results, _figures(result), kv_cache.ASSUMPTIONS
 
 
+def _form_text(value: Any) -> str:
+    """A state value as its input holds it, written as widgets.js writes the default it compares it with
+    (``urlText``): so an input the reader left alone never differs from its default, and the address keeps
+    only what the reader changed (10.0 is "10", no value is "", a switch "1" or "0", a list comma-joined)."""
+    if isinstance(value, list | tuple):
+        return ",".join(str(item) for item in value)
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
+
+
 def _hidden(name: str, value: Any) -> str:
     """An input the lesson keeps fixed: not shown, but read with the others and sent to the calculators."""
-    if isinstance(value, list | tuple):
-        value = ",".join(str(item) for item in value)
-    elif isinstance(value, bool):
-        value = "1" if value else "0"
-    elif value is None:
-        value = ""
-    return f'<input type="hidden" {_attrs(name=name, value=value)}>'
+    return f'<input type="hidden" {_attrs(name=name, value=_form_text(value))}>'
 
 
 def _switch(widget_id: str, name: str, label: str, on: bool) -> str:
@@ -267,7 +276,7 @@ def _serving_simulator_body(widget_id: str, result: dict[str, Any]) -> tuple[str
         elif kind == "switch":
             fields.append(_switch(widget_id, name, label, bool(value)))
         else:
-            fields.append(_text_input(widget_id, name, label, "" if value is None else value, hint))
+            fields.append(_text_input(widget_id, name, label, _form_text(value), hint))
     fields += [_hidden(key, state[key]) for key in ("compare", "controls", "charts")]
     results = _results([(key, label, shown[key]) for key, label in serving_simulator.RESULTS])
     return "".join(fields), results, _figures(result), serving_simulator.ASSUMPTIONS

@@ -30,7 +30,8 @@ from IPython.display import display
 from calculators import INTERCONNECTS, Scenario, format_value, get_model
 from calculators.charts import build_chart
 from calculators.charts.notebook_tables import markdown_table
-from calculators.simulator.experiments import COURSE_WORKLOAD, kv_handoff, max_good_rate, serve
+from calculators.simulator.experiments import kv_handoff, max_good_rate
+from calculators.simulator.named import COURSE_WORKLOAD, served
 from course.notebooks.renderer import enable_course_charts
 
 enable_course_charts()
@@ -88,7 +89,7 @@ print(f"one {mean_prompt:,}-token prefill: {format_value(per_prompt, 'ms')}")
 print(f"one prefill GPU saturates near {1 / per_prompt:.0f} prompts per second")
 
 for rate in (10, 20, 30, 40, 50):
-    one = serve(rate, "disaggregated", gpus=2)
+    one = served("course", rate=rate, scheduler="disaggregated")
     print(
         f"{rate:>3} req/s, 1 prefill GPU: busy {one.busy_prefill:.0%},",
         f"TTFT p99 {format_value(one.ttft_s.p99, 'ms')}",
@@ -126,8 +127,10 @@ markdown_table(goodput_rows, digits=3)
 # %%
 load_rows = []
 for rate in (20, 40, 60, 80):
-    together = serve(rate, "chunked", gpus=3, tpot_slo=0.0065)
-    split = serve(rate, "disaggregated", gpus=3, prefill_gpus=2, tpot_slo=0.0065)
+    together = served("course", rate=rate, scheduler="chunked", replicas=3, slo_tpot_ms=6.5)
+    split = served(
+        "course", rate=rate, scheduler="disaggregated", prefill_gpus=2, decode_gpus=1, slo_tpot_ms=6.5
+    )
     load_rows.append(
         {
             "rate (req/s)": rate,

@@ -33,7 +33,8 @@ from IPython.display import display
 from calculators import Scenario, format_value
 from calculators.charts import build_chart
 from calculators.charts.notebook_tables import markdown_table
-from calculators.simulator.experiments import max_good_rate, serve
+from calculators.simulator.experiments import max_good_rate
+from calculators.simulator.named import served
 from course.notebooks.renderer import enable_course_charts
 
 enable_course_charts()
@@ -62,7 +63,7 @@ assert math.isclose(e2e, alone.total_time_s, rel_tol=1e-12)
 # one request from the times its tokens came out.
 
 # %%
-run = serve(20, "continuous", gpus=1)
+run = served("course", rate=20, scheduler="continuous")
 result = run.result
 record = max(result.requests, key=lambda r: r["longest_gap_s"])  # the request hit hardest by a stall
 times = result.token_times(record["id"])
@@ -97,7 +98,7 @@ assert worst < 1e-9
 # %%
 rows = []
 for scheduler in ("continuous", "chunked"):
-    r = serve(20, scheduler, gpus=1)
+    r = served("course", rate=20, scheduler=scheduler)
     rows.append(
         {
             "scheduler": scheduler,
@@ -119,7 +120,7 @@ markdown_table(rows, digits=3)
 # %%
 load_rows = []
 for rate in (5, 10, 15, 20, 25, 30, 35, 40, 45):
-    r = serve(rate, "chunked", gpus=1)
+    r = served("course", rate=rate, scheduler="chunked")
     load_rows.append(
         {
             "rate (req/s)": rate,
@@ -151,7 +152,7 @@ for rho in (0.5, 0.8, 0.9, 0.95, 0.99):
 # %%
 dist_rows = []
 for rate in (10, 30, 40):
-    r = serve(rate, "chunked", gpus=1)
+    r = served("course", rate=rate, scheduler="chunked")
     values = sorted(float(q["ttft_s"]) for q in r.result.requests)
     for i, v in enumerate(values):
         dist_rows.append({"rate": f"{rate} req/s", "share": (i + 1) / len(values), "ttft_ms": v * 1e3})

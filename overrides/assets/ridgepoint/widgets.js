@@ -138,6 +138,7 @@
   }
 
   function urlText(value) {
+    if (value === null || value === undefined) return ""; // an unset input (a pool size left empty) is ""
     if (Array.isArray(value)) return value.join(",");
     if (typeof value === "boolean") return value ? "1" : "0";
     return String(value);
