@@ -94,3 +94,15 @@ def test_the_404_page_inlines_stylesheets_and_icon_and_links_to_the_published_si
         self_contained(
             '<link rel="stylesheet" href="/course/gone.css">', tmp_path, "https://example.org/course/"
         )
+
+
+def test_page_speed_figures_are_the_medians_of_their_runs() -> None:
+    from course.benchmarks.page_speed import PageSpeed, median_speed
+
+    runs = [
+        PageSpeed(2700, 2900, 870_000, 77),
+        PageSpeed(3500, 6200, 871_000, 53),
+        PageSpeed(2400, 2500, 869_000, 65),
+    ]
+    assert median_speed(runs) == PageSpeed(2700, 2900, 870_000, 65)  # each figure on its own
+    assert median_speed([*runs[:2], PageSpeed(1, 1, 1)]).score is None  # the fallback has no score
