@@ -75,6 +75,11 @@ def on_config(config: Any) -> Any:
 
     configure_kernel_sandbox(project)  # an empty environment and a time limit per cell
     use_local_kernel_sockets()
+    from course.page_assets.bundle import site_stylesheet_bundle
+
+    # Our stylesheets as one minified file (written at on_post_build), linked instead of the four.
+    _BUILD["stylesheet_bundle"] = site_stylesheet_bundle(config.extra_css, config.theme.dirs)
+    config.extra_css = [_BUILD["stylesheet_bundle"][0]]
     return config
 
 
@@ -172,7 +177,13 @@ def on_post_build(config: Any) -> None:
     from course.widgets.runtime import install_site_assets
 
     # Pyodide, the calculators archive, runtime.json, Vega, chart specs: python -m course.widgets.runtime
-    install_site_assets(config.site_dir)
+    install_site_assets(config.site_dir)  # also minifies our scripts and stylesheets in place
+    from course.page_assets.bundle import write_bundle
+
+    write_bundle(config.site_dir, *_BUILD["stylesheet_bundle"])
+    from course.not_found.page import finish_not_found_page
+
+    finish_not_found_page(config.site_dir, config.site_url)  # styled at any base path, nothing to fail
     from course.notebooks.lesson_notebooks import write_downloads
 
     write_downloads(_BUILD["notebooks"], config.docs_dir, _BUILD["notebook_dirs"])  # the notebooks as .ipynb

@@ -148,13 +148,17 @@ def install_site_assets(site_dir: Path | str, root: Path = ROOT) -> None:
     """Every asset the built pages need beside their HTML, as one step any builder can run after it built.
 
     Pyodide, the calculators archive and runtime.json for the widgets, then the pinned Vega runtime and the
-    chart specs the pages reference. The MkDocs hook calls it after the build; after another builder
-    (``zensical build``) run ``python -m course.widgets.runtime --site site``.
+    chart specs the pages reference; last, our scripts and stylesheets minified (course.page_assets). The
+    MkDocs hook calls it after the build; after another builder (``zensical build``) run
+    ``python -m course.widgets.runtime --site site``.
     """
     install_into_site(site_dir, root)
     from course.charts.assets import copy_into
 
     copy_into(site_dir)
+    from course.page_assets.bundle import check_scripts, minify_in_place
+
+    check_scripts(minify_in_place(site_dir))  # our own scripts and stylesheets, as pages load them
 
 
 RUNTIME_CONFIG = "assets/ridgepoint/runtime.json"

@@ -16,6 +16,18 @@
 
   window.ridgepoint = Object.assign(window.ridgepoint || {}, { onEachPage: onEachPage });
 
+  // Remember where the site lives on this host (this file is <root>/assets/ridgepoint/ridgepoint.js): the 404
+  // page reads it to find the site when the missing address alone cannot tell (overrides/404.html).
+  try {
+    var root = document.currentScript && new URL("../../", document.currentScript.src).pathname;
+    var roots = JSON.parse(localStorage.getItem("ridgepoint:roots") || "[]");
+    if (root && Array.isArray(roots) && roots.indexOf(root) < 0) {
+      localStorage.setItem("ridgepoint:roots", JSON.stringify(roots.concat(root).slice(-8)));
+    }
+  } catch (error) {
+    // Storage switched off: the 404 page falls back to links to the published course.
+  }
+
   // Printing: open every collapsed section ("Go deeper", chart data tables) and close them again afterwards.
   var openedForPrint = [];
   window.addEventListener("beforeprint", function () {
