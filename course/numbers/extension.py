@@ -31,6 +31,7 @@ from markdown.util import AtomicString
 from calculators.expressions import ExpressionError, evaluate_number
 from calculators.units import UNITS, format_value
 from course.lesson_format.problems import Problem
+from course.numbers.value_cache import value_cache
 from course.sanitising.trusted import store_trusted
 
 NUMBER_RE = re.compile(r"\{\{(?P<body>.+?)\}\}")
@@ -178,7 +179,15 @@ def stated_value(text: str) -> float | None:
 
 @lru_cache(maxsize=1024)
 def _compute(expression: str) -> float:
-    return evaluate_number(expression)
+    """The expression's value: kept in memory for the build (and, under ``serve``, until the calculators
+    change) and on disk between builds (:mod:`course.numbers.value_cache`)."""
+    cache = value_cache()
+    stored = cache.get(expression)
+    if stored is not None:
+        return stored
+    value = evaluate_number(expression)
+    cache.put(expression, value)
+    return value
 
 
 def evaluate_reference(reference: NumberReference) -> Evaluated:
