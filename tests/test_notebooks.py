@@ -154,6 +154,23 @@ def test_notebook_cells_and_outputs_are_sanitised() -> None:
     assert '<svg viewBox="0 0 1 1"><path d="M0 0"></path></svg>' in page
 
 
+def test_a_rendered_notebook_is_sanitised_once_but_warned_of_on_every_build(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``serve`` keeps the sanitised cells of an unchanged notebook; its warning must not go quiet."""
+    notebook = Notebook("fixture/notebooks/once.py", "Once", "fixture-lesson")
+    cells = '<div class="jp-Cell x"><img src="a.png" onerror="alert(1)"></div>'
+    pages = []
+    for _ in range(2):  # two builds of one server
+        caplog.clear()
+        pages.append(finish_notebook_page(cells, notebook, "L", "../"))
+        assert "an inline event handler" in caplog.text
+    assert pages[0] == pages[1]
+    assert "onerror" not in pages[1]
+    edited = cells.replace("a.png", "b.png")  # the notebook ran again: its new output is sanitised too
+    assert "b.png" in finish_notebook_page(edited, notebook, "L", "../")
+
+
 def test_notebook_kernels_get_no_variable_of_the_builder(monkeypatch: pytest.MonkeyPatch) -> None:
     from course.notebooks.sandbox import kernel_environment
 

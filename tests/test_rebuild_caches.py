@@ -204,8 +204,9 @@ def _project_copy(destination: Path) -> Path:
     ignore = shutil.ignore_patterns("__pycache__")
     for folder in ("calculators", "course", "overrides"):
         shutil.copytree(ROOT / folder, destination / folder, ignore=ignore)
-    for name in ("mkdocs.yml", "CONTRIBUTING.md"):
+    for name in ("mkdocs.yml", "CONTRIBUTING.md", "package.json", "package-lock.json"):
         shutil.copy(ROOT / name, destination / name)
+    (destination / "node_modules").symlink_to((ROOT / "node_modules").resolve())  # Pyodide, as installed
     _fixture_docs(destination)
     return destination
 
