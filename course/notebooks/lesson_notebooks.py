@@ -362,18 +362,26 @@ def write_downloads(
 
     ``page_dirs`` maps a notebook's path to the folder its built page sits in (from MkDocs).
     """
-    import jupytext
-
     written: list[Path] = []
     for notebook in notebooks:
         if notebook.path not in page_dirs:
             continue
-        source = jupytext.read(Path(docs_dir) / notebook.path, fmt="py:percent")
+        source = (Path(docs_dir) / notebook.path).read_text(encoding="utf-8")
         target = Path(page_dirs[notebook.path]) / notebook.download_name
         target.parent.mkdir(parents=True, exist_ok=True)
-        jupytext.write(source, target, fmt="ipynb")
+        target.write_text(ipynb_text(source), encoding="utf-8")
         written.append(target)
     return written
+
+
+@functools.lru_cache(maxsize=64)
+def ipynb_text(percent_source: str) -> str:
+    """A percent-format notebook as ``.ipynb`` JSON; converted once per text (``serve`` writes every
+    notebook's download again on each rebuild, and jupytext's conversion was most of that)."""
+    import jupytext
+
+    text = str(jupytext.writes(jupytext.reads(percent_source, fmt="py:percent"), fmt="ipynb"))
+    return text if text.endswith("\n") else text + "\n"  # as jupytext.write ends a file
 
 
 # ------------------------------------------------------------------------------------- what the hook calls

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import math
 import re
 from collections.abc import Iterator
@@ -408,8 +409,14 @@ def _parse_numeric(
     return NumericQuestion(ident, prompt, expression, value, tolerance, unit, explain, question.line)
 
 
+@functools.lru_cache(maxsize=256)
 def parse_quiz(source: str) -> ParsedQuiz:
-    """Read one quiz block's YAML; never raises on bad content, it returns every issue instead."""
+    """Read one quiz block's YAML; never raises on bad content, it returns every issue instead.
+
+    Read once per block text (the result is frozen): the page check and the page both read it, and ``serve``
+    reads every page again on each edit. Numeric answers come from the calculators, whose edit makes
+    ``serve`` import this module afresh.
+    """
     check = _Checker()
     try:
         if len(source) > MAX_YAML_CHARS:
