@@ -107,6 +107,18 @@ def test_fingerprint_changes_when_a_calculator_changes(tmp_path: Path) -> None:
     assert outputs_fingerprint(tmp_path) != before
 
 
+def test_a_lesson_edit_keeps_the_notebooks_executed(tmp_path: Path) -> None:
+    """Saving a lesson under ``serve`` must not run the notebooks again: their outputs do not depend on it."""
+    (tmp_path / "calculators").mkdir()
+    (tmp_path / "calculators" / "hardware.py").write_text("BANDWIDTH = 3.35e12\n", encoding="utf-8")
+    lesson = tmp_path / "docs" / "serving" / "batching.md"
+    lesson.parent.mkdir(parents=True)
+    lesson.write_text("# Batching\n", encoding="utf-8")
+    before = outputs_fingerprint(tmp_path)
+    lesson.write_text("# Batching\n\nA new paragraph.\n", encoding="utf-8")
+    assert outputs_fingerprint(tmp_path) == before
+
+
 def test_cache_folders_of_other_fingerprints_are_removed(tmp_path: Path) -> None:
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "page.json").write_text("{}", encoding="utf-8")
