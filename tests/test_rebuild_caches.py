@@ -58,10 +58,17 @@ def _rewrite(file: Path, text: str) -> None:
 
 def test_modules_stay_imported_while_their_sources_are_unchanged(probe: Path) -> None:
     root = probe.parent
-    purge_changed_project_modules(root, (PACKAGE,))  # the first rebuild of a server starts afresh
     first = importlib.import_module(PACKAGE)
+    assert purge_changed_project_modules(root, (PACKAGE,)) == []  # the first build keeps this project's
     assert purge_changed_project_modules(root, (PACKAGE,)) == []
     assert importlib.import_module(PACKAGE) is first  # what it computed is still there
+
+
+def test_the_first_build_forgets_modules_of_another_checkout(probe: Path, tmp_path: Path) -> None:
+    importlib.import_module(PACKAGE)  # imported from tmp_path: another checkout, as far as `elsewhere` knows
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / PACKAGE).mkdir(parents=True)
+    assert purge_changed_project_modules(elsewhere, (PACKAGE,)) == [PACKAGE]
 
 
 def test_an_edited_module_is_imported_afresh(probe: Path) -> None:

@@ -57,14 +57,25 @@ def purge_changed_project_modules(
     project_root: str | Path, packages: Sequence[str] = PROJECT_PACKAGES
 ) -> list[str]:
     """Forget the project's modules if any file of ``packages`` under ``project_root`` changed since the last
-    call (or this is the first); returns the names forgotten, none when nothing changed.
+    call; returns the names forgotten, none when nothing changed.
 
-    A file added, removed, rewritten or touched counts as a change. Edits to this module itself take effect
-    at the next start of the server.
+    A file added, removed, rewritten or touched counts as a change. The first call forgets only modules
+    imported from elsewhere (another checkout earlier on ``sys.path``), so a build does not import the whole
+    project twice. Edits to this module itself take effect at the next start of the server.
     """
-    key = str(Path(project_root).resolve())
-    stamps = source_stamps(project_root, packages)
-    if _LAST_STAMPS.get(key) == stamps:
+    root = Path(project_root).resolve()
+    stamps = source_stamps(root, packages)
+    previous = _LAST_STAMPS.get(str(root))
+    _LAST_STAMPS[str(root)] = stamps
+    if previous == stamps:
         return []
-    _LAST_STAMPS[key] = stamps
+    if previous is None:  # the first build: keep what MkDocs imported from here a moment ago
+        keep = [name for name, module in list(sys.modules.items()) if _comes_from(module, root)]
+        return purge_project_modules(packages, keep=[__name__, *keep])
     return purge_project_modules(packages, keep=(__name__,))
+
+
+def _comes_from(module: object, root: Path) -> bool:
+    """Whether ``module`` was imported from a file under ``root`` (not another checkout on the path)."""
+    file = getattr(module, "__file__", None)
+    return file is not None and Path(file).resolve().is_relative_to(root)
