@@ -171,7 +171,7 @@ def test_a_page_shows_the_stored_figure_without_computing_it(
         stored.put(expression, 0.5)  # as if the calculators had said so in an earlier build
         numbers._compute.cache_clear()  # a new build: nothing in memory
         monkeypatch.setattr(value_cache, "_OPEN", {})
-        monkeypatch.setattr(numbers, "evaluate_number", lambda _: pytest.fail("computed again"))
+        monkeypatch.setattr(value_cache, "evaluate_number", lambda _: pytest.fail("computed again"))
         span = numbers.render_html(f" {expression} | ms | .1f ")
         assert span.text == "500.0 ms"
     finally:

@@ -21,17 +21,16 @@ import math
 import re
 import xml.etree.ElementTree as etree
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from markdown import Extension, Markdown
 from markdown.inlinepatterns import InlineProcessor
 from markdown.util import AtomicString
 
-from calculators.expressions import ExpressionError, evaluate_number
+from calculators.expressions import ExpressionError
 from calculators.units import UNITS, format_value
 from course.lesson_format.problems import Problem
-from course.numbers.value_cache import value_cache
+from course.numbers.value_cache import computed_number
 from course.sanitising.trusted import store_trusted
 
 NUMBER_RE = re.compile(r"\{\{(?P<body>.+?)\}\}")
@@ -177,17 +176,7 @@ def stated_value(text: str) -> float | None:
     return float(NUMBER_WORDS[word.group(1).lower()]) if word else None
 
 
-@lru_cache(maxsize=1024)
-def _compute(expression: str) -> float:
-    """The expression's value: kept in memory for the build (and, under ``serve``, until the calculators
-    change) and on disk between builds (:mod:`course.numbers.value_cache`)."""
-    cache = value_cache()
-    stored = cache.get(expression)
-    if stored is not None:
-        return stored
-    value = evaluate_number(expression)
-    cache.put(expression, value)
-    return value
+_compute = computed_number  # kept in memory and on disk: course.numbers.value_cache
 
 
 def evaluate_reference(reference: NumberReference) -> Evaluated:

@@ -9,7 +9,8 @@ a formula) gives a new fingerprint and so recomputes everything, and the files o
 removed. Only values are stored, never errors: an error is cheap to find again, and one that depends on the
 machine (the time limit) must not stick.
 
-The cache is ``$RIDGEPOINT_NUMBER_CACHE``, else ``.cache/numbers`` under the working directory (git-ignored),
+:func:`computed_number` is what the numbers in prose and the quizzes' answers call. The cache is
+``$RIDGEPOINT_NUMBER_CACHE``, else ``.cache/numbers`` under the working directory (git-ignored),
 like the charts' cache: a fresh one makes a cold build.
 """
 
@@ -20,7 +21,10 @@ import json
 import math
 import os
 import tempfile
+from functools import lru_cache
 from pathlib import Path
+
+from calculators.expressions import evaluate_number
 
 CACHE_ENV = "RIDGEPOINT_NUMBER_CACHE"
 CALCULATORS = Path(__file__).resolve().parents[2] / "calculators"
@@ -93,3 +97,20 @@ def _fingerprint() -> str:
     if not _FINGERPRINT:
         _FINGERPRINT.append(sources_fingerprint())
     return _FINGERPRINT[0]
+
+
+@lru_cache(maxsize=1024)
+def computed_number(expression: str) -> float:
+    """The value of a calculator expression a lesson quotes (a figure, a quiz's answer).
+
+    Kept in memory for the build (and, under ``serve``, until the calculators change) and on disk between
+    builds. Raises :class:`~calculators.expressions.ExpressionError` like
+    :func:`~calculators.expressions.evaluate_number`.
+    """
+    cache = value_cache()
+    stored = cache.get(expression)
+    if stored is not None:
+        return stored
+    value = evaluate_number(expression)
+    cache.put(expression, value)
+    return value

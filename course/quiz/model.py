@@ -20,9 +20,10 @@ from typing import Any, Literal
 
 import yaml
 
-from calculators.expressions import ExpressionError, evaluate_number
+from calculators.expressions import ExpressionError
 from calculators.units import UNITS
 from course.lesson_format.problems import Problem
+from course.numbers.value_cache import computed_number
 from course.sanitising.source_files import MAX_YAML_CHARS, BoundedLoader
 
 Kind = Literal["single", "multiple", "numeric"]
@@ -379,7 +380,7 @@ def _parse_numeric(
     else:
         expression = str(expression).strip()
         try:
-            value = evaluate_number(expression) / UNITS[unit].scale
+            value = computed_number(expression) / UNITS[unit].scale
         except ExpressionError as error:
             check.add(
                 f"{where} field 'answer'",
