@@ -33,9 +33,10 @@ def on_config(config: Any) -> Any:
     project = str(Path(__file__).resolve().parent.parent)
     if project not in sys.path:
         sys.path.insert(0, project)  # the project, when it is not installed
-    from course.lesson_format.pages import purge_project_modules
+    from course.lesson_format.pages import purge_changed_project_modules
 
-    purge_project_modules()  # pick up edited calculators and extensions on each serve rebuild
+    # Pick up edited calculators and extensions on a serve rebuild; an edited lesson keeps what they computed.
+    purge_changed_project_modules(project)
     from course.lesson_format.lessons import load_course
     from course.lesson_format.validation import block_validators
 

@@ -107,6 +107,18 @@ def test_fingerprint_changes_when_a_calculator_changes(tmp_path: Path) -> None:
     assert outputs_fingerprint(tmp_path) != before
 
 
+def test_a_lesson_edit_keeps_the_notebooks_executed(tmp_path: Path) -> None:
+    """Saving a lesson under ``serve`` must not run the notebooks again: their outputs do not depend on it."""
+    (tmp_path / "calculators").mkdir()
+    (tmp_path / "calculators" / "hardware.py").write_text("BANDWIDTH = 3.35e12\n", encoding="utf-8")
+    lesson = tmp_path / "docs" / "serving" / "batching.md"
+    lesson.parent.mkdir(parents=True)
+    lesson.write_text("# Batching\n", encoding="utf-8")
+    before = outputs_fingerprint(tmp_path)
+    lesson.write_text("# Batching\n\nA new paragraph.\n", encoding="utf-8")
+    assert outputs_fingerprint(tmp_path) == before
+
+
 def test_cache_folders_of_other_fingerprints_are_removed(tmp_path: Path) -> None:
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "page.json").write_text("{}", encoding="utf-8")
@@ -152,6 +164,23 @@ def test_notebook_cells_and_outputs_are_sanitised() -> None:
         assert gone not in page
     assert '<figure class="rp-chart" data-rp-chart="roofline" data-rp-spec="abc123">' in page
     assert '<svg viewBox="0 0 1 1"><path d="M0 0"></path></svg>' in page
+
+
+def test_a_rendered_notebook_is_sanitised_once_but_warned_of_on_every_build(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """``serve`` keeps the sanitised cells of an unchanged notebook; its warning must not go quiet."""
+    notebook = Notebook("fixture/notebooks/once.py", "Once", "fixture-lesson")
+    cells = '<div class="jp-Cell x"><img src="a.png" onerror="alert(1)"></div>'
+    pages = []
+    for _ in range(2):  # two builds of one server
+        caplog.clear()
+        pages.append(finish_notebook_page(cells, notebook, "L", "../"))
+        assert "an inline event handler" in caplog.text
+    assert pages[0] == pages[1]
+    assert "onerror" not in pages[1]
+    edited = cells.replace("a.png", "b.png")  # the notebook ran again: its new output is sanitised too
+    assert "b.png" in finish_notebook_page(edited, notebook, "L", "../")
 
 
 def test_notebook_kernels_get_no_variable_of_the_builder(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -131,14 +131,15 @@ def write_plain_site(destination: Path) -> Path:
 def timed_build(config: Path, site_dir: Path, env: dict[str, str], caches: Path) -> Build:
     """Build in a fresh process (so that imports count, as they do for a reader's first build).
 
-    ``caches`` holds the build caches (rendered charts, executed notebooks): a new, empty one makes a cold
-    build. The build runs from the project root, where the config's relative paths point.
+    ``caches`` holds the build caches (rendered charts, executed notebooks, computed figures): a new, empty
+    one makes a cold build. The build runs from the project root, where the config's relative paths point.
     """
     caches.mkdir(parents=True, exist_ok=True)
     env = {
         **env,
         "RIDGEPOINT_CHART_CACHE": str(caches / "charts"),
         "RIDGEPOINT_NOTEBOOK_CACHE": str(caches / "mkdocs-jupyter"),
+        "RIDGEPOINT_NUMBER_CACHE": str(caches / "numbers"),
     }
     start = time.perf_counter()
     result = subprocess.run(

@@ -11,6 +11,7 @@ A lesson is a Markdown file ``docs/<track>/<lesson-id>.md`` (not ``index.md``); 
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -620,8 +621,43 @@ def check_lessons(
     return problems
 
 
+# One course per docs folder, with the digest of the files it was read from (see load_course).
+_LOADED: dict[str, tuple[str, Course]] = {}
+
+
+def docs_digest(docs_dir: Path | str) -> str:
+    """A hash of every file under ``docs_dir``, names and contents: what a course is read from.
+
+    Contents, not modification times: a test (or an editor) may rewrite a file within the clock's resolution.
+    The folder holds text, a few hundred kilobytes, so hashing it costs a millisecond or two.
+    """
+    digest = hashlib.sha256()
+    docs = Path(docs_dir)
+    for file in sorted(docs.rglob("*")):
+        if file.is_file():
+            digest.update(file.relative_to(docs).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()
+
+
 def load_course(docs_dir: Path | str) -> Course:
-    """Read docs/tracks.yml and every lesson's front matter under ``docs_dir``."""
+    """Read docs/tracks.yml and every lesson's front matter under ``docs_dir``.
+
+    A build asks for the course from several places (the hook, the lesson lists, the takeaways box, the
+    block checks), and ``serve`` asks again on every edit; it is read again only when a file under
+    ``docs_dir`` changed, else the same :class:`Course` is returned (callers treat it as read-only).
+    """
+    key = str(Path(docs_dir).resolve())
+    digest = docs_digest(docs_dir)
+    cached = _LOADED.get(key)
+    if cached is not None and cached[0] == digest:
+        return cached[1]
+    course = _read_course(docs_dir)
+    _LOADED[key] = (digest, course)
+    return course
+
+
+def _read_course(docs_dir: Path | str) -> Course:
     docs = Path(docs_dir)
     tracks_path = docs / TRACKS_FILE
     if not tracks_path.exists():

@@ -18,6 +18,7 @@ functions the MkDocs hook calls:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import os
@@ -271,20 +272,10 @@ def dangerous_output(cells: str) -> list[str]:
     return [what for pattern, what in _DANGEROUS_OUTPUT if pattern.search(cells)]
 
 
-def sanitise_cells(content: str, notebook_path: str = "a notebook") -> str:
-    """The notebook page with its cells (code, Markdown and every output) sanitised by allow-list.
-
-    What comes before the first cell is mkdocs-jupyter's template (its stylesheets); a notebook cannot write
-    there. The cells are the contributor's: their outputs may hold any HTML the code printed, so they get the
-    lessons' allow-list plus the static SVG of charts (see ``sanitise_notebook_html`` in
-    :mod:`course.sanitising.policy`).
-    """
-    from course.sanitising.policy import sanitise_notebook_html
-
+def warn_of_dangerous_output(content: str, notebook_path: str = "a notebook") -> list[str]:
+    """Warn (which fails the strict build) if a notebook page's cells hold markup the sanitiser will drop."""
     first = _FIRST_CELL_RE.search(content)
-    if first is None:
-        return sanitise_notebook_html(content)
-    found = dangerous_output(content[first.start() :])
+    found = dangerous_output(content[first.start() :]) if first is not None else []
     if found:
         import logging
 
@@ -294,6 +285,24 @@ def sanitise_cells(content: str, notebook_path: str = "a notebook") -> str:
             notebook_path,
             ", ".join(found),
         )
+    return found
+
+
+def sanitise_cells(content: str, notebook_path: str = "a notebook", *, warn: bool = True) -> str:
+    """The notebook page with its cells (code, Markdown and every output) sanitised by allow-list.
+
+    What comes before the first cell is mkdocs-jupyter's template (its stylesheets); a notebook cannot write
+    there. The cells are the contributor's: their outputs may hold any HTML the code printed, so they get the
+    lessons' allow-list plus the static SVG of charts (see ``sanitise_notebook_html`` in
+    :mod:`course.sanitising.policy`). ``warn``: say what was dropped (:func:`warn_of_dangerous_output`).
+    """
+    from course.sanitising.policy import sanitise_notebook_html
+
+    if warn:
+        warn_of_dangerous_output(content, notebook_path)
+    first = _FIRST_CELL_RE.search(content)
+    if first is None:
+        return sanitise_notebook_html(content)
     head = "".join(re.findall(r"<style[^>]*>.*?</style>", content[: first.start()], flags=re.DOTALL))
     return head + '<div class="jp-Notebook">' + sanitise_notebook_html(content[first.start() :]) + "</div>"
 
@@ -304,20 +313,32 @@ def finish_notebook_page(content: str, notebook: Notebook, lesson_title: str, le
     Raises ``ValueError`` if anything in the page would still load from another host, so that a new
     nbconvert template cannot quietly bring a CDN back.
     """
+    warn_of_dangerous_output(content, notebook.path)  # on every build, like any other warning
+    return notebook_links_html(notebook, lesson_title, lesson_url) + _finished_cells(content, notebook.path)
+
+
+@functools.lru_cache(maxsize=64)
+def _finished_cells(content: str, notebook_path: str) -> str:
+    """The rendered notebook without CDN scripts, sanitised, checked to load nothing from another host.
+
+    A function of the rendered notebook alone, which mkdocs-jupyter reads from its cache while the notebook
+    and the calculators are unchanged; so ``serve`` sanitises a notebook again only when it was executed
+    again, not on every edit of a lesson (sanitising and scanning its outputs was a fifth of a rebuild).
+    """
     from course.sanitising.external_loads import html_loads, js_loads
 
     for pattern in _EXTERNAL_SCRIPTS:
         content = pattern.sub("", content)
-    content = sanitise_cells(content, notebook.path)
+    content = sanitise_cells(content, notebook_path, warn=False)
     # html_loads reads tags and styles; js_loads also catches import()/fetch() of a URL in an inline script
     external = [url for _, url in html_loads(content)] + js_loads(content)
     if external:
         raise ValueError(
-            f"{notebook.path}: the rendered notebook would load {', '.join(sorted(set(external)))} from "
+            f"{notebook_path}: the rendered notebook would load {', '.join(sorted(set(external)))} from "
             "another host; the course loads nothing from elsewhere. Fix: remove it from the notebook's "
             "output or strip it in course/notebooks/lesson_notebooks.py"
         )
-    return notebook_links_html(notebook, lesson_title, lesson_url) + content
+    return content
 
 
 def notebook_links_html(notebook: Notebook, lesson_title: str, lesson_url: str) -> str:
@@ -341,18 +362,26 @@ def write_downloads(
 
     ``page_dirs`` maps a notebook's path to the folder its built page sits in (from MkDocs).
     """
-    import jupytext
-
     written: list[Path] = []
     for notebook in notebooks:
         if notebook.path not in page_dirs:
             continue
-        source = jupytext.read(Path(docs_dir) / notebook.path, fmt="py:percent")
+        source = (Path(docs_dir) / notebook.path).read_text(encoding="utf-8")
         target = Path(page_dirs[notebook.path]) / notebook.download_name
         target.parent.mkdir(parents=True, exist_ok=True)
-        jupytext.write(source, target, fmt="ipynb")
+        target.write_text(ipynb_text(source), encoding="utf-8")
         written.append(target)
     return written
+
+
+@functools.lru_cache(maxsize=64)
+def ipynb_text(percent_source: str) -> str:
+    """A percent-format notebook as ``.ipynb`` JSON; converted once per text (``serve`` writes every
+    notebook's download again on each rebuild, and jupytext's conversion was most of that)."""
+    import jupytext
+
+    text = str(jupytext.writes(jupytext.reads(percent_source, fmt="py:percent"), fmt="ipynb"))
+    return text if text.endswith("\n") else text + "\n"  # as jupytext.write ends a file
 
 
 # ------------------------------------------------------------------------------------- what the hook calls

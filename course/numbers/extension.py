@@ -21,7 +21,6 @@ import math
 import re
 import xml.etree.ElementTree as etree
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from markdown import Extension, Markdown
@@ -29,9 +28,10 @@ from markdown.inlinepatterns import InlineProcessor
 from markdown.preprocessors import Preprocessor
 from markdown.util import ETX, STX, AtomicString
 
-from calculators.expressions import ExpressionError, evaluate_number
+from calculators.expressions import ExpressionError
 from calculators.units import UNITS, format_value
 from course.lesson_format.problems import Problem
+from course.numbers.value_cache import computed_number
 from course.sanitising.trusted import store_trusted
 
 NUMBER_RE = re.compile(r"\{\{(?P<body>.+?)\}\}")
@@ -179,9 +179,7 @@ def stated_value(text: str) -> float | None:
     return float(NUMBER_WORDS[word.group(1).lower()]) if word else None
 
 
-@lru_cache(maxsize=1024)
-def _compute(expression: str) -> float:
-    return evaluate_number(expression)
+_compute = computed_number  # kept in memory and on disk: course.numbers.value_cache
 
 
 def evaluate_reference(reference: NumberReference) -> Evaluated:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import functools
 import math
 import re
 from collections.abc import Iterator
@@ -19,9 +20,10 @@ from typing import Any, Literal
 
 import yaml
 
-from calculators.expressions import ExpressionError, evaluate_number
+from calculators.expressions import ExpressionError
 from calculators.units import UNITS
 from course.lesson_format.problems import Problem
+from course.numbers.value_cache import computed_number
 from course.sanitising.source_files import MAX_YAML_CHARS, BoundedLoader
 
 Kind = Literal["single", "multiple", "numeric"]
@@ -378,7 +380,7 @@ def _parse_numeric(
     else:
         expression = str(expression).strip()
         try:
-            value = evaluate_number(expression) / UNITS[unit].scale
+            value = computed_number(expression) / UNITS[unit].scale
         except ExpressionError as error:
             check.add(
                 f"{where} field 'answer'",
@@ -408,8 +410,14 @@ def _parse_numeric(
     return NumericQuestion(ident, prompt, expression, value, tolerance, unit, explain, question.line)
 
 
+@functools.lru_cache(maxsize=256)
 def parse_quiz(source: str) -> ParsedQuiz:
-    """Read one quiz block's YAML; never raises on bad content, it returns every issue instead."""
+    """Read one quiz block's YAML; never raises on bad content, it returns every issue instead.
+
+    Read once per block text (the result is frozen): the page check and the page both read it, and ``serve``
+    reads every page again on each edit. Numeric answers come from the calculators, whose edit makes
+    ``serve`` import this module afresh.
+    """
     check = _Checker()
     try:
         if len(source) > MAX_YAML_CHARS:

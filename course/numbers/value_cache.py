@@ -1,0 +1,116 @@
+"""Computed figures kept on disk between builds, for as long as the calculators' sources stay the same.
+
+A figure of a lesson is a calculator expression; its value depends on that expression and on the calculators
+alone (:func:`calculators.expressions.evaluate_number` takes nothing else). Some are whole simulator
+experiments (a rate sweep runs dozens of simulations), and without a cache every build, every ``check`` and
+every fresh ``serve`` ran them all again: most of a warm build. So values are stored in one JSON file per
+state of the calculators, ``<cache>/<fingerprint>.json``; any change to a file under calculators/ (a preset,
+a formula) gives a new fingerprint and so recomputes everything, and the files of other fingerprints are
+removed. Only values are stored, never errors: an error is cheap to find again, and one that depends on the
+machine (the time limit) must not stick.
+
+:func:`computed_number` is what the numbers in prose and the quizzes' answers call. The cache is
+``$RIDGEPOINT_NUMBER_CACHE``, else ``.cache/numbers`` under the working directory (git-ignored),
+like the charts' cache: a fresh one makes a cold build.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tempfile
+from functools import lru_cache
+from pathlib import Path
+
+from calculators.expressions import evaluate_number
+
+CACHE_ENV = "RIDGEPOINT_NUMBER_CACHE"
+CALCULATORS = Path(__file__).resolve().parents[2] / "calculators"
+
+
+def default_cache_dir() -> Path:
+    """``$RIDGEPOINT_NUMBER_CACHE``, else ``.cache/numbers`` under the working directory."""
+    return Path(os.environ.get(CACHE_ENV) or Path.cwd() / ".cache" / "numbers")
+
+
+def sources_fingerprint(folder: Path = CALCULATORS) -> str:
+    """A short hash of every file under ``folder`` (names and contents, byte code left out)."""
+    digest = hashlib.sha256()
+    for file in sorted(folder.rglob("*")):
+        if file.is_file() and "__pycache__" not in file.parts:
+            digest.update(file.relative_to(folder).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()[:16]
+
+
+class ValueCache:
+    """Expression -> value for one fingerprint of the calculators, read once and written on each new value."""
+
+    def __init__(self, folder: Path, fingerprint: str) -> None:
+        self.path = folder / f"{fingerprint}.json"
+        self.values: dict[str, float] = {}
+        try:
+            stored = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            stored = {}
+        if isinstance(stored, dict):
+            self.values = {k: float(v) for k, v in stored.items() if isinstance(v, int | float)}
+        if folder.is_dir():
+            for stale in folder.glob("*.json"):
+                if stale != self.path:
+                    stale.unlink(missing_ok=True)
+
+    def get(self, expression: str) -> float | None:
+        return self.values.get(expression)
+
+    def put(self, expression: str, value: float) -> None:
+        """Keep ``value``; the file is replaced whole (another build may be reading it)."""
+        if not math.isfinite(value):
+            return  # JSON has no infinity; such a figure is rare and cheap
+        self.values[expression] = value
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(self.values, stream, sort_keys=True)
+        os.replace(temporary, self.path)
+
+
+_OPEN: dict[tuple[Path, str], ValueCache] = {}
+
+
+def value_cache(folder: Path | None = None) -> ValueCache:
+    """The cache for the calculators as they are now (the fingerprint is taken once per import of them)."""
+    folder = (folder or default_cache_dir()).resolve()
+    key = (folder, _fingerprint())
+    if key not in _OPEN:
+        _OPEN[key] = ValueCache(*key)
+    return _OPEN[key]
+
+
+_FINGERPRINT: list[str] = []
+
+
+def _fingerprint() -> str:
+    # Dropped with the calculators when ``serve`` sees them change, so once per import is right.
+    if not _FINGERPRINT:
+        _FINGERPRINT.append(sources_fingerprint())
+    return _FINGERPRINT[0]
+
+
+@lru_cache(maxsize=1024)
+def computed_number(expression: str) -> float:
+    """The value of a calculator expression a lesson quotes (a figure, a quiz's answer).
+
+    Kept in memory for the build (and, under ``serve``, until the calculators change) and on disk between
+    builds. Raises :class:`~calculators.expressions.ExpressionError` like
+    :func:`~calculators.expressions.evaluate_number`.
+    """
+    cache = value_cache()
+    stored = cache.get(expression)
+    if stored is not None:
+        return stored
+    value = evaluate_number(expression)
+    cache.put(expression, value)
+    return value
