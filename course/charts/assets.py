@@ -7,8 +7,8 @@ what the static one shows. It is made locally (no network), checked against the 
 can keep it forever. The page asks the browser to check the same hash (Subresource Integrity).
 
 The spec files the site serves are Vega, compiled from the charts' Vega-Lite specs at build (by the same
-vl-convert) and cached beside them: the reader's browser never runs the Vega-Lite compiler, which was a third of
-the main-thread work of a chart's first drawing (see charts.js).
+vl-convert) and cached beside them: the reader's browser never runs the Vega-Lite compiler, which was a
+third of the main-thread work of a chart's first drawing (see charts.js).
 
 If vl-convert is upgraded, the bundle changes and the build stops with instructions: look at the new versions,
 then run ``python -m course.charts.assets --pin`` and commit the lock file.
@@ -22,7 +22,6 @@ import hashlib
 import importlib.metadata
 import json
 import re
-import shutil
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
