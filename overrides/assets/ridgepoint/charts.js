@@ -57,7 +57,8 @@
   const NARROW_BELOW_PX = 720;
 
   // A chart's spec and its kind: the site serves Vega specs (compiled from Vega-Lite at build, so the reader's
-  // browser never runs the Vega-Lite compiler); a spec inline in the page (notebook outputs) is Vega-Lite.
+  // browser never runs the Vega-Lite compiler); a spec inline in the page (notebook outputs) is Vega-Lite,
+  // compiled here in the parse step's task.
   async function specOf(figure) {
     const holder = figure.querySelector(".rp-chart__view");
     const fitsNarrow = holder.clientWidth < NARROW_BELOW_PX;
@@ -154,24 +155,23 @@
         return super.runAsync(...args);
       }
     }
+    // Drawn apart from the page and swapped in whole: the figure never shows a half-made view beside the
+    // static drawing, though the steps leave the page in between.
     const live = document.createElement("div");
     live.className = "rp-chart__live";
-    live.hidden = true;
-    holder.appendChild(live);
     const result = await vegaEmbed(live, { marks: [] }, {
       ...EMBED_OPTIONS,
       mode: "vega",
       viewClass: ParsedView,
       tooltip: { theme: darkScheme() ? "dark" : "light" },
     });
-    for (const child of [...holder.children]) if (child !== live) child.remove();
     // The live drawing is an image with the figure's caption as its text alternative, like the static one.
     const svg = live.querySelector("svg");
     if (svg) {
       svg.setAttribute("role", "img");
       svg.setAttribute("aria-label", holder.getAttribute("aria-label") || "Chart");
     }
-    live.hidden = false;
+    holder.replaceChildren(live);
     figure.classList.remove("rp-chart--loading");
     figure.classList.add("rp-chart--live");
     return result;
