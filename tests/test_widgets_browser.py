@@ -299,7 +299,9 @@ def chart_rows(page: Any, widget: str, chart: str) -> list[list[str]]:
 def test_serving_simulator_shows_only_the_blocks_controls(serving_page: Any) -> None:
     labels = serving_page.eval_on_selector_all(f"{SIM} form label", "ls => ls.map(l => l.htmlFor)")
     assert labels == [f"widget-serving-simulator-{name}" for name in ("scheduler", "rate", "output")]
-    # live, the chart is one drawing for the width it has (the build's wide and narrow ones are replaced)
+    # live, the chart is one drawing for the width it has (the build's wide and narrow ones are replaced);
+    # the widget is live before its charts are (Vega draws them in steps), so wait for the chart's own state
+    serving_page.wait_for_selector(f'{SIM} [data-widget-chart="timeline"] .rp-chart--live')
     assert serving_page.locator(f'{SIM} [data-widget-chart="timeline"] svg').count() == 1
 
 

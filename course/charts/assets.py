@@ -6,6 +6,10 @@ what the static one shows. It is made locally (no network), checked against the 
 ``course/charts/vega-runtime.lock.json``, and copied under a name that includes that hash, so a browser cache
 can keep it forever. The page asks the browser to check the same hash (Subresource Integrity).
 
+The spec files the site serves are Vega, compiled from the charts' Vega-Lite specs at build (by the same
+vl-convert) and cached beside them: the reader's browser never runs the Vega-Lite compiler, which was a
+third of the main-thread work of a chart's first drawing (see charts.js).
+
 If vl-convert is upgraded, the bundle changes and the build stops with instructions: look at the new versions,
 then run ``python -m course.charts.assets --pin`` and commit the lock file.
 """
@@ -18,7 +22,6 @@ import hashlib
 import importlib.metadata
 import json
 import re
-import shutil
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -116,8 +119,34 @@ def referenced_specs(site_dir: Path) -> set[str]:
     return keys
 
 
+def vega_spec(key: str, folder: Path) -> bytes:
+    """The Vega spec of the cached Vega-Lite spec ``key`` (compact JSON), compiled once and cached.
+
+    Compiled by the vl-convert that rendered the static SVG, so the live chart is the same drawing. Like the
+    Vega-Lite spec it is served without ``$schema`` (a URL the browser never needs). The cache entry is named
+    after the vl-convert version, so an upgrade compiles afresh.
+    """
+    source = folder / f"{key}.vl.json"
+    if not source.exists():
+        raise FileNotFoundError(
+            f"chart spec {key} is referenced by a page but missing from {folder}; "
+            "Fix: rebuild without deleting the chart cache during the build"
+        )
+    version = importlib.metadata.version("vl-convert-python")
+    compiled = folder / f"{key}.vega-{version}.json"
+    if compiled.exists():
+        return compiled.read_bytes()
+    import vl_convert  # on a cache miss only
+
+    spec = vl_convert.vegalite_to_vega(json.loads(source.read_text(encoding="utf-8")))
+    spec.pop("$schema", None)
+    content = json.dumps(spec, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
+    _write_atomically(compiled, content)
+    return content.encode("utf-8")
+
+
 def copy_into(site_dir: str | Path, cache_dir: Path | None = None) -> list[Path]:
-    """Copy the verified runtime and every spec the built pages reference into ``site_dir``; return the files.
+    """Copy the verified runtime and every spec the built pages reference (as Vega) into ``site_dir``.
 
     Called once after the build (MkDocs ``on_post_build``). A spec missing from the cache is an error: the
     page would show a chart that can never become interactive.
@@ -131,15 +160,9 @@ def copy_into(site_dir: str | Path, cache_dir: Path | None = None) -> list[Path]
     runtime.write_bytes(runtime_bytes(folder))
     written.append(runtime)
     for key in sorted(referenced_specs(site)):
-        source = folder / f"{key}.vl.json"
-        if not source.exists():
-            raise FileNotFoundError(
-                f"chart spec {key} is referenced by a page but missing from {folder}; "
-                "Fix: rebuild without deleting the chart cache during the build"
-            )
         destination = target / SPEC_FOLDER / f"{key}.json"
         destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(source, destination)
+        destination.write_bytes(vega_spec(key, folder))
         written.append(destination)
     return written
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from course.benchmarks.harness import Sites, register, serve
+from course.benchmarks.main_thread import LONG_TASK_OBSERVER
 from course.widgets.runtime import pyodide_site_path
 
 LESSON = "serving/prefill-vs-decode/"
@@ -71,12 +72,6 @@ SLIDER_LATENCY = """async ([selector, moves]) => {
   return rows;
 }"""
 
-LONG_TASKS = """() => {
-  window.__longTasks = [];
-  new PerformanceObserver((list) => window.__longTasks.push(...list.getEntries().map((e) => e.duration)))
-    .observe({ type: "longtask", buffered: true });
-}"""
-
 
 def _percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
@@ -110,7 +105,7 @@ def measure(site_dir: Path, lesson: str = LESSON) -> dict[str, Any]:
             "requestfinished", lambda request: fetched.append(max(0, request.sizes()["responseBodySize"]))
         )
         tab = context.new_page()
-        tab.add_init_script(f"({LONG_TASKS})()")
+        tab.add_init_script(LONG_TASK_OBSERVER)
         tab.goto(base + lesson, wait_until="load")
         tab.wait_for_timeout(1000)  # the page's own load (Material, the inline charts) is not the widget's
         figures["page_long_tasks_ms"] = tab.evaluate("window.__longTasks.splice(0)")

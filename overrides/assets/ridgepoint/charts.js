@@ -3,7 +3,8 @@
 // Every figure.rp-chart already shows its static SVG, caption and data table (also without JavaScript).
 // On the first hover, focus or tap, this script loads the self-hosted Vega runtime (once per page, checked
 // by Subresource Integrity), fetches the chart's spec (or reads it inline), renders it with the SVG renderer
-// and swaps it in place of the static image. Nothing is loaded before that. It re-initialises on Material's
+// and swaps it in place of the static image. Nothing is loaded before that.
+// The main thread never freezes for it: see `embed` for how the work is cut into tasks under 50 ms. It re-initialises on Material's
 // document$ (instant navigation) and exposes window.ridgepoint.charts for widgets that push new rows.
 (() => {
   "use strict";
@@ -55,48 +56,122 @@
   // static SVGs (same 720 px threshold), so going live never changes a chart's layout or text size.
   const NARROW_BELOW_PX = 720;
 
+  // A chart's spec and its kind: the site serves Vega specs (compiled from Vega-Lite at build, so the reader's
+  // browser never runs the Vega-Lite compiler); a spec inline in the page (notebook outputs) is Vega-Lite,
+  // compiled here in the parse step's task.
   async function specOf(figure) {
     const holder = figure.querySelector(".rp-chart__view");
     const fitsNarrow = holder.clientWidth < NARROW_BELOW_PX;
     const inlineNarrow = figure.querySelector("script.rp-chart__spec--narrow");
-    if (inlineNarrow && fitsNarrow) return JSON.parse(inlineNarrow.textContent);
+    if (inlineNarrow && fitsNarrow) return { spec: JSON.parse(inlineNarrow.textContent), mode: "vega-lite" };
     const inline = figure.querySelector("script.rp-chart__spec:not(.rp-chart__spec--narrow)");
-    if (inline) return JSON.parse(inline.textContent);
+    if (inline) return { spec: JSON.parse(inline.textContent), mode: "vega-lite" };
     const narrow = figure.dataset.rpSpecNarrow && fitsNarrow;
     const key = narrow ? figure.dataset.rpSpecNarrow : figure.dataset.rpSpec;
     if (!/^[0-9a-f]+$/.test(key || "")) throw new Error("this chart names no spec the site built");
     const response = await fetch(new URL(`charts/${key}.json`, BASE));
     if (!response.ok) throw new Error(`chart spec ${key}: HTTP ${response.status}`);
-    return response.json();
+    return { spec: await response.json(), mode: "vega" };
   }
 
   function darkScheme() {
     return document.body.getAttribute("data-md-color-scheme") === "slate";
   }
 
+  // Yield the main thread: the browser paints and handles input between the steps of a chart's first drawing.
+  function nextTask() {
+    if (window.scheduler && typeof window.scheduler.yield === "function") return window.scheduler.yield();
+    return new Promise((resolve) => setTimeout(resolve, 0));
+  }
+
+  const EMBED_OPTIONS = {
+    ast: true, // Vega's expression interpreter: no eval, so the Content-Security-Policy needs no 'unsafe-eval'
+    renderer: "svg", // the page's CSS styles live and static charts alike (currentColor, fonts)
+    actions: false,
+    hover: false, // vega-embed's default for Vega-Lite specs, kept for the compiled ones
+  };
+
+  // Vega's View class, which this bundle of vega-embed does not export: taken from the view of an empty chart
+  // (drawn by nothing, a few milliseconds), once per page.
+  let viewClass = null;
+  function loadViewClass(vegaEmbed) {
+    if (!viewClass) {
+      viewClass = vegaEmbed(document.createElement("div"), { marks: [] }, { ...EMBED_OPTIONS, mode: "vega", renderer: "none", tooltip: false })
+        .then((result) => {
+          const View = result.view.constructor;
+          result.finalize();
+          return View;
+        });
+      viewClass.catch(() => (viewClass = null));
+    }
+    return viewClass;
+  }
+
+  // Parse a spec into Vega's dataflow description, and stop there: vega-embed hands the parsed runtime to the
+  // view class it is given, which records it and ends the embed.
+  const PARSED = new Error("parsed");
+  async function parseSpec(vegaEmbed, spec, mode) {
+    let parsed = null;
+    class Capture {
+      constructor(runtime) {
+        parsed = runtime;
+        throw PARSED;
+      }
+    }
+    try {
+      await vegaEmbed(document.createElement("div"), spec, { ...EMBED_OPTIONS, mode, viewClass: Capture });
+    } catch (error) {
+      if (error !== PARSED) throw error;
+    }
+    if (!parsed) throw new Error("the chart runtime did not parse the spec");
+    return parsed;
+  }
+
+  // vega-embed runs a chart's first drawing as one task: parse the spec, build the view, run its dataflow and
+  // draw, 100-170 ms of main-thread work on a first hover. Here each step is a task of its own, none near 50 ms:
+  // the runtime's script, the empty chart that yields the View class, the parse, then the real embed with a
+  // view class that takes the parsed runtime (the embed parses only an empty spec) and waits a task before
+  // its first run (the dataflow and the SVG). vega-embed still sets up the tooltips, sizing and the view.
   async function embed(figure) {
     figure.classList.add("rp-chart--loading");
     const holder = figure.querySelector(".rp-chart__view");
-    const [vegaEmbed, spec] = await Promise.all([loadRuntime(), specOf(figure)]);
+    const [vegaEmbed, { spec, mode }] = await Promise.all([loadRuntime(), specOf(figure)]);
+    await nextTask(); // the runtime's script ran in the task that loaded it
+    const View = await loadViewClass(vegaEmbed);
+    await nextTask();
+    const parsed = await parseSpec(vegaEmbed, spec, mode);
+    await nextTask();
+    class ParsedView extends View {
+      constructor(_, options) {
+        super(parsed, options);
+        this.rpFirstRun = true;
+      }
+
+      async runAsync(...args) {
+        if (this.rpFirstRun) {
+          this.rpFirstRun = false;
+          await nextTask(); // building the view and running its dataflow are two tasks
+        }
+        return super.runAsync(...args);
+      }
+    }
+    // Drawn apart from the page and swapped in whole: the figure never shows a half-made view beside the
+    // static drawing, though the steps leave the page in between.
     const live = document.createElement("div");
     live.className = "rp-chart__live";
-    live.hidden = true;
-    holder.appendChild(live);
-    const result = await vegaEmbed(live, spec, {
-      mode: "vega-lite",
-      ast: true, // Vega's expression interpreter: no eval, so the Content-Security-Policy needs no 'unsafe-eval'
-      renderer: "svg", // the page's CSS styles live and static charts alike (currentColor, fonts)
-      actions: false,
+    const result = await vegaEmbed(live, { marks: [] }, {
+      ...EMBED_OPTIONS,
+      mode: "vega",
+      viewClass: ParsedView,
       tooltip: { theme: darkScheme() ? "dark" : "light" },
     });
-    for (const child of [...holder.children]) if (child !== live) child.remove();
     // The live drawing is an image with the figure's caption as its text alternative, like the static one.
     const svg = live.querySelector("svg");
     if (svg) {
       svg.setAttribute("role", "img");
       svg.setAttribute("aria-label", holder.getAttribute("aria-label") || "Chart");
     }
-    live.hidden = false;
+    holder.replaceChildren(live);
     figure.classList.remove("rp-chart--loading");
     figure.classList.add("rp-chart--live");
     return result;

@@ -1,0 +1,133 @@
+"""Main-thread long tasks in headless Chromium: what a reader feels as a freeze, and whose work it was.
+
+One module for the widget benchmark and the browser test, two views of the same tasks:
+
+- :data:`LONG_TASK_OBSERVER`, a ``PerformanceObserver`` the page runs: each long task's wall-clock
+  duration, as the page sees it. On an idle machine that is what a reader feels; the benchmark prints it.
+- :func:`trace_main_thread`, a DevTools trace of the renderer's main thread: each task's wall time, its CPU
+  time (the thread's own time) and what ran inside it (each script by file, style, layout, paint, garbage
+  collection). CPU time is the work a task holds the thread for, whatever else the machine runs: on a busy
+  machine a task of 20 ms of work can take 200 ms of wall time while the OS runs other processes, but its
+  thread time stays near 20 ms. A 50 ms budget on it is a check of our work, not of the machine's load.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+LONG_TASK_BUDGET_MS = 50.0  # the RAIL / Long Tasks API threshold: above it, input waits visibly
+
+# Records every long task's wall-clock duration in window.__longTasks (read with splice(0) to take them).
+LONG_TASK_OBSERVER = (Path(__file__).with_name("long_tasks.js")).read_text(encoding="utf-8")
+
+# Trace categories with the main thread's tasks (and their thread time) and what runs inside them.
+TRACE_CATEGORIES = [
+    "toplevel",
+    "devtools.timeline",
+    "disabled-by-default-devtools.timeline",
+    "v8.execute",
+]
+TASK_EVENT = "ThreadControllerImpl::RunTask"
+SCRIPT_EVENTS = {"EvaluateScript", "FunctionCall", "v8.compile", "v8.compileModule", "v8.evaluateModule"}
+RENDERING_EVENTS = {
+    "UpdateLayoutTree": "style",
+    "Layout": "layout",
+    "PrePaint": "paint",
+    "Paint": "paint",
+    "Layerize": "paint",
+    "MajorGC": "garbage collection",
+    "MinorGC": "garbage collection",
+    "ParseHTML": "parse HTML",
+    "ParseAuthorStyleSheet": "parse CSS",
+    "RunMicrotasks": "promise callbacks",  # an async function's continuations (the trace names no script)
+}
+
+
+@dataclass
+class Task:
+    """One task of the renderer's main thread: when, how long, and the CPU time of what ran in it.
+
+    ``work`` maps a script's file name (``script charts.js``) or a kind of browser work (``style``,
+    ``layout``...) to its CPU milliseconds. Nested work counts once, in the outermost entry: a layout that a
+    script forces is part of that script's time (the script asked for it).
+    """
+
+    start_ms: float
+    wall_ms: float
+    cpu_ms: float
+    work: dict[str, float] = field(default_factory=dict)
+
+    def scripts(self) -> set[str]:
+        return {name.removeprefix("script ") for name in self.work if name.startswith("script ")}
+
+    def describe(self) -> str:
+        parts = ", ".join(f"{name} {ms:.0f} ms" for name, ms in Counter(self.work).most_common(4) if ms >= 1)
+        return f"{self.cpu_ms:.0f} ms of CPU ({self.wall_ms:.0f} ms wall): {parts or 'browser internals'}"
+
+
+def _script_name(event: dict[str, Any]) -> str:
+    data = event.get("args", {}).get("data") or {}
+    url = str(data.get("url") or data.get("scriptName") or event.get("args", {}).get("fileName") or "")
+    return "script " + (url.rstrip("/").rsplit("/", 1)[-1] or "(inline)")
+
+
+def main_thread_tasks(trace: bytes | str) -> list[Task]:
+    """The tasks of every renderer main thread in a Chromium trace (JSON), in time order."""
+    events = json.loads(trace)["traceEvents"]
+    mains = {
+        (event["pid"], event["tid"])
+        for event in events
+        if event.get("ph") == "M"
+        and event.get("name") == "thread_name"
+        and event.get("args", {}).get("name") == "CrRendererMain"
+    }
+    spans = sorted(
+        (e for e in events if e.get("ph") == "X" and (e.get("pid"), e.get("tid")) in mains and "dur" in e),
+        key=lambda e: (e["pid"], e["tid"], e["ts"], -e["dur"]),
+    )
+    tasks: list[Task] = []
+    current: Task | None = None
+    end = 0.0
+    covered = 0.0  # the end of the last span counted, so nested spans count once
+    for event in spans:
+        if event["name"] == TASK_EVENT:
+            if current is not None and event["ts"] < end:
+                continue  # a task nested in a task (a nested run loop): part of the outer one
+            current = Task(event["ts"] / 1000, event["dur"] / 1000, event.get("tdur", event["dur"]) / 1000)
+            end = event["ts"] + event["dur"]
+            covered = event["ts"]
+            tasks.append(current)
+            continue
+        if current is None or event["ts"] >= end or event["ts"] < covered:
+            continue
+        if event["name"] in SCRIPT_EVENTS:
+            kind = _script_name(event)
+        elif event["name"] in RENDERING_EVENTS:
+            kind = RENDERING_EVENTS[event["name"]]
+        else:
+            continue
+        current.work[kind] = current.work.get(kind, 0.0) + event.get("tdur", event["dur"]) / 1000
+        covered = event["ts"] + event["dur"]
+    return sorted(tasks, key=lambda task: task.start_ms)
+
+
+@contextmanager
+def trace_main_thread(browser: Any, page: Any) -> Iterator[list[Task]]:
+    """Trace ``page`` (Playwright, Chromium) during the ``with`` block; the list gets its tasks at the end."""
+    tasks: list[Task] = []
+    browser.start_tracing(page=page, categories=TRACE_CATEGORIES)
+    try:
+        yield tasks
+    finally:
+        tasks.extend(main_thread_tasks(browser.stop_tracing()))
+
+
+def long_tasks(tasks: list[Task], budget_ms: float = LONG_TASK_BUDGET_MS) -> list[Task]:
+    """The tasks whose CPU time is over the budget."""
+    return [task for task in tasks if task.cpu_ms > budget_ms]
