@@ -251,9 +251,10 @@ markdown_table(gpu_rows, digits=3)
 # ## Vary the model
 #
 # Every model preset on the H100 SXM, on as many GPUs as its BF16 weights need (tensor parallelism splits the
-# weights and the arithmetic evenly). For a dense model every pass scales with N, so the decode step grows
-# with the model while the prefill cost in decode steps does not move: it is still the prompt length divided
-# by the ridge point.
+# weights and the arithmetic evenly; the all-reduces between the GPUs are not counted at this level, which
+# flatters the multi-GPU rows, most of all the 405B model on 16 GPUs across two nodes). For a dense model
+# every pass scales with N, so the decode step grows with the model while the prefill cost in decode steps
+# does not move: it is still the prompt length divided by the ridge point.
 #
 # A mixture-of-experts model breaks that. Each token computes only the few experts it is routed to, so the
 # FLOPs follow the *active* parameters; but the bytes follow the experts the pass *touches*. A decode step at
