@@ -19,6 +19,7 @@ Figures only, never assertions: the targets are printed beside them.
 
 from __future__ import annotations
 
+import contextlib
 import statistics
 from pathlib import Path
 from typing import Any
@@ -115,7 +116,8 @@ def measure(site_dir: Path, lesson: str = LESSON, cold_starts: int = 2) -> dict[
     ``cold_starts`` widget starts are measured, each between two bare boots (the last one in the page whose
     slider latency and long tasks are measured next).
     """
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import Error as PlaywrightError
+    from playwright.sync_api import Request, sync_playwright
 
     from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
 
@@ -151,9 +153,12 @@ def measure(site_dir: Path, lesson: str = LESSON, cold_starts: int = 2) -> dict[
 
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         fetched: list[int] = []
-        context.on(
-            "requestfinished", lambda request: fetched.append(max(0, request.sizes()["responseBodySize"]))
-        )
+
+        def count(request: Request) -> None:
+            with contextlib.suppress(PlaywrightError):  # finished as its page closed: no size to ask for
+                fetched.append(max(0, request.sizes()["responseBodySize"]))
+
+        context.on("requestfinished", count)
         tab = context.new_page()
         tab.add_init_script(f"({LONG_TASKS})()")
         tab.goto(base + lesson, wait_until="load")
