@@ -7,7 +7,6 @@ Widgets show that message inline and the build prints it, so it has to read well
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Iterable
 
@@ -104,6 +103,8 @@ def choice(field: str, value: object, allowed: Iterable[str]) -> str:
 
 def unknown_name(kind: str, name: str, known: Iterable[str]) -> ValueError:
     """Build the error for an unknown preset, suggesting the closest known names."""
+    import difflib  # only on this error path: importing it costs a widget's start ~0.1 s under Pyodide
+
     names = sorted(known)
     wanted = name.strip().lower()
     # Names that contain what was typed, or are contained in it ("h100" -> "h100-sxm"), come first.

@@ -13,6 +13,7 @@ from calculators import Scenario, attainable_flops_per_s, ridge_point
 from calculators.browser import compute, handle
 from calculators.browser.code_cell import run
 from calculators.charts import chart_data
+from course.widgets.bytecode import can_compile
 from course.widgets.extension import WidgetError, find_problems, parse_block, render_widget
 from course.widgets.package import widget_package
 from course.widgets.runtime import FrontendAssetError, ensure_npm_packages, locked_version, pyodide_site_path
@@ -165,7 +166,10 @@ def test_package_holds_the_core_the_glue_and_the_chart_rows_but_no_plotting_libr
     assert "calculators/charts/data.py" in names  # the worker computes the charts' rows itself
     assert "calculators/charts/specs.py" not in names
     assert "calculators/charts/render.py" not in names
-    for name in names:
+    for name in [name for name in names if name.endswith(".py")]:
+        if can_compile():  # each module's bytecode beside it, made by the site's Pyodide (widgets.bytecode)
+            folder, _, module = name.rpartition("/")
+            assert any(n.startswith(f"{folder}/__pycache__/{module[:-3]}.cpython-") for n in names), name
         source = archive.read(name).decode()
         assert "import altair" not in source, name
         assert "import vl_convert" not in source, name

@@ -7,7 +7,6 @@ Standard library only: the browser glue validates the same parameters under Pyod
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -39,6 +38,8 @@ class ChartError(ValueError):
 
 
 def _suggest(value: str, known: Iterable[str]) -> str:
+    import difflib  # only when a parameter is wrong: importing it costs a widget's start ~0.1 s under Pyodide
+
     close = difflib.get_close_matches(value.lower(), list(known), n=2, cutoff=0.5)
     return f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
 

@@ -1,9 +1,9 @@
 """The calculators as the widgets' worker loads them: a zip of the math core and ``calculators.browser``.
 
-The zip is made from the source tree at build time, byte for byte reproducible (sorted entries, fixed
-timestamps), so its SHA-256 names it: the pages carry the name and the digest, a browser that cached an older
-archive asks for a new URL, and the worker checks the digest of what it received before running it.
-Of
+The zip is made from the source tree at build time, reproducible (sorted entries, fixed timestamps; the
+bytecode beside the sources is cached per source archive, see :mod:`course.widgets.bytecode`), so its SHA-256
+names it: the pages carry the name and the digest, a browser that cached an older archive asks for a new URL,
+and the worker checks the digest of what it received before running it. Of
 ``calculators.charts`` only the standard-library modules go in (parameters and data rows, which the worker
 computes for the live charts); the Altair specs and the vl-convert renderer stay out, as Pyodide has neither.
 """
@@ -16,6 +16,8 @@ import io
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from course.widgets.bytecode import with_bytecode
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = ROOT / "calculators"
@@ -57,7 +59,7 @@ def _build(sources: tuple[tuple[Path, int, int], ...], package_dir: Path) -> Wid
             info.compress_type = zipfile.ZIP_DEFLATED
             info.external_attr = 0o644 << 16
             archive.writestr(info, path.read_bytes())
-    data = buffer.getvalue()
+    data = with_bytecode(buffer.getvalue()) or buffer.getvalue()
     return WidgetPackage(data, hashlib.sha256(data).hexdigest())
 
 

@@ -127,6 +127,12 @@ def test_it_is_the_pinned_pyodide_python(pyodide_answers: dict[str, object]) -> 
     assert str(pyodide_answers["python"]).startswith("3.")
 
 
+def test_the_calculators_import_from_the_archives_bytecode(pyodide_answers: dict[str, object]) -> None:
+    # Made by this Pyodide at build (course/widgets/bytecode.py): a .pyc its Python accepts beside each
+    # source, so the reader's browser does not compile them when a widget starts.
+    assert pyodide_answers["compiledOnImport"] == []
+
+
 @pytest.mark.parametrize("index", range(len(REQUESTS)))
 def test_pyodide_answers_equal_cpython_answers(pyodide_answers: dict[str, object], index: int) -> None:
     request = REQUESTS[index]

@@ -87,6 +87,7 @@
     } else if (message.type === "ready") {
       runtime.status = "ready";
       window.ridgepointWidgets.readyAt = performance.now();
+      window.ridgepointWidgets.stages = message.stages || []; // where the start-up went (the benchmark prints it)
       broadcast("goLive");
     } else if (message.type === "failed") {
       failRuntime(message.reason);
