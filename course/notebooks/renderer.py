@@ -38,27 +38,52 @@ def with_course_style(spec: dict[str, Any], *, narrow: bool = False) -> dict[str
     return {**spec, "config": merged}
 
 
+def _sized(spec: dict[str, Any], width: int) -> dict[str, Any]:
+    """A single or layered chart drawn ``width`` px wide in all, as the course's own charts are."""
+    return {**spec, "width": width, "autosize": {"type": "fit-x", "contains": "padding"}}
+
+
+def _fits(spec: dict[str, Any]) -> bool:
+    """Whether Vega-Lite can fit the chart to a width: a single or layered chart that sets one."""
+    concat = any(key in spec for key in ("hconcat", "vconcat", "concat", "facet", "repeat"))
+    return not concat and isinstance(spec.get("width"), int | float)
+
+
+def wide_variant(spec: dict[str, Any]) -> dict[str, Any]:
+    """The chart as a wide page shows it: the course's wide width (a notebook's chart sets its own)."""
+    from calculators.charts.specs import WIDE_WIDTH
+
+    return with_course_style(_sized(spec, WIDE_WIDTH) if _fits(spec) else spec)
+
+
 def narrow_variant(spec: dict[str, Any]) -> dict[str, Any] | None:
     """The chart drawn for a phone: the course's narrow width and text sizes, or None if it sets no width."""
     from calculators.charts.specs import NARROW_WIDTH
 
-    # Narrower than a course chart's: a notebook's own legends and labels take more room beside the plot.
-    narrow_width = NARROW_WIDTH - 60
-    width = spec.get("width")
-    if not isinstance(width, int | float) or width <= narrow_width:
+    if not _fits(spec):
         return None
-    return with_course_style({**spec, "width": narrow_width}, narrow=True)
+    return with_course_style(_sized(spec, NARROW_WIDTH), narrow=True)
 
 
 def course_chart_renderer(spec: dict[str, Any], **metadata: Any) -> dict[str, str]:
     """Altair renderer: the MIME bundle of the course's chart markup for ``spec`` in the course's style.
 
-    A chart with a width gets its narrow variant too, so it stays readable on a phone (text >= 11 CSS px).
+    A course chart (:func:`calculators.charts.build_chart`) brings its own narrow variant; a notebook's
+    own chart with a width is drawn at the course's wide and narrow widths. Either way it stays readable
+    on a laptop and a phone (text >= 11 CSS px, drawn for the width it is shown at).
     """
+    from calculators.charts.specs import NARROW_USERMETA
     from course.charts.markup import altair_renderer
 
-    narrow = narrow_variant(spec)
-    bundle: dict[str, str] = altair_renderer(with_course_style(spec), narrow_spec=narrow, **metadata)
+    usermeta = dict(spec.get("usermeta") or {})
+    course_narrow = usermeta.pop(NARROW_USERMETA, None)
+    if course_narrow is not None:
+        wide = {key: value for key, value in spec.items() if key != "usermeta"}
+        if usermeta:
+            wide["usermeta"] = usermeta
+        bundle: dict[str, str] = altair_renderer(wide, narrow_spec=course_narrow, **metadata)
+        return bundle
+    bundle = altair_renderer(wide_variant(spec), narrow_spec=narrow_variant(spec), **metadata)
     return bundle
 
 
