@@ -74,6 +74,48 @@ def _data(name: str) -> Any:
     return alt.Data(name=name)  # type: ignore[no-untyped-call]
 
 
+def _first_words(end: int) -> str:
+    """A Vega expression: where a long legend label breaks, at its last ", " or space before ``end``."""
+    head = f"slice(datum.label, 0, {end})"
+    return f"(lastindexof({head}, ', ') > 0 ? lastindexof({head}, ', ') + 1 : lastindexof({head}, ' '))"
+
+
+# On a phone a legend label longer than NARROW_LEGEND_CHARS (about 205 px of 13 px text) is drawn in two
+# lines, broken at its last comma or space before that: "disaggregated prefill and decode" ran past the
+# drawing's right edge. Labels are otherwise never cut (labelLimit 0).
+NARROW_LEGEND_CHARS = 26
+_BREAK = _first_words(NARROW_LEGEND_CHARS + 1)
+WRAPPED_LEGEND_LABEL = (
+    f"length(datum.label) <= {NARROW_LEGEND_CHARS} || {_BREAK} <= 0 ? datum.label"
+    f" : [slice(datum.label, 0, {_BREAK}), trim(slice(datum.label, {_BREAK}))]"
+)
+
+
+LEGEND_CHANNELS = ("color", "fill", "stroke", "shape", "strokeDash", "size", "opacity")
+
+
+def wrapped_legend_labels(spec: Any) -> Any:
+    """``spec`` (a Vega-Lite dict) with :data:`WRAPPED_LEGEND_LABEL` on every legend that sets no labels.
+
+    Vega-Lite's legend config takes no label expression, so each legend gets it: the narrow variants'.
+    """
+    if isinstance(spec, list):
+        return [wrapped_legend_labels(item) for item in spec]
+    if not isinstance(spec, dict):
+        return spec
+    out = {key: wrapped_legend_labels(value) for key, value in spec.items()}
+    encoding = out.get("encoding")
+    if isinstance(encoding, dict):
+        for channel in LEGEND_CHANNELS:
+            field = encoding.get(channel)
+            if not isinstance(field, dict) or "field" not in field:
+                continue
+            legend = field.get("legend", {})
+            if isinstance(legend, dict) and "labelExpr" not in legend:
+                encoding[channel] = {**field, "legend": {**legend, "labelExpr": WRAPPED_LEGEND_LABEL}}
+    return out
+
+
 def themed(chart: Any, *, narrow: bool = False) -> Any:
     """Apply the course's chart style (transparent, ``currentColor`` text and rules) to any Altair chart.
 
@@ -747,11 +789,18 @@ def batch_tradeoff_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     )
     # The weights-only curve lies below the other: its batches are labelled under it, the other's above it,
     # so that the two "batch 1" labels, where the curves start together, do not run into each other.
+    # On a phone's plot "batch 64" ran into "batch 256": past its first, a curve's labels are the bare sizes.
+    shown = (
+        "datum.batch == 1 ? datum.label : replace(datum.label, 'batch ', '')"
+        if _narrow(width)
+        else "datum.label"
+    )
     labels = [
         alt.Chart(_data("points"))
         .transform_filter(alt.datum.series == name)
+        .transform_calculate(shown=shown)
         .mark_text(align="left", baseline=baseline, dx=6, dy=dy)
-        .encode(x, y, text="label:N")
+        .encode(x, y, text="shown:N")
         for name, baseline, dy in zip(series, BATCH_LABEL_PLACES, (6, -6), strict=False)
     ]
     chart = alt.layer(line, points, *labels).properties(height=HEIGHT)
@@ -803,7 +852,10 @@ class BuiltChart:
 
 def course_chart(data: ChartData, *, narrow: bool = False) -> Any:
     """The Altair chart of a course chart's data, drawn for the wide width (the default) or the narrow one."""
-    return themed(BUILDERS[data.chart](data, NARROW_WIDTH if narrow else WIDE_WIDTH), narrow=narrow)
+    chart = themed(BUILDERS[data.chart](data, NARROW_WIDTH if narrow else WIDE_WIDTH), narrow=narrow)
+    if narrow:
+        chart = type(chart).from_dict(wrapped_legend_labels(chart.to_dict()))
+    return chart
 
 
 def course_spec(data: ChartData, *, narrow: bool = False) -> dict[str, Any]:

@@ -56,13 +56,47 @@ def wide_variant(spec: dict[str, Any]) -> dict[str, Any]:
     return with_course_style(_sized(spec, WIDE_WIDTH) if _fits(spec) else spec)
 
 
+# On a phone an axis title longer than this (about 220 px of 13 px text, the narrow plot's width) is drawn
+# in lines of at most this many characters: "arithmetic intensity (FLOP per byte, log)" ran past both edges.
+NARROW_TITLE_CHARS = 28
+
+
+def _lines(title: str, most: int = NARROW_TITLE_CHARS) -> list[str]:
+    lines: list[str] = []
+    for word in title.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= most:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+def wrapped_titles(spec: Any) -> Any:
+    """``spec`` with every long x or y axis title written in lines (Vega-Lite draws a list as lines)."""
+    if isinstance(spec, list):
+        return [wrapped_titles(item) for item in spec]
+    if not isinstance(spec, dict):
+        return spec
+    out = {key: wrapped_titles(value) for key, value in spec.items()}
+    encoding = out.get("encoding")
+    if isinstance(encoding, dict):
+        for channel in ("x", "y"):
+            field = encoding.get(channel)
+            if not isinstance(field, dict):
+                continue
+            title = field.get("title")
+            if isinstance(title, str) and len(title) > NARROW_TITLE_CHARS:
+                encoding[channel] = {**field, "title": _lines(title)}
+    return out
+
+
 def narrow_variant(spec: dict[str, Any]) -> dict[str, Any] | None:
     """The chart drawn for a phone: the course's narrow width and text sizes, or None if it sets no width."""
-    from calculators.charts.specs import NARROW_WIDTH
+    from calculators.charts.specs import NARROW_WIDTH, wrapped_legend_labels
 
     if not _fits(spec):
         return None
-    return with_course_style(_sized(spec, NARROW_WIDTH), narrow=True)
+    return with_course_style(wrapped_legend_labels(wrapped_titles(_sized(spec, NARROW_WIDTH))), narrow=True)
 
 
 def course_chart_renderer(spec: dict[str, Any], **metadata: Any) -> dict[str, str]:
