@@ -15,15 +15,32 @@ from typing import Any
 RENDERER_NAME = "ridgepoint"
 
 
+# What a notebook's own charts get besides the course's style. A category axis shows every name (Vega's
+# overlap check hid "RTX 4090 24GB" between bars 20 px apart). On a phone, names take at most 110 px (a
+# long one ends in "…") so the bars keep room, and the x title ends at the plot's right end, reaching left
+# under the names: centred under a short plot it ran past both edges of the drawing.
+NOTEBOOK_CONFIG: dict[bool, dict[str, Any]] = {
+    False: {"axisBand": {"labelOverlap": False}},
+    True: {
+        "axisBand": {"labelOverlap": False},
+        "axisY": {"labelLimit": 110},
+        "axisX": {"titleAnchor": "end"},
+    },
+}
+
+
 @cache
 def course_chart_config(narrow: bool = False) -> dict[str, Any]:
-    """The course's chart style as a Vega-Lite ``config`` block, as ``charts.specs.themed`` applies it."""
+    """The course's chart style as a Vega-Lite ``config`` block, as ``charts.specs.themed`` applies it,
+    with :data:`NOTEBOOK_CONFIG`."""
     import altair as alt
 
     from calculators.charts.specs import themed
 
     data = alt.Data(values=[])  # type: ignore[no-untyped-call]  # Altair's generated classes are untyped
     config: dict[str, Any] = themed(alt.Chart(data).mark_point(), narrow=narrow).to_dict()["config"]
+    for key, value in NOTEBOOK_CONFIG[narrow].items():
+        config[key] = {**config.get(key, {}), **value}
     return config
 
 
