@@ -179,17 +179,36 @@ def decades(values: Iterable[float]) -> list[float]:
     return [10.0**k for k in range(low, high + 1)]
 
 
-def _log_axis(field: str, title: str, values: Iterable[float], headroom: float = 1.0) -> dict[str, Any]:
-    """A log axis from the decade below the data to the data's top times ``headroom``."""
+def _crowded(ticks: list[float], plot_width: int) -> bool:
+    """Whether the last two decade labels of an x axis ``plot_width`` px long would touch.
+
+    The last label ends at the axis' end (labelFlush), half its width nearer its neighbour than a centred
+    one, and Vega's overlap check misses that: "10,000" ran into "100,000" on a phone. Labels are taken at
+    8 px a character (13 px text in a wide font such as DejaVu Sans), and must keep 12 px apart.
+    """
+    if len(ticks) < 2:
+        return False
+    last, before = (len(f"{tick:,.7g}") * 8 for tick in ticks[-1:-3:-1])  # as NUMBER writes it
+    return plot_width / (len(ticks) - 1) - last - before / 2 < 12
+
+
+def _log_axis(
+    field: str, title: str, values: Iterable[float], headroom: float = 1.0, plot_width: int | None = None
+) -> dict[str, Any]:
+    """A log axis from the decade below the data to the data's top times ``headroom``.
+
+    ``plot_width``, for an x axis: the plot's width, so that decade labels too close to read apart thin out.
+    """
     values = list(values)
     ticks = decades(values)
     top = max(values) * headroom
     ticks = [t for t in ticks if t <= top] if headroom > 1 else ticks
     domain = [ticks[0], top if headroom > 1 else ticks[-1]]
-    # Over more than five decades ("0.01" to "1,000,000") neighbouring labels touch on a narrow chart: every
-    # decade keeps its grid line, every other one its label.
+    # Over more than five decades ("0.01" to "1,000,000"), or where labels would touch, every decade keeps
+    # its grid line and every other one its label.
     every_other = "round(log(datum.value) / LN10) % 2 == 0 ? datum.label : ''"
-    axis = alt.Axis(format=NUMBER, values=ticks, labelExpr=every_other) if len(ticks) > 6 else None
+    crowded = len(ticks) > 6 or (plot_width is not None and _crowded(ticks, plot_width))
+    axis = alt.Axis(format=NUMBER, values=ticks, labelExpr=every_other) if crowded else None
     return {
         "field": field,
         "type": "quantitative",
@@ -761,12 +780,22 @@ BATCH_LABEL_PLACES: tuple[Literal["top", "bottom"], ...] = ("top", "bottom")
 def batch_tradeoff_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Time per output token against output tokens/s, one point per batch size; hollow where it cannot fit."""
     series = list(dict.fromkeys(row["series"] for row in data.datasets["points"]))
+    # The legend draws each series as its line: a point symbol took the fill of "fits" (the page's ink).
     colour = alt.Color(
-        "series:N", title=None, sort=series, scale=alt.Scale(domain=series, range=list(PALETTE[:2]))
+        "series:N",
+        title=None,
+        sort=series,
+        scale=alt.Scale(domain=series, range=list(PALETTE[:2])),
+        legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5),
     )
     rows = data.datasets["points"]
     x = alt.X(
-        **_log_axis("tokens_per_s", "GPU output (tokens/s, log scale)", [r["tokens_per_s"] for r in rows])
+        **_log_axis(
+            "tokens_per_s",
+            "GPU output (tokens/s, log scale)",
+            [r["tokens_per_s"] for r in rows],
+            plot_width=_plot_width(width, 60),  # the y axis: "50" and its title
+        )
     )
     y = alt.Y("tpot_ms:Q", title="Time per output token (ms)", axis=alt.Axis(format=NUMBER))
     tip = [
