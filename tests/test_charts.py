@@ -29,11 +29,13 @@ from calculators.charts.palette import (
     contrast,
 )
 from calculators.charts.render import render_course_chart, render_spec, tidy_svg
+from calculators.charts.specs import NARROW_WIDTH, WIDE_WIDTH
 from calculators.hardware import GPUS
 from course.charts import assets as chart_assets
 from course.charts.extension import find_problems, parse_block, render_block
 from course.charts.markup import altair_chart_html, figure_html
 
+ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOTS = Path(__file__).parent / "snapshots" / "charts"
 CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "roofline": ("roofline", {}),
@@ -124,6 +126,29 @@ def test_numbers_come_from_the_calculators() -> None:
     assert by_key[("H100 SXM5 80GB", "FP8")] == ridge_point("h100-sxm", "fp8")
     assert ("A100 SXM4 80GB", "FP8") not in by_key
     assert any("no FP8" in cell for row in ridges.table_rows for cell in row)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_each_variant_is_drawn_for_the_width_it_is_shown_at(case: str, tmp_path: Path) -> None:
+    """The page never shrinks a chart below its drawn size where it shows it, so its text keeps its size.
+
+    charts.css shows the wide drawing in boxes at least WIDE_WIDTH px wide and the narrow one below that;
+    the narrow one fits a widget's chart box on a 390 px phone (316 px, measured), its text larger.
+    """
+    name, params = CASES[case]
+    rendered = render_course_chart(name, params, tmp_path)[1]
+    assert rendered.narrow is not None
+    for svg, room in ((rendered.svg, WIDE_WIDTH), (rendered.narrow.svg, NARROW_WIDTH)):
+        drawn = float(re.search(r'<svg[^>]* width="([\d.]+)"', svg).group(1))  # type: ignore[union-attr]
+        assert room * 0.85 <= drawn <= room, f"{case}: drawn {drawn} px wide for a {room} px box"
+
+
+def test_the_page_switches_variants_at_the_wide_drawings_width() -> None:
+    site_assets = ROOT / "overrides" / "assets" / "ridgepoint"
+    css = (site_assets / "charts.css").read_text(encoding="utf-8")
+    script = (site_assets / "charts.js").read_text(encoding="utf-8")
+    assert f"@container (max-width: {WIDE_WIDTH - 0.02}px)" in css
+    assert f"const NARROW_BELOW_PX = {WIDE_WIDTH};" in script
 
 
 def test_second_render_does_not_call_vl_convert(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

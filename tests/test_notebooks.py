@@ -17,7 +17,9 @@ import pytest
 from conftest import build_site
 
 from calculators import Scenario, format_value
+from calculators.charts import build_chart
 from calculators.charts.notebook_tables import format_cell, table_markdown
+from calculators.charts.specs import NARROW_WIDTH, WIDE_WIDTH, course_spec
 from course.lesson_format.lessons import load_course
 from course.lesson_format.navigation import build_nav, reading_order
 from course.notebooks.lesson_notebooks import (
@@ -30,7 +32,7 @@ from course.notebooks.lesson_notebooks import (
     outputs_fingerprint,
     parse_notebook,
 )
-from course.notebooks.renderer import with_course_style
+from course.notebooks.renderer import course_chart_renderer, narrow_variant, with_course_style
 from course.sanitising.external_loads import html_loads, js_loads
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -245,6 +247,46 @@ def test_course_style_goes_under_a_charts_own_config() -> None:
     assert styled["config"]["background"] == "transparent"
     assert styled["config"]["axis"]["labelFontSize"] == 20
     assert styled["config"]["axis"]["labelColor"] == "currentColor"
+
+
+def _drawn_widths(html: str) -> list[float]:
+    return [float(width) for width in re.findall(r'<svg[^>]* width="([\d.]+)"', html)]
+
+
+def test_a_course_chart_in_a_notebook_brings_the_lessons_narrow_variant(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``display(build_chart(...).chart)`` shows what a lesson page shows: the wide and narrow drawings."""
+    monkeypatch.setenv("RIDGEPOINT_CHART_CACHE", str(tmp_path))
+    built = build_chart("serving-latency", compare=["static", "continuous"], requests=12, output=24)
+    html = course_chart_renderer(built.chart.to_dict())["text/html"]
+    assert "usermeta" not in html
+    assert "usermeta" not in built.spec
+    assert 'class="rp-chart__spec rp-chart__spec--narrow"' in html
+    narrow = json.loads(html.split('rp-chart__spec--narrow">', 1)[1].split("</script>", 1)[0])
+    assert narrow["vconcat"] == course_spec(built.data, narrow=True)["vconcat"]  # the panels stacked
+    wide, small = _drawn_widths(html)
+    assert WIDE_WIDTH * 0.85 <= wide <= WIDE_WIDTH
+    assert NARROW_WIDTH * 0.85 <= small <= NARROW_WIDTH
+
+
+def test_a_notebooks_own_chart_is_drawn_at_the_course_widths_its_long_titles_in_lines() -> None:
+    spec = {
+        "data": {"values": [{"a": 1, "b": 2}]},
+        "mark": "point",
+        "encoding": {
+            "x": {"field": "a", "type": "quantitative", "title": "arithmetic intensity (FLOP per byte, log)"},
+            "y": {"field": "b", "type": "quantitative", "title": "short"},
+        },
+        "width": 560,
+    }
+    narrow = narrow_variant(spec)
+    assert narrow is not None
+    assert narrow["width"] == NARROW_WIDTH
+    assert narrow["autosize"] == {"type": "fit-x", "contains": "padding"}
+    assert narrow["encoding"]["x"]["title"] == ["arithmetic intensity (FLOP", "per byte, log)"]
+    assert narrow["encoding"]["y"]["title"] == "short"
+    assert narrow_variant({**spec, "width": "container"}) is None  # no width to fit: left as it is
 
 
 # ----------------------------------------------------------------------------------------- execution

@@ -159,27 +159,8 @@ def findings(browser: Any, built_site: Path, site_url: str) -> dict[tuple[str, i
     return results
 
 
-# Charts added with the serving lessons whose text is not yet laid out for every width: known defects, listed
-# so that every other chart stays held to the rule (a chart named here that passes makes the test say so).
-KNOWN_CHART_TEXT_DEFECTS = frozenset({"kv-cache", "batch-tradeoff", "serving-latency", "kv-memory", "altair"})
-
-
 def _each_page(found: dict[str, Any], key: str) -> dict[str, list[str]]:
     return {path: probe[key] for path, probe in found["pages"].items() if probe[key]}
-
-
-def _chart_text_problems(found: dict[str, Any], key: str) -> tuple[dict[str, list[str]], set[str]]:
-    """Problems of charts not in :data:`KNOWN_CHART_TEXT_DEFECTS`, and which known charts still have one."""
-    fresh: dict[str, list[str]] = {}
-    known: set[str] = set()
-    for path, problems in _each_page(found, key).items():
-        for problem in problems:
-            chart = problem.split(":", 1)[0]
-            if chart in KNOWN_CHART_TEXT_DEFECTS:
-                known.add(chart)
-            else:
-                fresh.setdefault(path, []).append(problem)
-    return fresh, known
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
@@ -198,13 +179,8 @@ def test_fields_and_boxes_are_phone_sized(findings: Any, config: tuple[str, int]
 @pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)
 def test_chart_text_is_readable_whole_and_apart(findings: Any, config: tuple[str, int]) -> None:
     found = findings[config]
-    still_known: set[str] = set()
     for key in ("smallText", "clipped", "overlaps"):
-        fresh, known = _chart_text_problems(found, key)
-        assert fresh == {}, key
-        still_known |= known
-    if config == ("light", 390):  # the narrowest layout shows every known defect; one that is gone is news
-        assert still_known == KNOWN_CHART_TEXT_DEFECTS, "fixed? remove it from KNOWN_CHART_TEXT_DEFECTS"
+        assert _each_page(found, key) == {}, key
 
 
 @pytest.mark.parametrize("config", [c for c in CONFIGS if c[1] == 390], ids=["light-390px", "dark-390px"])

@@ -23,11 +23,17 @@ from calculators.charts.palette import GPU_COLOURS, OTHER_GPU, PHASE_COLOURS, PR
 
 # For charts whose categories are none of the course's GPUs, phases or precisions (a notebook's own chart).
 PALETTE = tuple(GPU_COLOURS.values())
-WIDTH, HEIGHT = 600, 340
-# The narrow variant, shown where the figure is narrower than the wide one (phones, side-by-side widget
-# charts): drawn for that width with larger text, so it is never shrunk below 11 CSS px (13 px text shown
-# at 316/370 of its size on a 390 px phone is 11.1 px).
-NARROW_WIDTH = 250
+# Every chart is drawn for the width it is shown at, so the page never shrinks it (text stays at its size):
+# - the wide drawing is WIDE_WIDTH px in all, axes, legends and padding included. charts.css shows it in
+#   chart boxes at least that wide: a lesson's content column on a laptop (688 px at a 1280 px window,
+#   Material's layout with both sidebars) and a widget's chart box there (646 px);
+# - the narrow variant is NARROW_WIDTH px in all: a widget's chart box on a 390 px phone (the narrowest box
+#   measured), with larger text. Shown in any narrower box, it shrinks a little: 13 px text stays at 11 CSS
+#   px or more down to a 268 px box.
+WIDE_WIDTH = 640
+NARROW_WIDTH = 316
+HEIGHT = 340
+PADDING = 20  # each side; see themed()
 FONT_SIZE = {False: 12, True: 13}
 MARK_FONT_SIZE = {False: 11, True: 13}
 NUMBER = ",.7~g"  # 0.1, 30, 1,000,000: SI prefixes (30m) would mislead, and plain ~g writes 1e+2
@@ -46,8 +52,68 @@ def gpu_scale(keys: Iterable[str]) -> Any:
     return alt.Scale(domain=[short_gpu_name(k) for k in keys], range=[gpu_colour(k) for k in keys])
 
 
+def fitted(chart: Any, width: int) -> Any:
+    """A single or layered chart sized to ``width`` px in all (Vega-Lite fits the plot between its axes).
+
+    Concatenated charts cannot be fitted this way (Vega-Lite fits single and layered views only): their
+    builders size each part from the same ``width``.
+    """
+    return chart.properties(width=width, autosize=alt.AutoSizeParams(type="fit-x", contains="padding"))
+
+
+def _plot_width(width: int, axis_room: int) -> int:
+    """The plot's width in a concatenated chart ``width`` px wide, when its y axis takes ``axis_room`` px."""
+    return width - 2 * PADDING - axis_room
+
+
+def _narrow(width: int) -> bool:
+    return width < WIDE_WIDTH
+
+
 def _data(name: str) -> Any:
     return alt.Data(name=name)  # type: ignore[no-untyped-call]
+
+
+def _first_words(end: int) -> str:
+    """A Vega expression: where a long legend label breaks, at its last ", " or space before ``end``."""
+    head = f"slice(datum.label, 0, {end})"
+    return f"(lastindexof({head}, ', ') > 0 ? lastindexof({head}, ', ') + 1 : lastindexof({head}, ' '))"
+
+
+# On a phone a legend label longer than NARROW_LEGEND_CHARS (about 205 px of 13 px text) is drawn in two
+# lines, broken at its last comma or space before that: "disaggregated prefill and decode" ran past the
+# drawing's right edge. Labels are otherwise never cut (labelLimit 0).
+NARROW_LEGEND_CHARS = 26
+_BREAK = _first_words(NARROW_LEGEND_CHARS + 1)
+WRAPPED_LEGEND_LABEL = (
+    f"length(datum.label) <= {NARROW_LEGEND_CHARS} || {_BREAK} <= 0 ? datum.label"
+    f" : [slice(datum.label, 0, {_BREAK}), trim(slice(datum.label, {_BREAK}))]"
+)
+
+
+LEGEND_CHANNELS = ("color", "fill", "stroke", "shape", "strokeDash", "size", "opacity")
+
+
+def wrapped_legend_labels(spec: Any) -> Any:
+    """``spec`` (a Vega-Lite dict) with :data:`WRAPPED_LEGEND_LABEL` on every legend that sets no labels.
+
+    Vega-Lite's legend config takes no label expression, so each legend gets it: the narrow variants'.
+    """
+    if isinstance(spec, list):
+        return [wrapped_legend_labels(item) for item in spec]
+    if not isinstance(spec, dict):
+        return spec
+    out = {key: wrapped_legend_labels(value) for key, value in spec.items()}
+    encoding = out.get("encoding")
+    if isinstance(encoding, dict):
+        for channel in LEGEND_CHANNELS:
+            field = encoding.get(channel)
+            if not isinstance(field, dict) or "field" not in field:
+                continue
+            legend = field.get("legend", {})
+            if isinstance(legend, dict) and "labelExpr" not in legend:
+                encoding[channel] = {**field, "legend": {**legend, "labelExpr": WRAPPED_LEGEND_LABEL}}
+    return out
 
 
 def themed(chart: Any, *, narrow: bool = False) -> Any:
@@ -61,7 +127,7 @@ def themed(chart: Any, *, narrow: bool = False) -> Any:
         background="transparent",
         # Room at the edges: Vega sizes the drawing from estimated text widths, and the browser's font may be
         # wider, which cut "B200 (HGX, 1000 W)" at the left and "prefill, 2,000 tokens" at the right.
-        padding={"left": 20, "right": 20, "top": 6, "bottom": 6},
+        padding={"left": PADDING, "right": PADDING, "top": 6, "bottom": 6},
         aria=False,  # the figure's caption and table are the text alternative; mark labels bloat the SVG
         font="sans-serif",
         axis={
@@ -80,6 +146,9 @@ def themed(chart: Any, *, narrow: bool = False) -> Any:
             "labelSeparation": 6,
             "labelFlush": True,  # end labels stay inside the plot's width instead of poking out of the SVG
         },
+        # The y title clears its tick labels even where the reader's font is wider than the one Vega measured
+        # with ("300,000" ran into "KV cache (tokens)" in DejaVu Sans, about 12% wider than Liberation Sans).
+        axisY={"titlePadding": 10},
         legend={
             "labelColor": ink,
             "titleColor": ink,
@@ -89,6 +158,8 @@ def themed(chart: Any, *, narrow: bool = False) -> Any:
             "orient": "bottom",
             "direction": "horizontal",
             "columns": 1 if narrow else 2,
+            # A label drawn in a wider font than Vega measured must not reach the next entry's symbol.
+            "columnPadding": 24,
             "labelLimit": 0,  # no truncation: "B200 (HGX, 1000 W), ridge 281" must read whole
         },
         title={"color": ink},
@@ -108,17 +179,36 @@ def decades(values: Iterable[float]) -> list[float]:
     return [10.0**k for k in range(low, high + 1)]
 
 
-def _log_axis(field: str, title: str, values: Iterable[float], headroom: float = 1.0) -> dict[str, Any]:
-    """A log axis from the decade below the data to the data's top times ``headroom``."""
+def _crowded(ticks: list[float], plot_width: int) -> bool:
+    """Whether the last two decade labels of an x axis ``plot_width`` px long would touch.
+
+    The last label ends at the axis' end (labelFlush), half its width nearer its neighbour than a centred
+    one, and Vega's overlap check misses that: "10,000" ran into "100,000" on a phone. Labels are taken at
+    8 px a character (13 px text in a wide font such as DejaVu Sans), and must keep 12 px apart.
+    """
+    if len(ticks) < 2:
+        return False
+    last, before = (len(f"{tick:,.7g}") * 8 for tick in ticks[-1:-3:-1])  # as NUMBER writes it
+    return plot_width / (len(ticks) - 1) - last - before / 2 < 12
+
+
+def _log_axis(
+    field: str, title: str, values: Iterable[float], headroom: float = 1.0, plot_width: int | None = None
+) -> dict[str, Any]:
+    """A log axis from the decade below the data to the data's top times ``headroom``.
+
+    ``plot_width``, for an x axis: the plot's width, so that decade labels too close to read apart thin out.
+    """
     values = list(values)
     ticks = decades(values)
     top = max(values) * headroom
     ticks = [t for t in ticks if t <= top] if headroom > 1 else ticks
     domain = [ticks[0], top if headroom > 1 else ticks[-1]]
-    # Over more than five decades ("0.01" to "1,000,000") neighbouring labels touch on a narrow chart: every
-    # decade keeps its grid line, every other one its label.
+    # Over more than five decades ("0.01" to "1,000,000"), or where labels would touch, every decade keeps
+    # its grid line and every other one its label.
     every_other = "round(log(datum.value) / LN10) % 2 == 0 ? datum.label : ''"
-    axis = alt.Axis(format=NUMBER, values=ticks, labelExpr=every_other) if len(ticks) > 6 else None
+    crowded = len(ticks) > 6 or (plot_width is not None and _crowded(ticks, plot_width))
+    axis = alt.Axis(format=NUMBER, values=ticks, labelExpr=every_other) if crowded else None
     return {
         "field": field,
         "type": "quantitative",
@@ -128,7 +218,7 @@ def _log_axis(field: str, title: str, values: Iterable[float], headroom: float =
     }
 
 
-def roofline_chart(data: ChartData) -> Any:
+def roofline_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Log-log rooflines, each ridge point marked (dot, dotted drop line), the lesson's passes placed."""
     # The axes reach the rooflines' ends, and the undrawn "frame" corners when the chart has them (span: all).
     lines_rows = [*data.datasets["rooflines"], *data.datasets.get("frame", [])]
@@ -191,11 +281,14 @@ def roofline_chart(data: ChartData) -> Any:
     if "operation" not in phases:
         # Passes are labelled on the chart. An operation sits on every chosen GPU's roof at one intensity, so
         # its labels would pile up; the table and the caption beside the explorer name each point instead.
-        # Prefill sits far right (high intensity) and is labelled to its left; decode, far left, to its right:
-        # each label stays inside the plot.
-        placements: tuple[tuple[str, Literal["left", "right"], int], ...] = (
+        # Prefill sits far right (high intensity) and is labelled to its left; decode, to the left, to its
+        # right, unless its point is so far right that the label would run out of the plot (a large batch
+        # on a phone's narrow plot): then to its left too. Each label stays inside the plot.
+        room = 140  # the longest label, "prefill, 16,000 tokens" or "decode, batch 256", in 13 px text
+        near_end = f"scale('x', datum.intensity) > width - {room}"
+        placements: tuple[tuple[str, Any, Any], ...] = (
             ("prefill", "right", -9),
-            ("decode", "left", 9),
+            ("decode", alt.expr(f"{near_end} ? 'right' : 'left'"), alt.expr(f"{near_end} ? -9 : 9")),
         )
         for phase, align, dx in placements:
             layers.append(
@@ -204,11 +297,11 @@ def roofline_chart(data: ChartData) -> Any:
                 .mark_text(align=align, dx=dx, dy=14)
                 .encode(x, y, text="label:N")
             )
-    chart = alt.layer(*layers).properties(width=WIDTH, height=HEIGHT)
-    return _with_datasets(chart, data.datasets)
+    chart = alt.layer(*layers).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
 
 
-def prefill_vs_decode_chart(data: ChartData) -> Any:
+def prefill_vs_decode_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Prefill cost in decode steps against prompt length, log-log; break-even and chosen prompt marked."""
     curve_rows = data.datasets["curve"]
     x = alt.X(
@@ -253,15 +346,17 @@ def prefill_vs_decode_chart(data: ChartData) -> Any:
         .mark_text(align="right", dx=-8, dy=-22, lineBreak="\n")
         .encode(x, y, text="shown:N")
     )
-    chart = alt.layer(curve, hover, marks, labels).properties(width=WIDTH, height=HEIGHT)
-    return _with_datasets(chart, data.datasets)
+    chart = alt.layer(curve, hover, marks, labels).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
 
 
-def ridge_points_chart(data: ChartData) -> Any:
+def ridge_points_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Horizontal bars, GPUs sorted by ridge point, one bar per precision, value written at each bar's end."""
     precisions = list(data.params["precisions"])
     order = list(dict.fromkeys(row["gpu"] for row in data.datasets["ridges"]))
-    y = alt.Y("gpu:N", title=None, sort=order)
+    narrow = _narrow(width)
+    # On a phone the names take at most 110 px (a long one ends in "…"), leaving the bars room.
+    y = alt.Y("gpu:N", title=None, sort=order, axis=alt.Axis(labelLimit=110) if narrow else alt.Axis())
     tip = [
         alt.Tooltip("gpu:N", title="GPU"),
         alt.Tooltip("precision:N", title="precision"),
@@ -279,19 +374,21 @@ def ridge_points_chart(data: ChartData) -> Any:
         legend=None if len(precisions) == 1 else alt.Legend(),
     )
     offset = alt.YOffset("precision:N", sort=[p.upper() for p in precisions])
-    x = alt.X("ridge:Q", title="Ridge point (FLOP per byte)", axis=alt.Axis(format=NUMBER))
+    # Under a phone's short plot the title ends at the plot's right end, reaching left under the names.
+    x_axis = alt.Axis(format=NUMBER, titleAnchor="end") if narrow else alt.Axis(format=NUMBER)
+    x = alt.X("ridge:Q", title="Ridge point (FLOP per byte)", axis=x_axis)
     bars = alt.Chart(_data("ridges")).mark_bar(cornerRadiusEnd=2).encode(x, y, offset, colour, tooltip=tip)
     values = (
         alt.Chart(_data("ridges"))
         .mark_text(align="left", dx=4)
         .encode(x, y, offset, text=alt.Text("ridge:Q", format=",.0f"))
     )
-    step = 14 if len(precisions) == 1 else 11
-    chart = alt.layer(bars, values).properties(width=WIDTH - 120, height=alt.Step(step))
-    return _with_datasets(chart, data.datasets)
+    step = (14 if len(precisions) == 1 else 11) if not narrow else (16 if len(precisions) == 1 else 15)
+    chart = alt.layer(bars, values).properties(height=alt.Step(step))
+    return _with_datasets(fitted(chart, width), data.datasets)
 
 
-def request_timeline_chart(data: ChartData) -> Any:
+def request_timeline_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Bars on a time axis: the prefill, then a bar per decode step; rules at first and last token."""
     x = alt.X("start_ms:Q", title="Time since the request arrived (ms)", axis=alt.Axis(format=NUMBER))
     y = alt.Y("phase:N", title=None, sort=["prefill", "decode"])
@@ -327,11 +424,11 @@ def request_timeline_chart(data: ChartData) -> Any:
         .mark_text(align="right", baseline="bottom", dx=-4, y=118)
         .encode(rule_x, text=alt.condition(first, alt.value(""), alt.Text("label:N")))
     )
-    chart = alt.layer(segments, rules, after, before).properties(width=WIDTH, height=120)
-    return _with_datasets(chart, data.datasets)
+    chart = alt.layer(segments, rules, after, before).properties(height=120)
+    return _with_datasets(fitted(chart, width), data.datasets)
 
 
-def kv_cache_chart(data: ChartData) -> Any:
+def kv_cache_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """KV-cache GB against context, a line per attention layout, the memory left for it as a dashed rule.
 
     Both axes follow the rows (the data cuts a line at twice that memory), so a live widget that swaps the
@@ -351,7 +448,7 @@ def kv_cache_chart(data: ChartData) -> Any:
         title=None,
         sort=series,
         scale=alt.Scale(domain=series, range=list(PALETTE[: len(series)])),
-        legend=alt.Legend(orient="top-left", labelLimit=420),
+        legend=_kv_cache_legend(_narrow(width)),
     )
     tip = [
         alt.Tooltip("series:N", title="attention"),
@@ -363,10 +460,12 @@ def kv_cache_chart(data: ChartData) -> Any:
     rule = (
         alt.Chart(_data("budget")).mark_rule(strokeDash=[6, 4], color="currentColor").encode(y=alt.Y("gb:Q"))
     )
+    # At the plot's right end; on a phone in two lines ("memory left for the KV cache:" / "57.8 GB").
     rule_label = (
         alt.Chart(_data("budget"))
-        .mark_text(align="right", baseline="bottom", dy=-4, x=WIDTH - 4, fontSize=11)
-        .encode(y=alt.Y("gb:Q"), text="label:N")
+        .transform_calculate(shown="replace(datum.label, ': ', ':\\n')" if _narrow(width) else "datum.label")
+        .mark_text(align="right", baseline="bottom", dx=-4, dy=-4, x="width", lineBreak="\n")
+        .encode(y=alt.Y("gb:Q"), text="shown:N")
     )
     marks = (
         alt.Chart(_data("marks"))
@@ -374,15 +473,26 @@ def kv_cache_chart(data: ChartData) -> Any:
         .encode(x, y, colour, tooltip=tip)
     )
     labels = (
-        alt.Chart(_data("marks"))
-        .mark_text(align="left", dx=8, dy=-8, fontSize=11, clip=True)
-        .encode(x, y, text="label:N")
+        alt.Chart(_data("marks")).mark_text(align="left", dx=8, dy=-8, clip=True).encode(x, y, text="label:N")
     )
-    chart = alt.layer(drawn, hover, rule, rule_label, marks, labels).properties(width=WIDTH, height=HEIGHT)
-    return _with_datasets(chart, data.datasets)
+    chart = alt.layer(drawn, hover, rule, rule_label, marks, labels).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
 
 
-def prefill_stall_chart(data: ChartData) -> Any:
+def _kv_cache_legend(narrow: bool) -> Any:
+    """One layout per line, inside the plot's empty top left; on a phone below the plot, labels wrapped.
+
+    The labels are long ("Llama-3.1 8B with multi-head attention (MHA), 512 KiB per token"): two to a row
+    ran into each other, and on a phone one is wider than the plot. There each breaks before "with" and
+    after its comma, a line of its own each part.
+    """
+    if not narrow:
+        return alt.Legend(orient="top-left", direction="vertical", columns=1, labelLimit=0)
+    wrapped = "split(replace(replace(datum.label, ' with ', '|with '), ', ', '|'), '|')"
+    return alt.Legend(orient="bottom", direction="vertical", columns=1, labelLimit=0, labelExpr=wrapped)
+
+
+def prefill_stall_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Each token's gap from the one before, over time, one line per scheduler; the arrival marked."""
     x = alt.X("time_ms:Q", title="Time since the run started (ms)", axis=alt.Axis(format=NUMBER))
     gaps = [r["gap_ms"] for r in data.datasets["gaps"]]
@@ -402,14 +512,14 @@ def prefill_stall_chart(data: ChartData) -> Any:
     rules = alt.Chart(_data("events")).mark_rule(strokeDash=[4, 3], color="currentColor").encode(rule_x)
     labels = (
         alt.Chart(_data("events"))
-        .mark_text(align="left", baseline="top", dx=4, y=2, fontSize=11)
+        .mark_text(align="left", baseline="top", dx=4, y=2)
         .encode(rule_x, text="label:N")
     )
-    chart = alt.layer(lines, rules, labels).properties(width=WIDTH, height=HEIGHT)
-    return _with_datasets(chart, data.datasets)
+    chart = alt.layer(lines, rules, labels).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
 
 
-def latency_vs_rate_chart(data: ChartData) -> Any:
+def latency_vs_rate_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """TTFT and TPOT percentiles against arrival rate, log time axis; the SLO bounds as dotted rules."""
     x = alt.X("rate:Q", title="Arrival rate (requests per second)", axis=alt.Axis(format=NUMBER))
     values = [r["ms"] for r in data.datasets["points"]] + [r["ms"] for r in data.datasets["bounds"]]
@@ -439,14 +549,14 @@ def latency_vs_rate_chart(data: ChartData) -> Any:
     )
     labels = (
         alt.Chart(_data("bounds"))
-        .mark_text(align="left", baseline="bottom", x=4, dy=-2, fontSize=11)
+        .mark_text(align="left", baseline="bottom", x=4, dy=-2)
         .encode(alt.Y("ms:Q"), text="label:N")
     )
-    chart = alt.layer(lines, rules, labels).properties(width=WIDTH, height=HEIGHT)
-    return _with_datasets(chart, data.datasets)
+    chart = alt.layer(lines, rules, labels).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
 
 
-def goodput_vs_rate_chart(data: ChartData) -> Any:
+def goodput_vs_rate_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Goodput against offered rate, one line per system; the diagonal is every request meeting the SLO."""
     rows = data.datasets["points"]
     top = max(r["rate"] for r in rows)
@@ -473,8 +583,8 @@ def goodput_vs_rate_chart(data: ChartData) -> Any:
         .mark_line(strokeWidth=2.5, point=alt.OverlayMarkDef(size=30))
         .encode(x, y, colour, tooltip=tip)
     )
-    chart = alt.layer(diagonal, lines).properties(width=WIDTH, height=HEIGHT)
-    return _with_datasets(chart, data.datasets)
+    chart = alt.layer(diagonal, lines).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
 
 
 # The phases in the course's one palette (calculators/charts/palette.py), so prefill and decode look the
@@ -488,7 +598,7 @@ MEMORY_PARTS = {
 }
 
 
-def serving_timeline_chart(data: ChartData) -> Any:
+def serving_timeline_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Top: a row per request, bars while it queues, prefills or decodes. Bottom: each step's requests."""
     x_title = "Time since the run started (ms)"
     x = alt.X("start_ms:Q", title=x_title, axis=alt.Axis(format=NUMBER))
@@ -498,6 +608,7 @@ def serving_timeline_chart(data: ChartData) -> Any:
         scale=alt.Scale(domain=list(SERVING_PHASES), range=list(SERVING_PHASES.values())),
     )
     rows = [row["request"] for row in sorted(data.datasets["spans"], key=lambda r: r["row"])]
+    plot = _plot_width(width, 72 if _narrow(width) else 62)  # for "request 16", "Requests in the step"
     span_tip = [
         alt.Tooltip("request:N", title="request"),
         alt.Tooltip("phase:N", title="doing"),
@@ -515,7 +626,7 @@ def serving_timeline_chart(data: ChartData) -> Any:
             phase,
             tooltip=span_tip,
         )
-        .properties(width=WIDTH, height=alt.Step(12))
+        .properties(width=plot, height=alt.Step(12))
     )
     kind = alt.Color(
         "what:N", title=None, scale=alt.Scale(domain=list(STEP_KINDS), range=list(STEP_KINDS.values()))
@@ -537,13 +648,13 @@ def serving_timeline_chart(data: ChartData) -> Any:
             kind,
             tooltip=step_tip,
         )
-        .properties(width=WIDTH, height=110)
+        .properties(width=plot, height=110)
     )
     chart = alt.vconcat(spans, steps, spacing=12).resolve_scale(x="shared", color="independent")
     return _with_datasets(chart, data.datasets)
 
 
-def kv_memory_chart(data: ChartData) -> Any:
+def kv_memory_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Top: reserved and filled KV tokens over time, the pool as a dashed rule. Bottom: the pool's map."""
     tip = [
         alt.Tooltip("time_s:Q", title="time (s)", format=",.3f"),
@@ -564,7 +675,8 @@ def kv_memory_chart(data: ChartData) -> Any:
         .mark_rule(strokeDash=[5, 4], color="currentColor")
         .encode(alt.Y("tokens:Q"))
     )
-    top = alt.layer(lines, pool).properties(width=WIDTH, height=200)
+    plot = _plot_width(width, 80 if _narrow(width) else 78)  # for "400,000" and "KV cache (tokens)"
+    top = alt.layer(lines, pool).properties(width=plot, height=200)
     part = alt.Color(
         "part:N",
         title="At the fullest step",
@@ -585,14 +697,17 @@ def kv_memory_chart(data: ChartData) -> Any:
             part,
             tooltip=map_tip,
         )
-        .properties(width=WIDTH, height=40)
+        .properties(width=plot, height=40)
     )
     chart = alt.vconcat(top, bottom, spacing=14).resolve_scale(color="independent")
     return _with_datasets(chart, data.datasets)
 
 
-def serving_latency_chart(data: ChartData) -> Any:
-    """Bars of TTFT and TPOT percentiles side by side, per scheduler, the SLO dashed; then output tokens/s."""
+def serving_latency_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Bars of TTFT and TPOT percentiles side by side, per scheduler, the SLO dashed; then output tokens/s.
+
+    Wide, the three panels stand in a row; narrow, they are stacked, each as wide as the phone allows.
+    """
     schedulers = list(dict.fromkeys(row["scheduler"] for row in data.datasets["throughput"]))
     colour = alt.Color(
         "scheduler:N", title=None, sort=schedulers,
@@ -604,16 +719,28 @@ def serving_latency_chart(data: ChartData) -> Any:
         alt.Tooltip("percentile:N", title="percentile"),
         alt.Tooltip("ms:Q", title="ms", format=",.3~g"),
     ]
+    stacked = _narrow(width)
+    spacing = 28
+    # Each panel has its own y axis (labels up to "20,000" and a title): about 55-65 px beside its plot.
+    if stacked:
+        panel_width = output_width = _plot_width(width, 66)
+        height = 150
+    else:
+        room = _plot_width(width, 3 * 56) - 2 * spacing
+        output_width = room // 5
+        panel_width = (room - output_width) // 2
+        height = 200
     panels = []
-    for metric in ("Time to first token", "Time per output token"):
+    for metric, short in (("Time to first token", "TTFT"), ("Time per output token", "TPOT")):
+        title = f"{short if stacked else metric} (ms)"  # stacked panels are shorter than the long titles
         bars = (
             alt.Chart(_data("percentiles"))
             .transform_filter(alt.datum.metric == metric)
             .mark_bar()
             .encode(
-                alt.X("percentile:N", title=None, sort=["p50", "p90", "p99"]),
+                alt.X("percentile:N", title=None, sort=["p50", "p90", "p99"], axis=alt.Axis(labelAngle=0)),
                 alt.XOffset("scheduler:N", sort=schedulers),
-                alt.Y("ms:Q", title=f"{metric} (ms)", axis=alt.Axis(format=NUMBER)),
+                alt.Y("ms:Q", title=title, axis=alt.Axis(format=NUMBER)),
                 colour,
                 tooltip=tip,
             )
@@ -624,7 +751,7 @@ def serving_latency_chart(data: ChartData) -> Any:
             .mark_rule(strokeDash=[5, 4], color="currentColor")
             .encode(alt.Y("ms:Q"))
         )
-        panels.append(alt.layer(bars, slo).properties(width=170, height=200))
+        panels.append(alt.layer(bars, slo).properties(width=panel_width, height=height))
     output = (
         alt.Chart(_data("throughput"))
         .mark_bar()
@@ -638,21 +765,37 @@ def serving_latency_chart(data: ChartData) -> Any:
                 alt.Tooltip("slo_attainment:Q", title="meets the SLO", format=".0%"),
             ],
         )
-        .properties(width=110, height=200)
+        .properties(width=output_width, height=height)
     )
-    chart = alt.hconcat(*panels, output, spacing=28)
+    chart: Any = (
+        alt.vconcat(*panels, output, spacing=18) if stacked else alt.hconcat(*panels, output, spacing=spacing)
+    )
     return _with_datasets(chart, data.datasets)
 
 
-def batch_tradeoff_chart(data: ChartData) -> Any:
+# Batch labels under the first curve (weights only), over the second.
+BATCH_LABEL_PLACES: tuple[Literal["top", "bottom"], ...] = ("top", "bottom")
+
+
+def batch_tradeoff_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Time per output token against output tokens/s, one point per batch size; hollow where it cannot fit."""
     series = list(dict.fromkeys(row["series"] for row in data.datasets["points"]))
+    # The legend draws each series as its line: a point symbol took the fill of "fits" (the page's ink).
     colour = alt.Color(
-        "series:N", title=None, sort=series, scale=alt.Scale(domain=series, range=list(PALETTE[:2]))
+        "series:N",
+        title=None,
+        sort=series,
+        scale=alt.Scale(domain=series, range=list(PALETTE[:2])),
+        legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5),
     )
     rows = data.datasets["points"]
     x = alt.X(
-        **_log_axis("tokens_per_s", "GPU output (tokens/s, log scale)", [r["tokens_per_s"] for r in rows])
+        **_log_axis(
+            "tokens_per_s",
+            "GPU output (tokens/s, log scale)",
+            [r["tokens_per_s"] for r in rows],
+            plot_width=_plot_width(width, 60),  # the y axis: "50" and its title
+        )
     )
     y = alt.Y("tpot_ms:Q", title="Time per output token (ms)", axis=alt.Axis(format=NUMBER))
     tip = [
@@ -673,16 +816,27 @@ def batch_tradeoff_chart(data: ChartData) -> Any:
         .mark_point(size=45, opacity=1, filled=False, strokeWidth=1.5)
         .encode(x, y, colour, fill, tooltip=tip)
     )
-    labels = (
-        alt.Chart(_data("points"))
-        .mark_text(align="left", dx=6, dy=-8, fontSize=11)
-        .encode(x, y, text="label:N")
+    # The weights-only curve lies below the other: its batches are labelled under it, the other's above it,
+    # so that the two "batch 1" labels, where the curves start together, do not run into each other.
+    # On a phone's plot "batch 64" ran into "batch 256": past its first, a curve's labels are the bare sizes.
+    shown = (
+        "datum.batch == 1 ? datum.label : replace(datum.label, 'batch ', '')"
+        if _narrow(width)
+        else "datum.label"
     )
-    chart = alt.layer(line, points, labels).properties(width=WIDTH, height=HEIGHT)
-    return _with_datasets(chart, data.datasets)
+    labels = [
+        alt.Chart(_data("points"))
+        .transform_filter(alt.datum.series == name)
+        .transform_calculate(shown=shown)
+        .mark_text(align="left", baseline=baseline, dx=6, dy=dy)
+        .encode(x, y, text="shown:N")
+        for name, baseline, dy in zip(series, BATCH_LABEL_PLACES, (6, -6), strict=False)
+    ]
+    chart = alt.layer(line, points, *labels).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
 
 
-BUILDERS: Mapping[str, Callable[[ChartData], Any]] = {
+BUILDERS: Mapping[str, Callable[[ChartData, int], Any]] = {
     "roofline": roofline_chart,
     "prefill-vs-decode": prefill_vs_decode_chart,
     "ridge-points": ridge_points_chart,
@@ -697,36 +851,27 @@ BUILDERS: Mapping[str, Callable[[ChartData], Any]] = {
     "batch-tradeoff": batch_tradeoff_chart,
 }
 
-
-def narrowed(chart: Any, room: int = NARROW_WIDTH) -> Any:
-    """The same chart drawn for ``room`` px (the ridge-point bars keep their room for GPU names).
-
-    Stacked charts narrow each part to the full room; side-by-side charts share it.
-    """
-    if isinstance(chart, alt.VConcatChart):
-        stacked = chart.copy()
-        stacked.vconcat = [narrowed(part, room) for part in chart.vconcat]
-        return stacked
-    if isinstance(chart, alt.HConcatChart):
-        beside = chart.copy()
-        beside.hconcat = [narrowed(part, room // len(chart.hconcat)) for part in chart.hconcat]
-        return beside
-    width = getattr(chart, "width", None)
-    width = width if isinstance(width, int) else WIDTH
-    return chart.properties(width=max(room - (WIDTH - width) // 3, 180 * room // NARROW_WIDTH))
+# Where a course chart shown in a notebook keeps its narrow variant for the notebook renderer
+# (course.notebooks.renderer), which takes it out before drawing: Vega-Lite ignores ``usermeta``.
+NARROW_USERMETA = "ridgepoint_narrow"
 
 
 @dataclass(frozen=True)
 class BuiltChart:
-    """A chart ready to render: the Altair chart, its Vega-Lite spec, the data behind it."""
+    """A chart ready to render: the Altair chart, its Vega-Lite spec, the data behind it.
+
+    ``chart`` (the wide drawing, or the narrow one when built with ``narrow=True``) carries the narrow
+    variant's spec in its ``usermeta``, so that a notebook showing it gets both, as a lesson page does.
+    """
 
     data: ChartData
     chart: Any  # altair.TopLevelMixin
 
     @property
     def spec(self) -> dict[str, Any]:
-        """The Vega-Lite spec, validated against the schema by Altair."""
+        """The Vega-Lite spec, validated against the schema by Altair (without the narrow variant)."""
         spec: dict[str, Any] = self.chart.to_dict()
+        spec.pop("usermeta", None)
         return spec
 
     @property
@@ -734,15 +879,24 @@ class BuiltChart:
         return self.data.caption
 
 
+def course_chart(data: ChartData, *, narrow: bool = False) -> Any:
+    """The Altair chart of a course chart's data, drawn for the wide width (the default) or the narrow one."""
+    chart = themed(BUILDERS[data.chart](data, NARROW_WIDTH if narrow else WIDE_WIDTH), narrow=narrow)
+    if narrow:
+        chart = type(chart).from_dict(wrapped_legend_labels(chart.to_dict()))
+    return chart
+
+
 def course_spec(data: ChartData, *, narrow: bool = False) -> dict[str, Any]:
     """The Vega-Lite spec of a course chart's data, wide (the default) or its narrow variant."""
-    chart = BUILDERS[data.chart](data)
-    spec: dict[str, Any] = themed(narrowed(chart) if narrow else chart, narrow=narrow).to_dict()
+    spec: dict[str, Any] = course_chart(data, narrow=narrow).to_dict()
     return spec
 
 
 def build_chart(name: str, *, narrow: bool = False, **params: Any) -> BuiltChart:
     """Build the chart ``name`` (see :data:`calculators.charts.data.CHARTS`) with validated ``params``."""
     data = chart_data(name, **params)
-    chart = BUILDERS[name](data)
-    return BuiltChart(data, themed(narrowed(chart) if narrow else chart, narrow=narrow))
+    chart = course_chart(data, narrow=narrow)
+    if not narrow:
+        chart = chart.properties(usermeta={NARROW_USERMETA: course_spec(data, narrow=True)})
+    return BuiltChart(data, chart)

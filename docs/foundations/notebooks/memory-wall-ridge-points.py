@@ -192,8 +192,16 @@ roofs = (
         color=alt.Color("GPU:N", scale=gpu_scale(("a100-sxm-80gb", "h100-sxm", "b200"))),
     )
 )
-# labels alternate above and below their points, so that neighbours do not overlap
-labelled = [{**row, "label above": number % 2 == 0} for number, row in enumerate(placed)]
+# Labels alternate above and below their points, so that neighbours do not overlap; past the ridge (far
+# right) a label ends at its point, so that it stays inside the chart.
+labelled = [
+    {
+        **row,
+        "label above": number % 2 == 0,
+        "side": "right" if row["intensity (FLOP/byte)"] > by_hand else "center",
+    }
+    for number, row in enumerate(placed)
+]
 points = alt.Chart(alt.Data(values=labelled)).encode(
     x=alt.X("intensity (FLOP/byte):Q", scale=x_scale),
     y=alt.Y("attainable (TFLOP/s):Q", scale=y_scale),
@@ -207,8 +215,13 @@ marks = points.mark_point(filled=True, size=70, color="currentColor").encode(
         "bound:N",
     ],
 )
-labels_above = points.transform_filter("datum['label above']").mark_text(dy=-12, color="currentColor")
-labels_below = points.transform_filter("!datum['label above']").mark_text(dy=14, color="currentColor")
+side = alt.expr("datum.side")
+labels_above = points.transform_filter("datum['label above']").mark_text(
+    dy=-12, align=side, color="currentColor"
+)
+labels_below = points.transform_filter("!datum['label above']").mark_text(
+    dy=14, align=side, color="currentColor"
+)
 (
     roofs + marks + labels_above.encode(text="operation:N") + labels_below.encode(text="operation:N")
 ).properties(

@@ -53,8 +53,9 @@
   }
 
   // The figure's width decides between the wide drawing and its narrow variant, as charts.css does for the
-  // static SVGs (same 720 px threshold), so going live never changes a chart's layout or text size.
-  const NARROW_BELOW_PX = 720;
+  // static SVGs (same threshold: the wide drawing's width, calculators.charts.specs.WIDE_WIDTH), so going
+  // live never changes a chart's layout or text size.
+  const NARROW_BELOW_PX = 640;
 
   // A chart's spec and its kind: the site serves Vega specs (compiled from Vega-Lite at build, so the reader's
   // browser never runs the Vega-Lite compiler); a spec inline in the page (notebook outputs) is Vega-Lite,
