@@ -15,6 +15,10 @@ Python's ``eval``: the expression is parsed into an AST and each node is interpr
   :data:`NAMESPACE` whose work is bounded but long (a simulator experiment that runs many simulations of
   capped size) says so in its own ``time_limit_s`` attribute; an expression naming it gets that limit. The
   limit comes from the calculators' code, never from the lesson.
+- Many expressions together stay within the :class:`TimeBudget` they are charged to (:func:`spending`): one
+  page's and one build's, so that a lesson quoting a slow experiment many times (each call within its own
+  limit) cannot make a build take hours. The budgets are set by the site layer
+  (:mod:`course.lesson_format.expression_budget`), which knows what a page and a build are.
 
 Errors are :class:`ExpressionError`; each carries a ``fix`` that the callers (which know the file and line)
 print beside it.
@@ -30,6 +34,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any
 
 from calculators.hardware import GPU, GPUS, get_gpu
@@ -98,6 +104,10 @@ TIME_LIMIT_S = 2.0  # wall-clock seconds for one expression, calls into the calc
 FIX_NAME = "use a name the calculators know, e.g. Scenario().decode().time_s"
 FIX_SHAPE = "write a calculator call and arithmetic, e.g. Scenario().decode().time_s * 1e3"
 FIX_SIZE = "write large numbers in floating point, e.g. 1e30, and keep expressions short"
+FIX_BUDGET = (
+    "quote each slow experiment (max_good_rate, served, prefill_stall) with the same arguments everywhere, "
+    "so that it is computed once, or quote fewer of them on one page"
+)
 
 _BINARY: Mapping[type[ast.operator], Callable[[Any, Any], Any]] = {
     ast.Add: operator.add,
@@ -121,6 +131,47 @@ class ExpressionError(ValueError):
 
 class _Timeout(Exception):
     """Raised by the alarm when an expression runs past its time limit."""
+
+
+@dataclass
+class TimeBudget:
+    """Wall-clock seconds that many expressions share: one page's, or one whole build's.
+
+    Each expression still has its own limit; a budget bounds their sum, which no single limit can.
+    ``owner`` names what the budget is for in messages ("the page serving/x.md").
+    """
+
+    owner: str
+    limit_s: float
+    spent_s: float = 0.0
+
+    @property
+    def left_s(self) -> float:
+        return max(0.0, self.limit_s - self.spent_s)
+
+    def message(self, source: str) -> str:
+        return (
+            f"{self.owner} has used its {self.limit_s:g} s of calculator time ({self.spent_s:.1f} s spent); "
+            f"{source!r} was not computed"
+        )
+
+
+_BUDGETS: ContextVar[tuple[TimeBudget, ...]] = ContextVar("expression_budgets", default=())
+
+
+@contextmanager
+def spending(*budgets: TimeBudget) -> Iterator[None]:
+    """Charge every expression evaluated inside the block to ``budgets`` (besides those already charged)."""
+    token = _BUDGETS.set(_BUDGETS.get() + budgets)
+    try:
+        yield
+    finally:
+        _BUDGETS.reset(token)
+
+
+def spend_from_now_on(*budgets: TimeBudget) -> None:
+    """Charge every later expression of this thread to ``budgets`` alone (a build's, set as it starts)."""
+    _BUDGETS.set(budgets)
 
 
 def lookup_name(name: str, scope: Mapping[str, Any], source: str) -> Any:
@@ -286,11 +337,26 @@ def evaluate(source: str, names: Mapping[str, Any] | None = None, time_limit_s: 
     """Evaluate a calculator expression; ``names`` adds scenarios a lesson defines in its front matter."""
     tree = check_expression(source)
     time_limit_s = max(time_limit_s, _declared_time_limit(tree))
+    budgets = _BUDGETS.get()
+    tightest = min(budgets, key=lambda budget: budget.left_s, default=None)
+    if tightest is not None and tightest.left_s <= 0:
+        raise ExpressionError(tightest.message(source), FIX_BUDGET)
+    by_budget = tightest is not None and tightest.left_s < time_limit_s
+    if tightest is not None:
+        time_limit_s = min(time_limit_s, tightest.left_s)
     interpreter = _Interpreter(source, {**NAMESPACE, **(names or {})}, time_limit_s)
+    started = time.monotonic()
     try:
-        with _time_limit(time_limit_s):
-            return interpreter.run(tree)
+        try:
+            with _time_limit(time_limit_s):
+                return interpreter.run(tree)
+        finally:
+            for budget in budgets:
+                budget.spent_s += time.monotonic() - started
     except _Timeout:
+        if by_budget:
+            assert tightest is not None
+            raise ExpressionError(tightest.message(source), FIX_BUDGET) from None
         raise ExpressionError(
             f"{source!r} took longer than {time_limit_s:g} s to compute", "use smaller values"
         ) from None

@@ -49,6 +49,9 @@ def on_config(config: Any) -> Any:
     unreadable = [p for p in course.problems if p.field == SOURCE_FIELD]
     if unreadable:  # stop before MkDocs reads or copies these files
         raise PluginError(str(LessonProblems(unreadable)))
+    from course.lesson_format.expression_budget import start_build
+
+    start_build()  # the calculator time that this build's lesson expressions share
     _BUILD.clear()
     _BUILD.update(
         course=course, problems=list(course.problems), validators=block_validators(config.markdown_extensions)

@@ -90,3 +90,28 @@ def test_a_slow_expression_stops_at_the_time_limit() -> None:
     # A zero-second limit: the first step already runs past it (no timing is asserted).
     with pytest.raises(ExpressionError, match="took longer than"):
         evaluate("Scenario().decode().time_s", time_limit_s=0.0)
+
+
+def test_expressions_share_the_budget_they_are_charged_to() -> None:
+    from calculators.expressions import FIX_BUDGET, TimeBudget, spending
+
+    page = TimeBudget("the page serving/x.md", 60.0)
+    with spending(page):
+        assert evaluate_number("Scenario().decode().time_s * 2") > 0
+    assert page.spent_s > 0  # charged, whatever the machine's speed
+    page.spent_s = page.limit_s
+    with spending(page), pytest.raises(ExpressionError) as refused:
+        evaluate("Scenario().decode().time_s")
+    assert "the page serving/x.md has used its 60 s of calculator time" in str(refused.value)
+    assert "'Scenario().decode().time_s' was not computed" in str(refused.value)
+    assert refused.value.fix == FIX_BUDGET
+    assert evaluate_number("Scenario().decode().time_s * 2") > 0  # outside the block, no budget applies
+
+
+def test_a_budget_stops_a_slow_experiment_within_its_own_time_limit() -> None:
+    """max_good_rate may take 120 s on its own; a page with almost nothing left stops it at once."""
+    from calculators.expressions import TimeBudget, spending
+
+    page = TimeBudget("the page serving/x.md", 60.0, spent_s=60.0 - 1e-6)
+    with spending(page), pytest.raises(ExpressionError, match="has used its 60 s"):
+        evaluate('max_good_rate("chunked", gpus=1, ttft_slo=0.123)')

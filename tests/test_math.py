@@ -50,3 +50,16 @@ def test_braces_in_formulas_are_latex_not_attribute_lists() -> None:
     assert without_formulas(TPOT_SNIPPET).count("\n") == TPOT_SNIPPET.count("\n")
     (problem,) = sanitising_problems("A sum $x_{i=1}$ and a paragraph.\n{: onclick=alert(1) }\n", "a.md")
     assert (problem.line, "onclick" in str(problem)) == (2, True)
+
+
+def test_display_math_inside_a_paragraph_keeps_the_html_valid() -> None:
+    """A <div> cannot sit in a <p>; a formula written mid-paragraph is a display <span> there."""
+    html = markdown.Markdown(extensions=["course.math.extension"]).convert(
+        "The intensity is $$I = \\frac{2PN}{2N}$$ for a matrix-vector product.\n\n$$ I = P $$\n"
+    )
+    paragraph, alone = html.split("\n", 1)
+    assert paragraph.startswith('<p>The intensity is <span class="rp-math rp-math--display"><math')
+    assert paragraph.endswith("</span> for a matrix-vector product.</p>")
+    assert 'display="block"' in paragraph  # still display maths
+    assert "<div" not in paragraph
+    assert alone.strip().startswith('<div class="rp-math rp-math--display">')  # alone on its line: a block

@@ -145,6 +145,32 @@ def test_mkdocs_jupyter_output_loses_its_cdn_scripts_and_gains_the_links() -> No
     assert '<a href="broken-cell.ipynb" download>' in page
 
 
+def test_notebook_code_cells_are_code_blocks_without_the_templates_inert_copy_button() -> None:
+    """Material's copy button needs ``pre > code``; mkdocs-jupyter's needs a script the page never loads."""
+    from mkdocs_jupyter.convert import nb2html
+
+    raw = nb2html(str(FIXTURE_SITE / "docs/fixture/notebooks/broken-cell.py"), execute=False)
+    assert "<clipboard-copy" in raw  # what the template brings
+    notebook = Notebook("fixture/notebooks/broken-cell.py", "A notebook", "fixture-lesson")
+    page = finish_notebook_page(raw, notebook, "A fixture lesson", "../../fixture-lesson/")
+    cells = re.findall(
+        r'<div class="highlight-ipynb hl-python" id="([^"]+)"><pre>(.*?)</pre>', page, re.DOTALL
+    )
+    # Material's button targets "#__code_<nearest id> > code": an id that is a valid CSS selector, unlike
+    # nbconvert's "cell-id=..." on the cell around it.
+    assert [cell_id for cell_id, _ in cells] == [
+        "rp-notebook-code-1",
+        "rp-notebook-code-2",
+        "rp-notebook-code-3",
+    ]
+    cells = [code for _, code in cells]
+    assert all(cell.startswith("<code>") and cell.endswith("</code>") for cell in cells)
+    assert re.sub(r"<[^>]+>", "", cells[0]).strip() == "steps = 7"
+    body = page[page.index('<div class="jp-Notebook">') :]
+    assert "clipboard" not in body  # no dead icon, no hidden second copy of the source
+    assert "Copied!" not in body
+
+
 def test_an_external_load_left_in_a_notebook_page_is_an_error() -> None:
     notebook = Notebook("fixture/notebooks/x.py", "X", "fixture-lesson")
     template = '<style>@import url("https://cdn.example.org/vega.css");</style><div class="jp-Cell x"></div>'
@@ -436,3 +462,29 @@ def test_kernels_listen_on_unix_sockets_not_tcp_ports() -> None:
 
     assert use_local_kernel_sockets()
     assert KernelManager().transport == "ipc"  # no TCP port, and no ipykernel warning on every build
+
+
+@pytest.mark.site
+@pytest.mark.browser
+def test_a_notebook_code_cell_has_a_copy_button_that_copies_its_code(browser: Any, site_url: str) -> None:
+    from conftest import PageWatch
+
+    notebook = next(n for n in NOTEBOOKS if n.path.startswith("foundations/"))
+    context = browser.new_context(permissions=["clipboard-read", "clipboard-write"])
+    page = context.new_page()
+    watch = PageWatch(page)
+    page.goto(site_url + notebook.path.removesuffix(".py") + "/")
+    cell = page.locator(".jp-CodeCell .jp-InputArea-editor pre").first
+    code = cell.locator("code").text_content()
+    assert code is not None
+    assert "import math" in code  # the notebook's first code cell
+    cell.hover()
+    cell.locator('button.md-code__button[data-md-type="copy"]').click()
+    copied = page.evaluate(
+        """async () => { for (let tries = 0; tries < 50; tries++) {
+          const text = await navigator.clipboard.readText(); if (text) return text;
+          await new Promise((done) => setTimeout(done, 100)); } return ""; }"""
+    )
+    assert copied.strip() == code.strip()
+    context.close()
+    watch.check()

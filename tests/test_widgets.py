@@ -283,3 +283,17 @@ def test_kv_cache_widget_rejects_bad_input_with_the_calculators_message() -> Non
     answer = ask({"widget": "kv-cache", "state": {"batch": "-3"}})
     assert answer["ok"] is False
     assert "batch" in answer["error"]
+
+
+def test_two_widgets_of_a_kind_on_a_page_get_their_own_address_keys() -> None:
+    """The first keeps the plain prefix (links shared before still work); the second gets its own."""
+    import re
+
+    import markdown
+
+    block = "```widget\nname: kv-cache\n```\n"
+    html = markdown.Markdown(extensions=["course.widgets.extension"]).convert(f"{block}\nText.\n\n{block}")
+    found = re.findall(
+        r'id="(widget-kv-cache(?:-\d)?)" data-widget="kv-cache" data-url-prefix="([^"]+)"', html
+    )
+    assert found == [("widget-kv-cache", "kv-cache"), ("widget-kv-cache-2", "kv-cache-2")]

@@ -335,3 +335,30 @@ def test_serving_simulator_memory_map_moves_with_the_allocator(serving_page: Any
     assert shown(serving_page, MAP)["kv_waste_fraction"] == result["shown"]["kv_waste_fraction"]
     assert chart_rows(serving_page, MAP, "memory") == result["charts"]["memory"]["rows"]
     serving_page.wait_for_selector(f'{MAP} [data-widget-chart="memory"] .rp-chart--live')
+
+
+def test_two_widgets_of_a_kind_keep_their_own_state_in_the_address(
+    browser: Any, widget_site_url: str
+) -> None:
+    """The serving fixture has two serving simulators: each writes and restores its own keys."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    watch = PageWatch(page)
+    page.goto(widget_site_url + "serving/")
+    start(page, SIM)
+    page.wait_for_selector(f'{MAP}[data-rp-state="live"]', timeout=LIVE_TIMEOUT_MS)
+    second_scheduler = page.input_value(f'{MAP} input[name="scheduler"]')  # hidden: its block fixes it
+    assert second_scheduler != "static"
+    wait_rendered(page, SIM, lambda: page.select_option(f"{SIM}-scheduler", "static"))
+    wait_rendered(page, MAP, lambda: page.select_option(f"{MAP}-memory", "paged"))
+    page.wait_for_function(
+        """() => { const p = new URLSearchParams(location.search);
+          return p.get('serving-simulator.scheduler') === 'static'
+            && p.get('serving-simulator-2.memory') === 'paged' && !p.has('serving-simulator.memory'); }"""
+    )
+    page.reload()
+    assert page.input_value(f"{SIM}-scheduler") == "static"
+    assert page.input_value(f"{MAP}-memory") == "paged"
+    assert page.input_value(f'{MAP} input[name="scheduler"]') == second_scheduler  # not the first's "static"
+    context.close()
+    watch.check()

@@ -25,6 +25,8 @@ from typing import Any
 
 import yaml
 
+from calculators.expressions import spending
+from course.lesson_format.expression_budget import build_budget
 from course.lesson_format.lessons import load_course, parse_tracks, split_front_matter
 from course.lesson_format.problems import Problem, docs_prefix
 from course.lesson_format.validation import (
@@ -128,8 +130,13 @@ def check(paths: Sequence[Path] = (), settings: Settings | None = None) -> tuple
     """Every problem of ``paths`` (everything under docs/ when empty), and how many files were checked.
 
     A problem's ``file`` is relative to docs/ for a page inside it (as in the build's messages), else the
-    path as given.
+    path as given. The expressions share one build's budget of calculator time, as in the build.
     """
+    with spending(build_budget()):
+        return _check(paths, settings)
+
+
+def _check(paths: Sequence[Path], settings: Settings | None) -> tuple[list[Problem], int]:
     settings = settings or read_settings(Path(CONFIG))
     docs = settings.docs_dir
     validators = block_validators(settings.block_modules)

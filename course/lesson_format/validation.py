@@ -14,6 +14,8 @@ import inspect
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from calculators.expressions import spending
+from course.lesson_format.expression_budget import build_budget, page_budget
 from course.lesson_format.lessons import front_matter_prose_only, load_course, split_front_matter
 from course.lesson_format.problems import Problem
 from course.sanitising.front_matter import front_matter_problems
@@ -53,16 +55,19 @@ def validate_page(
     """Run every block validator on one page's full text.
 
     The front matter is blanked, so that line numbers match the file, except its summary and takeaways: they
-    are prose the reader sees, and a figure quoted there is checked like any other.
+    are prose the reader sees, and a figure quoted there is checked like any other. The page's expressions
+    share one :func:`~course.lesson_format.expression_budget.page_budget`.
     """
     source = front_matter_prose_only(text)
     front, problems = split_front_matter(text, path)
     if front is not None:
         problems += front_matter_problems(front.data, path, front.key_lines)
+    budget = page_budget(path)
     for name, function in validators:
         keywords = {"docs_dir": str(docs_dir)} if "docs_dir" in inspect.signature(function).parameters else {}
         try:
-            problems.extend(function(source, path, **keywords))
+            with spending(budget):
+                problems.extend(function(source, path, **keywords))
         except Exception as error:  # a validator's own bug must not hide the other problems of the build
             problems.append(
                 Problem(
@@ -77,7 +82,11 @@ def validate_page(
 
 def validate_docs(docs_dir: str | Path, module_names: Iterable[str] = DEFAULT_BLOCK_MODULES) -> list[Problem]:
     """Every problem of a docs tree: tracks, front matter, cross-lesson checks, every block of every page."""
-    docs = Path(docs_dir)
+    with spending(build_budget()):
+        return _validate_docs(Path(docs_dir), module_names)
+
+
+def _validate_docs(docs: Path, module_names: Iterable[str]) -> list[Problem]:
     course = load_course(docs)
     problems = list(course.problems)
     validators = block_validators(module_names)

@@ -109,14 +109,19 @@ class DisplayMathPreprocessor(Preprocessor):
     def _stash(self, text: str, match: re.Match[str]) -> str:
         line_start = text.rfind("\n", 0, match.start()) + 1
         indent = text[line_start : match.start()]
+        # A formula that starts its line stands alone in its paragraph (at its indent) and is put back as a
+        # block. One written after text on its line stays in that text's paragraph, where a <div> is invalid
+        # HTML (browsers close the <p> early, breaking the paragraph's spacing): there it is a <span>, which
+        # the stylesheet shows as a block all the same.
+        alone = indent.strip() == ""
+        tag = "div" if alone else "span"
         try:
             mathml = to_mathml(match.group("tex"), display=True)
-            html = f'<div class="rp-math rp-math--display">{mathml}</div>'
+            html = f'<{tag} class="rp-math rp-math--display">{mathml}</{tag}>'
         except MathError as error:
             html = _error_html(str(error))
         placeholder = store_trusted(self.md, html)
-        # A stashed block must stand alone in its paragraph (at its indent) to be put back as a block.
-        return f"\n\n{indent}{placeholder}\n\n{indent}" if indent.strip() == "" else placeholder
+        return f"\n\n{indent}{placeholder}\n\n{indent}" if alone else placeholder
 
 
 class InlineMathProcessor(InlineProcessor):

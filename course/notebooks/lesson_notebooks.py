@@ -254,6 +254,41 @@ _EXTERNAL_SCRIPTS = (
 
 
 _FIRST_CELL_RE = re.compile(r'<div class="jp-Cell ')
+# mkdocs-jupyter's own copy button is a <clipboard-copy> element run by a script from its template, which
+# the page does not load (the sanitiser drops the element too, leaving a dead icon), beside a hidden copy of
+# the cell's source. Both are removed before sanitising. After it, each code cell's <pre> gets a <code> and
+# its wrapper an id of ours, so that Material's copy button (``content.code.copy``), the one every other code
+# block of the site has, copies the cell: Material targets ``#__code_<nearest id> > code``, and the nearest
+# id would otherwise be nbconvert's ``cell-id=...``, no valid CSS selector (the copy silently fails).
+_TEMPLATE_COPY_BUTTON_RE = re.compile(
+    r'<div class="zeroclipboard-container">\s*<clipboard-copy\b.*?</clipboard-copy>\s*</div>', re.DOTALL
+)
+_TEMPLATE_COPY_TEXT_RE = re.compile(
+    r'<div (?:class="clipboard-copy-txt" id="cell-\d+"|id="cell-\d+" class="clipboard-copy-txt")>[^<]*</div>'
+)
+_CODE_CELL_PRE_RE = re.compile(r'<div (class="highlight-ipynb\b[^"<>]*")><pre>(.*?)</pre>', re.DOTALL)
+CODE_CELL_ID = "rp-notebook-code-{}"  # "rp-" ids are reserved: a notebook's own are dropped by the sanitiser
+
+
+def without_template_copy_button(content: str) -> str:
+    """A rendered notebook without mkdocs-jupyter's dead copy button and hidden source (before sanitising)."""
+    return _TEMPLATE_COPY_TEXT_RE.sub("", _TEMPLATE_COPY_BUTTON_RE.sub("", content))
+
+
+def copyable_code_cells(sanitised: str) -> str:
+    """A sanitised notebook whose code cells are ``<pre><code>`` in a wrapper with an id of ours.
+
+    Only markup is added, none of the notebook's text: the cells' code stays as the sanitiser left it.
+    """
+    numbers = iter(range(1, 1_000_000))
+
+    def copyable(match: re.Match[str]) -> str:
+        cell_id = CODE_CELL_ID.format(next(numbers))
+        return f'<div {match.group(1)} id="{cell_id}"><pre><code>{match.group(2)}</code></pre>'
+
+    return _CODE_CELL_PRE_RE.sub(copyable, sanitised)
+
+
 # Markup in a cell's output that only a script-running page would want: the sanitiser drops it, and the build
 # says so (a warning, which fails the strict build), so that a hostile notebook does not pass silently.
 _DANGEROUS_OUTPUT = (
@@ -329,7 +364,8 @@ def _finished_cells(content: str, notebook_path: str) -> str:
 
     for pattern in _EXTERNAL_SCRIPTS:
         content = pattern.sub("", content)
-    content = sanitise_cells(content, notebook_path, warn=False)
+    cells = sanitise_cells(without_template_copy_button(content), notebook_path, warn=False)
+    content = copyable_code_cells(cells)
     # html_loads reads tags and styles; js_loads also catches import()/fetch() of a URL in an inline script
     external = [url for _, url in html_loads(content)] + js_loads(content)
     if external:

@@ -332,8 +332,14 @@ def parse_block(body: str) -> tuple[str, dict[str, Any]]:
     return name, data
 
 
-def render_widget(name: str, defaults: dict[str, Any], widget_id: str | None = None) -> str:
-    """The widget's HTML in its default state; raises :class:`WidgetError` if the defaults are rejected."""
+def render_widget(
+    name: str, defaults: dict[str, Any], widget_id: str | None = None, url_prefix: str | None = None
+) -> str:
+    """The widget's HTML in its default state; raises :class:`WidgetError` if the defaults are rejected.
+
+    ``url_prefix`` starts the address keys that hold the reader's inputs (``?serving-simulator.rate=20``): the
+    widget's name unless the page has two of a kind (see :func:`instance_keys`).
+    """
     try:
         result = COMPUTE[name](defaults)
     except ValueError as error:
@@ -347,6 +353,7 @@ def render_widget(name: str, defaults: dict[str, Any], widget_id: str | None = N
     data = _attrs(
         id=widget_id,
         data_widget=name,
+        data_url_prefix=url_prefix or name,
         data_defaults=json.dumps(result["state"], separators=(",", ":")),
         aria_labelledby=f"{widget_id}-title",
     )
@@ -428,6 +435,17 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
     return problems
 
 
+def instance_keys(name: str, number: int) -> tuple[str, str]:
+    """The element id and address-key prefix of the ``number``-th widget ``name`` of a page (from 1).
+
+    Two widgets of a kind on one page must not share the address keys, or the last to write wins and a
+    reload restores both from one. The first keeps the plain name, so links shared before still work; the
+    second is ``serving-simulator-2`` (no widget's name ends in a number, so prefixes cannot collide).
+    """
+    suffix = f"-{number}" if number > 1 else ""
+    return f"widget-{name}{suffix}", f"{name}{suffix}"
+
+
 class WidgetPreprocessor(Preprocessor):
     """Replace each ```widget fence with its rendered HTML (stashed, so Markdown leaves it alone)."""
 
@@ -452,8 +470,8 @@ class WidgetPreprocessor(Preprocessor):
             except WidgetError as error:
                 raise WidgetError(f"line {start + 1}: {error}") from None
             seen[name] = seen.get(name, 0) + 1
-            widget_id = f"widget-{name}" + (f"-{seen[name]}" if seen[name] > 1 else "")
-            html = render_widget(name, defaults, widget_id)
+            widget_id, url_prefix = instance_keys(name, seen[name])
+            html = render_widget(name, defaults, widget_id, url_prefix)
             out += ["", store_trusted(self.md, html), ""]
             index = end + 1
         return out

@@ -131,6 +131,8 @@
   }
 
   // ---- URL state: ?prefill-decode.prompt=4000&prefill-decode.kv=1 ----
+  // The keys start with the widget's data-url-prefix: its name, or "serving-simulator-2" for a page's second
+  // widget of a kind (course/widgets/extension.py instance_keys), so two never overwrite each other's state.
   function readURLState(name) {
     const params = new URLSearchParams(location.search);
     const state = {};
@@ -188,6 +190,7 @@
     constructor(root) {
       this.root = root;
       this.name = root.dataset.widget;
+      this.urlPrefix = root.dataset.urlPrefix || this.name; // the address keys of this instance
       this.defaults = JSON.parse(root.dataset.defaults);
       this.page = location.pathname; // the only address this widget writes its state to
       this.form = root.querySelector(".rp-widget__controls"); // the fieldset of the inputs
@@ -212,7 +215,7 @@
       this.code.readOnly = false;
       this.root.querySelector(".rp-widget__run").disabled = false;
       this.linkProblems = [];
-      this.applyState(readURLState(this.name));
+      this.applyState(readURLState(this.urlPrefix));
       this.syncSliders();
       this.setStale(this.restored);
       this.bind();
@@ -372,7 +375,7 @@
         // Written only while the widget is still on its page and the reader is not leaving it (see `address`).
         this.urlTimer = setTimeout(() => {
           if (this.root.isConnected && location.pathname === this.page && !address.leaving) {
-            writeURLState(this.name, state, this.defaults);
+            writeURLState(this.urlPrefix, state, this.defaults);
           }
         }, URL_DELAY_MS);
       }
