@@ -92,6 +92,20 @@ def test_a_slow_expression_stops_at_the_time_limit() -> None:
         evaluate("Scenario().decode().time_s", time_limit_s=0.0)
 
 
+def test_the_time_limit_counts_cpu_time_not_waiting() -> None:
+    """On a busy CI machine a figure waits for the CPU; only its own computing counts against the limit.
+
+    Sleeping 0.3 s under a 0.05 s limit uses next to no CPU, so no interrupt comes; with the wall clock
+    (the old ITIMER_REAL alarm) it raised, and sound builds failed under load.
+    """
+    import time
+
+    from calculators.expressions import _time_limit
+
+    with _time_limit(0.05):
+        time.sleep(0.3)
+
+
 def test_expressions_share_the_budget_they_are_charged_to() -> None:
     from calculators.expressions import FIX_BUDGET, TimeBudget, spending
 
