@@ -11,8 +11,8 @@ Python's ``eval``: the expression is parsed into an AST and each node is interpr
 - Calls go only to functions of :data:`NAMESPACE` and to public methods of the result objects.
 - Integers stay within :data:`MAX_INT_BITS` bits, strings within :data:`MAX_STRING` characters, an expression
   within :data:`MAX_SOURCE` characters and :data:`MAX_STEPS` interpreted nodes, and evaluation within
-  :data:`TIME_LIMIT_S` seconds of CPU time, so that no lesson can hang the build or flood its log. A function of
-  :data:`NAMESPACE` whose work is bounded but long (a simulator experiment that runs many simulations of
+  :data:`TIME_LIMIT_S` seconds of CPU time, so that no lesson can hang the build or flood its log. A function
+  of :data:`NAMESPACE` whose work is bounded but long (a simulator experiment that runs many simulations of
   capped size) says so in its own ``time_limit_s`` attribute; an expression naming it gets that limit. The
   limit comes from the calculators' code, never from the lesson.
 - Many expressions together stay within the :class:`TimeBudget` they are charged to (:func:`spending`): one
@@ -308,7 +308,7 @@ def _time_limit(seconds: float) -> Iterator[None]:
     def interrupt(signum: int, frame: Any) -> None:
         raise _Timeout
 
-    # ITIMER_PROF counts the process's CPU time (user and system), never less than the thread's :data:`_clock`.
+    # ITIMER_PROF counts the process's CPU time (user and system), never less than the thread's _clock.
     previous = signal.signal(signal.SIGPROF, interrupt)
     signal.setitimer(signal.ITIMER_PROF, seconds)
     try:

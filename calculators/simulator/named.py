@@ -46,7 +46,8 @@ COURSE_WORKLOAD = {
     "output_spread": 200,
     "output_cap": 1000,
 }
-COURSE_REQUESTS = 400  # per simulated rate: enough for a stable p99 (nearest rank: the 396th of 400, the fifth worst), quick enough to build
+# Per simulated rate: enough for a stable p99 (nearest rank: the 396th of 400, fifth worst), quick to build.
+COURSE_REQUESTS = 400
 
 PRESETS: dict[str, dict[str, object]] = {
     # run_named's own defaults: Llama-3.1 8B with attention over the cache counted, 512 + 128 tokens
