@@ -63,3 +63,16 @@ def test_display_math_inside_a_paragraph_keeps_the_html_valid() -> None:
     assert 'display="block"' in paragraph  # still display maths
     assert "<div" not in paragraph
     assert alone.strip().startswith('<div class="rp-math rp-math--display">')  # alone on its line: a block
+
+
+def test_a_computed_number_inside_a_formula_is_refused() -> None:
+    """A {{ }} inside $...$ reached readers as raw text (the disaggregated lesson once shipped one)."""
+    from course.math.extension import find_problems
+
+    lesson = "Prefill takes\n$t = {{ Scenario().prefill().time_s | ms }}$ on one GPU.\n"
+    problems = find_problems(lesson, "serving/x.md")
+    assert [(p.file, p.line) for p in problems] == [("serving/x.md", 2)]
+    assert "computed number inside the formula" in problems[0].message
+    assert "{{" in problems[0].fix
+    assert "$t_{decode}$" in problems[0].fix
+    assert find_problems("$t$ = {{ Scenario().prefill().time_s | ms }}\n", "serving/x.md") == []

@@ -26,6 +26,7 @@ DISPLAY_RE = re.compile(r"(?<!\\)\$\$(?P<tex>.+?)(?<!\\)\$\$", re.DOTALL)
 INLINE_RE = re.compile(r"(?<![\\$\w])\$(?!\s)(?P<tex>[^$\n]+?)(?<![\s\\])\$(?![\w$])")
 UNKNOWN_COMMAND_RE = re.compile(r"<m[io][^>]*>(\\[a-zA-Z]+)</m[io]>")
 FIX = r"use standard LaTeX, e.g. $I = \frac{2PN}{2N} = P$"
+FIX_NUMBER = "put the number after the formula: $t_{decode}$ = {{ Scenario().decode().time_s | ms }}"
 
 
 class MathError(ValueError):
@@ -78,6 +79,14 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
     """Formulas that would not render correctly."""
     problems: list[Problem] = []
     for line, tex, display in find_formulas(markdown):
+        if "{{" in tex:
+            # A formula reaches the page as MathML, so a {{ ... }} in it is shown as written, never computed.
+            problems.append(
+                Problem(
+                    path, "math", f"a computed number inside the formula ${tex.strip()}$", FIX_NUMBER, line
+                )
+            )
+            continue
         try:
             to_mathml(tex, display=display)
         except MathError as error:
