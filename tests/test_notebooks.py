@@ -211,6 +211,45 @@ def test_a_rendered_notebook_is_sanitised_once_but_warned_of_on_every_build(
     assert "b.png" in finish_notebook_page(edited, notebook, "L", "../")
 
 
+# A code cell as nbconvert's lab template writes it (divs nested five deep), with an output holding a chart's
+# data table, then a Markdown cell with a heading.
+_CELLS = (
+    '<div class="jp-Cell jp-CodeCell jp-Notebook-cell"><div class="jp-Cell jp-CodeCell jp-Notebook-cell">'
+    '<div class="jp-Cell-inputWrapper"><div class="jp-InputArea"><div class="jp-InputPrompt">In [1]:</div>'
+    '<div class="highlight-ipynb"><pre>decode_step = weight_bytes / bandwidth</pre></div>'
+    '<div class="clipboard-copy-txt">decode_step = weight_bytes / bandwidth</div></div></div>'
+    '<div class="jp-Cell-outputWrapper"><div class="jp-OutputArea-output"><pre>4.8 ms per decode step</pre>'
+    '<figure class="rp-chart"><details class="rp-chart__data" data-search-exclude><summary>Data</summary>'
+    "<table><tr><td>H100</td></tr></table></details></figure></div>"
+    "<p>output prose after the chart</p></div></div></div>"
+    '<div class="jp-Cell jp-MarkdownCell jp-Notebook-cell"><div class="jp-RenderedMarkdown">'
+    '<h2 id="step-2">Step 2: one decode step</h2><p>A decode step reads every weight once.</p></div></div>'
+)
+
+
+def test_code_cells_stay_out_of_the_search_index_and_markdown_cells_stay_in() -> None:
+    from material.plugins.search.plugin import Parser  # the indexer Material's search plugin runs
+
+    from course.notebooks.lesson_notebooks import copyable_code_cells, without_template_copy_button
+    from course.sanitising.policy import sanitise_notebook_html
+
+    notebook = Notebook("fixture/notebooks/x.py", "X", "fixture-lesson")
+    page = finish_notebook_page(_CELLS, notebook, "L", "../")
+    parser = Parser()
+    parser.feed(page)
+    parser.close()
+    indexed = " ".join("".join(section.title + section.text) for section in parser.data)
+    for code_or_output in ("decode_step", "In [1]", "4.8 ms", "H100", "output prose"):
+        assert code_or_output not in indexed
+    assert "Step 2: one decode step" in indexed
+    assert "A decode step reads every weight once." in indexed
+    # Each code cell is wrapped once (not its inner duplicate), and nothing else moves.
+    assert page.count("<rp-code-cell data-search-exclude>") == 1
+    unwrapped = page.replace("<rp-code-cell data-search-exclude>", "").replace("</rp-code-cell>", "")
+    sanitised = sanitise_notebook_html(without_template_copy_button(_CELLS))
+    assert unwrapped.endswith(copyable_code_cells('<div class="jp-Notebook">' + sanitised + "</div>"))
+
+
 def test_notebook_kernels_get_no_variable_of_the_builder(monkeypatch: pytest.MonkeyPatch) -> None:
     from course.notebooks.sandbox import kernel_environment
 
@@ -404,6 +443,33 @@ def test_a_failing_cell_fails_the_build_naming_notebook_and_cell(tmp_path: Path)
         "Notebook fixture/notebooks/broken-cell.py failed in code cell 2 (starting `per_step = 5.0`), "
         "line 2: ZeroDivisionError: float division by zero" in output
     )
+
+
+@pytest.mark.site
+def test_search_index_holds_notebook_prose_and_headings_but_no_code(built_site: Path) -> None:
+    index = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    for notebook in NOTEBOOKS:
+        url = notebook.path.removesuffix(".py") + "/"
+        entries = [doc for doc in index["docs"] if doc["location"].split("#")[0] == url]
+        titles = " ".join(doc["title"] for doc in entries)
+        text = " ".join(doc["text"] for doc in entries)
+        source = (DOCS / notebook.path).read_text(encoding="utf-8")
+        headings = re.findall(r"^# #+ (.+)$", source, re.MULTILINE)
+        assert headings, notebook.path
+        for heading in headings:  # every Markdown cell's heading is found, by its words
+            assert heading.replace("`", "") in titles, (notebook.path, heading)
+        code_lines = [
+            line.strip()
+            for cell in re.split(r"^# %%.*$", source, flags=re.MULTILINE)
+            if not cell.lstrip().startswith("# ")  # a Markdown cell is all comment lines
+            for line in cell.splitlines()
+            if len(line.strip()) > 20 and not line.startswith("#")
+        ]
+        assert code_lines, notebook.path
+        leaked = [line for line in code_lines if line in text]
+        assert not leaked, f"{notebook.path}: code in the search index: {leaked[:3]}"
+        assert "Out[" not in text
+        assert "In [" not in text
 
 
 @pytest.mark.browser

@@ -6,8 +6,9 @@ simulated mid-range phone on a slow 4G network, so its paint times are modelled 
 from the main-thread work it observed (times four), so a busy machine moves them. Each page is run RUNS times,
 course then twin in turn, and each figure is the median of its runs: on a loaded machine one run's score
 moved by 30 points and its largest contentful paint by 3 s (Lighthouse models a paint from the requests that
-started before the paint it observed, so the search index counts in some runs and not in others). Read the
-figures side by side.
+started before the paint it observed: on a busy machine Chromium paints late, and whatever loaded and ran
+before then counts). The twin's search index counts that way in some runs; the course's loads only when the
+reader first acts (overrides/assets/ridgepoint/search-on-demand.js). Read the figures side by side.
 
 Lighthouse is not in package-lock.json: one of its dependencies (@paulirish/trace_engine) asks for
 ``third-party-web@latest``, so ``npm ci`` fails as soon as a newer version is published, and every site

@@ -339,7 +339,45 @@ def sanitise_cells(content: str, notebook_path: str = "a notebook", *, warn: boo
     if first is None:
         return sanitise_notebook_html(content)
     head = "".join(re.findall(r"<style[^>]*>.*?</style>", content[: first.start()], flags=re.DOTALL))
-    return head + '<div class="jp-Notebook">' + sanitise_notebook_html(content[first.start() :]) + "</div>"
+    cells = exclude_code_cells_from_search(sanitise_notebook_html(content[first.start() :]))
+    return head + '<div class="jp-Notebook">' + cells + "</div>"
+
+
+# Material's search indexer skips an element marked data-search-exclude only until the first element of the
+# same tag inside it closes (its parser compares elements by tag name), so marking a code cell's <div>
+# would stop excluding at the cell's first inner </div>. The mark goes on a wrapper whose tag the sanitised
+# cells never contain: a custom element, shown as a block (ridgepoint.css).
+CODE_CELL_WRAPPER = "rp-code-cell"
+_CODE_CELL_START_RE = re.compile(r'<div class="jp-Cell jp-CodeCell\b[^"]*"[^>]*>')
+_DIV_TAG_RE = re.compile(r"<div\b[^>]*>|</div>")
+
+
+def exclude_code_cells_from_search(cells: str) -> str:
+    """Sanitised notebook cells with each code cell (its code and outputs) kept out of the search index.
+
+    A reader searches the course for ideas, which the lesson prose and the notebook's Markdown cells (its
+    headings and explanations) hold; the code and its printed outputs were more than a third of the search
+    index (127 of 365 kB), which every page downloads at load. ``cells`` must be the sanitiser's output, whose
+    ``<div>`` tags are balanced.
+    """
+    parts: list[str] = []
+    position = 0
+    while (start := _CODE_CELL_START_RE.search(cells, position)) is not None:
+        depth = 0
+        for tag in _DIV_TAG_RE.finditer(cells, start.start()):
+            depth += -1 if tag.group(0) == "</div>" else 1
+            if depth == 0:
+                end = tag.end()
+                break
+        else:  # unbalanced: cannot happen after sanitising; leave the rest as it is
+            break
+        parts.append(cells[position : start.start()])
+        parts.append(
+            f"<{CODE_CELL_WRAPPER} data-search-exclude>{cells[start.start() : end]}</{CODE_CELL_WRAPPER}>"
+        )
+        position = end
+    parts.append(cells[position:])
+    return "".join(parts)
 
 
 def finish_notebook_page(content: str, notebook: Notebook, lesson_title: str, lesson_url: str) -> str:
