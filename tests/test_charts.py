@@ -20,17 +20,26 @@ import vl_convert
 
 from calculators import Scenario, ridge_point
 from calculators.charts import CHARTS, ChartError, build_chart, chart_data
+from calculators.charts.data import short_gpu_name
 from calculators.charts.palette import (
+    ATTENTION_COLOURS,
     DARK_BACKGROUND,
     GPU_COLOURS,
     LIGHT_BACKGROUND,
+    MEMORY_COLOURS,
+    NEUTRAL,
     PHASE_COLOURS,
     PRECISION_COLOURS,
+    SCHEDULER_COLOURS,
+    SEQUENTIAL_COLOURS,
     contrast,
+    sequential_colours,
 )
 from calculators.charts.render import render_course_chart, render_spec, tidy_svg
 from calculators.charts.specs import NARROW_WIDTH, WIDE_WIDTH
 from calculators.hardware import GPUS
+from calculators.models import ATTENTION_KINDS
+from calculators.simulator.named import SCHEDULERS
 from course.charts import assets as chart_assets
 from course.charts.extension import find_problems, parse_block, render_block
 from course.charts.markup import altair_chart_html, figure_html
@@ -366,14 +375,114 @@ def test_a_figure_with_its_spec_inline_needs_no_spec_file(tmp_path: Path) -> Non
 
 
 def test_palette_gives_every_gpu_and_phase_its_own_readable_colour() -> None:
-    """One colour per GPU preset and per phase, none shared, each >= 3:1 on white and on dark slate."""
+    """One colour per GPU preset, phase, precision, scheduler, memory state, attention layout and ramp step,
+    none shared (but the neutral grey of free memory), each >= 3:1 on white and on dark slate."""
     assert set(GPU_COLOURS) == set(GPUS)
-    colours = [*GPU_COLOURS.values(), *PHASE_COLOURS.values()]
+    assert set(SCHEDULER_COLOURS) == set(SCHEDULERS)
+    assert set(ATTENTION_COLOURS) == {kind.upper() for kind in ATTENTION_KINDS}
+    assert MEMORY_COLOURS["free"] == NEUTRAL
+    colours = [
+        *GPU_COLOURS.values(),
+        *PHASE_COLOURS.values(),
+        *PRECISION_COLOURS.values(),
+        *SCHEDULER_COLOURS.values(),
+        *(colour for state, colour in MEMORY_COLOURS.items() if state != "free"),
+        *ATTENTION_COLOURS.values(),
+        *SEQUENTIAL_COLOURS,
+        NEUTRAL,
+    ]
     assert len(set(colours)) == len(colours)
-    for colour in [*colours, *PRECISION_COLOURS.values()]:
+    for colour in colours:
         assert contrast(colour, LIGHT_BACKGROUND) >= 3, colour
         assert contrast(colour, DARK_BACKGROUND) >= 3, colour
     assert contrast("#ffffff", "#000000") == pytest.approx(21)  # the WCAG formula, checked at its ends
+
+
+def test_ordered_series_take_the_ramp_from_its_light_end_to_its_dark_end() -> None:
+    assert sequential_colours(1) == (SEQUENTIAL_COLOURS[-1],)
+    assert sequential_colours(2) == (SEQUENTIAL_COLOURS[0], SEQUENTIAL_COLOURS[-1])
+    assert sequential_colours(3) == SEQUENTIAL_COLOURS
+    with pytest.raises(ValueError, match="show fewer series"):
+        sequential_colours(4)
+
+
+# Series that genuinely are a phase, so drawn in its colour: the phase itself, a step doing it, its latency
+# (TTFT waits for the prefill, TPOT is a decode step), a prefill's cost or a decode step's with the KV cache.
+PHASE_SERIES = {
+    "prefill": re.compile(r"^(prefill|prefilling|TTFT p\d+|with attention over the prompt)$"),
+    "decode": re.compile(r"^(decode|decoding|TPOT p\d+|with the KV cache of [\d,]+ tokens)$"),
+}
+COLOUR_CHANNELS = ("color", "fill", "stroke")
+
+
+def _series_colours(spec: Any, datasets: dict[str, list[dict[str, Any]]]) -> list[tuple[str, str]]:
+    """Every (series, colour) pair a spec draws; fails on a colour channel left to a category scheme."""
+    pairs: list[tuple[str, str]] = []
+    if isinstance(spec, list):
+        for item in spec:
+            pairs += _series_colours(item, datasets)
+    if not isinstance(spec, dict):
+        return pairs
+    for key, value in spec.items():
+        if key != "encoding":
+            pairs += _series_colours(value, datasets)
+            continue
+        for channel in COLOUR_CHANNELS:
+            encoding = value.get(channel)
+            if not isinstance(encoding, dict) or "field" not in encoding:
+                continue
+            field, scale = encoding["field"], encoding.get("scale", {})
+            colours = scale.get("range")
+            if colours == {"field": "colour"}:  # the rows carry their colours
+                assert encoding.get("sort") == "ascending", f"{field}: a field range needs a sorted domain"
+                pairs += [
+                    (row[field], row["colour"]) for rows in datasets.values() for row in rows if field in row
+                ]
+            else:
+                scheme = f"colour of {field!r} left to a category scheme: give it a palette scale by name"
+                assert isinstance(colours, list), scheme
+                assert "domain" in scale, scheme
+                pairs += list(zip(scale["domain"], colours, strict=True))
+    return pairs
+
+
+COLOUR_CASES = {
+    **CASES,
+    "serving-latency-all": ("serving-latency", {"requests": 8, "output": 8, "compare": list(SCHEDULERS)}),
+    "goodput-vs-rate-all": ("goodput-vs-rate", {"rates": [20], "schedulers": ["chunked", "disaggregated"]}),
+    "kv-cache-mha": ("kv-cache", {"compare_mha": True}),
+}
+
+
+@pytest.mark.parametrize("case", COLOUR_CASES)
+def test_every_series_has_its_palette_colour_and_none_borrows_a_gpus_or_a_phases(case: str) -> None:
+    """No chart leaves a series to Vega's category scheme (whose blue and orange read as "H100" and
+    "prefill"); a GPU's colour marks that GPU only, a phase's that phase only."""
+    name, params = COLOUR_CASES[case]
+    for narrow in (False, True):
+        built = build_chart(name, narrow=narrow, **params)
+        pairs = set(_series_colours(built.spec, dict(built.data.datasets)))
+        for series, colour in pairs:
+            if colour in GPU_COLOURS.values():
+                gpu = next(key for key, value in GPU_COLOURS.items() if value == colour)
+                assert str(series).startswith(short_gpu_name(gpu)), f"{case}: {series!r} in {gpu}'s colour"
+            for phase, pattern in PHASE_SERIES.items():
+                if colour == PHASE_COLOURS[phase]:
+                    assert pattern.match(str(series)), f"{case}: {series!r} in the {phase} colour"
+        by_series: dict[str, set[str]] = {}
+        for series, colour in pairs:
+            by_series.setdefault(series, set()).add(colour)
+        assert {s: c for s, c in by_series.items() if len(c) > 1} == {}, f"{case}: a series in two colours"
+
+
+def test_notebook_charts_colour_their_series_from_the_palette() -> None:
+    """A notebook's own chart names a palette scale for every colour channel and writes no colour itself."""
+    for path in sorted((ROOT / "docs").glob("**/notebooks/*.py")):
+        text = path.read_text(encoding="utf-8")
+        for line in text.splitlines():
+            if re.search(r"alt\.(Color|Fill|Stroke)\(", line):
+                assert "scale=" in line, f"{path.name}: colour left to a category scheme: {line.strip()}"
+        assert not re.search(r"#[0-9a-fA-F]{6}\b", text), f"{path.name}: import colours from the palette"
 
 
 def test_each_roofline_row_carries_its_gpus_colour_whatever_the_order() -> None:

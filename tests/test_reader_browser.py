@@ -23,7 +23,7 @@ import pytest
 from conftest import ROOT, PageWatch
 
 from calculators.charts.data import short_gpu_name
-from calculators.charts.palette import GPU_COLOURS
+from calculators.charts.palette import GPU_COLOURS, PHASE_COLOURS
 
 pytestmark = pytest.mark.browser
 
@@ -204,6 +204,29 @@ def test_each_gpu_has_one_colour_on_every_chart(findings: Any) -> None:
     assert seen, "no GPU legend found on any chart"
     wrong = {gpu: found for gpu, found in seen.items() if {c.split()[0] for c in found} != {by_name[gpu]}}
     assert wrong == {}
+
+
+# Legend labels that genuinely are a phase (see tests/test_charts.py PHASE_SERIES). A wrapped label's lines
+# come joined without a space, so these are searched for in the label with its spaces taken out.
+PHASE_LABELS = {
+    "prefill": re.compile(r"prefill|TTFT|withattentionovertheprompt"),
+    "decode": re.compile(r"decod|TPOT|withtheKVcacheof"),
+}
+
+
+def test_no_legend_gives_a_gpus_or_a_phases_colour_to_another_series(findings: Any) -> None:
+    """A scheduler, memory state or rate in the H100's blue or the prefill's orange would read as them."""
+    gpu_names = {colour: short_gpu_name(key) for key, colour in GPU_COLOURS.items()}
+    phases = {colour: phase for phase, colour in PHASE_COLOURS.items()}
+    wrong: set[str] = set()
+    for found in findings.values():
+        for probe in found["pages"].values():
+            for chart, label, colour in probe["legends"]:
+                if colour in gpu_names and not label.startswith(gpu_names[colour]):
+                    wrong.add(f"{chart}: {label!r} in the {gpu_names[colour]}'s colour")
+                if colour in phases and not PHASE_LABELS[phases[colour]].search(re.sub(r"\s+", "", label)):
+                    wrong.add(f"{chart}: {label!r} in the {phases[colour]} colour")
+    assert wrong == set()
 
 
 @pytest.mark.parametrize("config", CONFIGS, ids=CONFIG_IDS)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from calculators.charts.palette import gpu_colour
+from calculators.charts.palette import ATTENTION_COLOURS, SCHEDULER_COLOURS, gpu_colour
 from calculators.charts.params import (
     ChartError,
     Param,
@@ -705,17 +705,18 @@ def kv_cache(**given: Any) -> ChartData:
     for variant, scenario in scenarios:
         one_copy = scenario.kv_bytes_per_token / scenario.setup.kv_replication
         series = f"{variant.name} ({variant.attention.upper()}), {format_value(one_copy, 'KiB')} per token"
+        colour = ATTENTION_COLOURS[variant.attention.upper()]
         per_context = scenario.kv_cache_bytes(1, p["batch"])
         for context in contexts:
             size = scenario.kv_cache_bytes(context, p["batch"])
             if size > top:  # the edge: where the straight line reaches the top of the axis
                 edge = top / per_context
-                lines.append({"series": series, "context": edge, "gb": _in("GB", top)})
+                lines.append({"series": series, "colour": colour, "context": edge, "gb": _in("GB", top)})
                 break
-            lines.append({"series": series, "context": context, "gb": _in("GB", size)})
+            lines.append({"series": series, "colour": colour, "context": context, "gb": _in("GB", size)})
         at = scenario.kv_cache_bytes(p["context"], p["batch"])
         fits = budget > 0 and at <= budget
-        marks.append({"series": series, "context": p["context"], "gb": _in("GB", at),
+        marks.append({"series": series, "colour": colour, "context": p["context"], "gb": _in("GB", at),
                       "label": f"{format_value(at, 'GB')}{'' if fits else ', does not fit'}"})  # fmt: skip
     room = format_value(max(budget, 0.0), "GB")
     budget_rows = [{"gb": _in("GB", max(budget, 0.0)), "label": f"memory left for the KV cache: {room}"}]
@@ -795,6 +796,9 @@ def prefill_stall_chart(**given: Any) -> ChartData:
             ),
         ),
     }
+    # Prefill first is continuous batching (experiments.prefill_stall): each run in its scheduler's colour.
+    first, chunked = runs
+    colours = {first: SCHEDULER_COLOURS["continuous"], chunked: SCHEDULER_COLOURS["chunked"]}
     arrival_s = float(next(iter(runs.values())).result.requests[-1]["arrival_s"])
     last_s = max(arrival_s + run.ttft_s for run in runs.values())
     start_s, end_s = arrival_s - 0.25 * (last_s - arrival_s), last_s + 0.25 * (last_s - arrival_s)
@@ -805,7 +809,8 @@ def prefill_stall_chart(**given: Any) -> ChartData:
         times = run.result.token_times(0)
         for before, after in itertools.pairwise(times):
             if start_s <= after <= end_s:
-                gaps.append({"series": series, "time_ms": after * 1e3, "gap_ms": (after - before) * 1e3})
+                gaps.append({"series": series, "colour": colours[series], "time_ms": after * 1e3,
+                             "gap_ms": (after - before) * 1e3})  # fmt: skip
         table.append(
             (
                 series,
@@ -975,6 +980,7 @@ def goodput_vs_rate(**given: Any) -> ChartData:
                 {
                     "rate": rate,
                     "system": label,
+                    "colour": SCHEDULER_COLOURS[scheduler],
                     "goodput": run.good_rate_rps,
                     "attainment": 100 * run.slo_attainment,
                     "ttft_p99_ms": run.ttft_s.p99 * 1e3,

@@ -5,8 +5,15 @@ other GPUs share the chart and in whatever order. So colours are looked up by wh
 key, a phase's name), never handed out by position in a category scheme. The data rows carry their colour
 (``colour``) and the specs read it from there, so rows a live widget sends keep the same colours too.
 
+Series that are neither GPUs nor phases (schedulers, memory states, attention layouts, ordered series such
+as arrival rates) have colours of their own here as well: left to a category scheme, its first blue and
+orange would read as "H100" and "prefill".
+
 Every colour is a mid-luminance hue with at least 3:1 contrast against white and against Material's slate
-background (the tests check it), as WCAG asks of graphical objects. GPUs and phases never share a colour.
+background (the tests check it), as WCAG asks of graphical objects. No two meanings share a colour: a GPU's
+colour stands for that GPU alone, a phase's for that phase, and so on (the tests check this on every chart).
+The newer sets were picked, among hues that pass the contrast check, as far as possible (CIELAB distance) from
+the GPU and phase colours and from each other.
 """
 
 from __future__ import annotations
@@ -29,10 +36,32 @@ GPU_COLOURS: Mapping[str, str] = MappingProxyType(
         "tpu-v5e": "#3d8f7f",  # sea green
     }
 )
-OTHER_GPU = "#8c8c8c"  # a GPU defined in a notebook, not a preset
+NEUTRAL = "#8c8c8c"  # what is neither series: waiting, free memory, a weights-only baseline
+OTHER_GPU = NEUTRAL  # a GPU defined in a notebook, not a preset
 
 PHASE_COLOURS: Mapping[str, str] = MappingProxyType({"prefill": "#e8710a", "decode": "#7b61d1"})
 PRECISION_COLOURS: Mapping[str, str] = MappingProxyType({"BF16": "#5f78d6", "FP8": "#b8860b"})
+
+# Keyed by the simulator's scheduler names (calculators.simulator.named.SCHEDULERS).
+SCHEDULER_COLOURS: Mapping[str, str] = MappingProxyType(
+    {
+        "static": "#70743e",  # moss
+        "continuous": "#1b981b",  # leaf green
+        "chunked": "#d926d9",  # fuchsia
+        "disaggregated": "#a68c59",  # tan
+    }
+)
+# KV memory: tokens written, room held for a request but not yet written, and free room (neutral).
+MEMORY_COLOURS: Mapping[str, str] = MappingProxyType(
+    {"filled": "#a65973", "reserved": "#988f1b", "free": NEUTRAL}  # wine, mustard, grey
+)
+# Keyed by the attention layout as charts write it (calculators.models.ATTENTION_KINDS, upper case).
+ATTENTION_COLOURS: Mapping[str, str] = MappingProxyType(
+    {"MHA": "#936aaf", "GQA": "#548547", "MLA": "#9c3cdd"}  # lilac, fern, violet
+)
+# For ordered series (arrival rates, context lengths, batch sizes): one rose hue, lighter to darker as the
+# value grows. Only three shades of one hue pass the contrast check on both backgrounds.
+SEQUENTIAL_COLOURS: tuple[str, ...] = ("#d17594", "#c95e82", "#bf406a")
 
 LIGHT_BACKGROUND = "#ffffff"
 DARK_BACKGROUND = "#1e2129"  # Material's slate background, hsl(232, 15%, 14%)
@@ -41,6 +70,19 @@ DARK_BACKGROUND = "#1e2129"  # Material's slate background, hsl(232, 15%, 14%)
 def gpu_colour(key: str) -> str:
     """The colour of the GPU preset ``key`` on every chart."""
     return GPU_COLOURS.get(key, OTHER_GPU)
+
+
+def sequential_colours(count: int) -> tuple[str, ...]:
+    """The colours of ``count`` ordered series, smallest value first, spread over the ramp."""
+    if not 1 <= count <= len(SEQUENTIAL_COLOURS):
+        raise ValueError(
+            f"sequential_colours: {count} ordered series, but the ramp has 1 to {len(SEQUENTIAL_COLOURS)}; "
+            "show fewer series or tell them apart another way (dash, labels)"
+        )
+    if count == 1:
+        return SEQUENTIAL_COLOURS[-1:]
+    last = len(SEQUENTIAL_COLOURS) - 1
+    return tuple(SEQUENTIAL_COLOURS[round(i * last / (count - 1))] for i in range(count))
 
 
 def _luminance(colour: str) -> float:

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from calculators.charts.data import ChartData, Row, _computed, _in, _tokens, short_gpu_name
+from calculators.charts.palette import NEUTRAL, PHASE_COLOURS, SCHEDULER_COLOURS
 from calculators.charts.params import (
     Param,
     _Invalid,
@@ -512,10 +513,12 @@ def serving_latency(**given: Any) -> ChartData:
                 value = s[key][pct]
                 if value is not None:
                     percentiles.append(
-                        {"scheduler": label, "metric": metric, "percentile": pct, "ms": _in("ms", value)}
-                    )
+                        {"scheduler": label, "colour": SCHEDULER_COLOURS[name], "metric": metric,
+                         "percentile": pct, "ms": _in("ms", value)}
+                    )  # fmt: skip
         throughput.append(
-            {"scheduler": label, "tokens_per_s": s["output_tokens_per_s"] or 0.0,
+            {"scheduler": label, "colour": SCHEDULER_COLOURS[name],
+             "tokens_per_s": s["output_tokens_per_s"] or 0.0,
              "goodput_rps": s["goodput_rps"] or 0.0, "slo_attainment": s["slo_attainment"]}
         )  # fmt: skip
         table.append(
@@ -583,12 +586,15 @@ def batch_tradeoff(**given: Any) -> ChartData:
     )
     points: list[Row] = []
     series_names = ("weights only", f"with the KV cache of {_tokens(context)}")
-    for series, scenario in zip(series_names, (plain, with_kv), strict=True):
+    # Both curves are decode steps: the one that reads the KV cache in the decode's colour, the baseline grey.
+    colours = (NEUTRAL, PHASE_COLOURS["decode"])
+    for series, colour, scenario in zip(series_names, colours, (plain, with_kv), strict=True):
         for batch in batches:
             step = scenario.decode(batch, context)
             points.append(
                 {
                     "series": series,
+                    "colour": colour,
                     "batch": batch,
                     "tpot_ms": _in("ms", step.time_s),
                     "tokens_per_s": batch / step.time_s,

@@ -19,10 +19,8 @@ from typing import Any, Literal
 import altair as alt
 
 from calculators.charts.data import ChartData, Row, chart_data
-from calculators.charts.palette import GPU_COLOURS, OTHER_GPU, PHASE_COLOURS, PRECISION_COLOURS
+from calculators.charts.palette import MEMORY_COLOURS, NEUTRAL, PHASE_COLOURS, PRECISION_COLOURS
 
-# For charts whose categories are none of the course's GPUs, phases or precisions (a notebook's own chart).
-PALETTE = tuple(GPU_COLOURS.values())
 # Every chart is drawn for the width it is shown at, so the page never shrinks it (text stays at its size):
 # - the wide drawing is WIDE_WIDTH px in all, axes, legends and padding included. charts.css shows it in
 #   chart boxes at least that wide: a lesson's content column on a laptop (688 px at a 1280 px window,
@@ -50,6 +48,29 @@ def gpu_scale(keys: Iterable[str]) -> Any:
 
     keys = list(keys)
     return alt.Scale(domain=[short_gpu_name(k) for k in keys], range=[gpu_colour(k) for k in keys])
+
+
+def colour_scale(colours: Mapping[str, str], names: Iterable[str] | None = None) -> Any:
+    """A colour scale giving each series the colour its name has in ``colours`` (a set of the palette).
+
+    ``names`` (default: all of ``colours``) are the series the chart shows, in legend order. Colours go by
+    name, never by position: ``colour_scale(ATTENTION_COLOURS, ["GQA", "MHA"])`` draws GQA in its colour
+    whatever else the chart holds.
+    """
+    names = list(colours if names is None else names)
+    return alt.Scale(domain=names, range=[colours[name] for name in names])
+
+
+def rows_colour(field: str, **options: Any) -> Any:
+    """A colour channel on ``field`` whose colours come with the rows (their ``colour``), sorted by name.
+
+    For series whose names change with the parameters ("chunked, budget 512"): a live widget swaps the rows,
+    never the scale, so each row names its own colour (from the palette). The domain is sorted because
+    Vega-Lite sorts a field range by the domain's field: the two stay in step only so.
+    """
+    return alt.Color(
+        f"{field}:N", sort="ascending", scale=alt.Scale(range=alt.FieldRange(field="colour")), **options
+    )
 
 
 def fitted(chart: Any, width: int) -> Any:
@@ -164,7 +185,6 @@ def themed(chart: Any, *, narrow: bool = False) -> Any:
         },
         title={"color": ink},
         view={"stroke": None},
-        range={"category": list(PALETTE)},
     ).configure_text(color=ink, fontSize=MARK_FONT_SIZE[narrow])
 
 
@@ -227,9 +247,7 @@ def roofline_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     )
     y = alt.Y(**_log_axis("tflops", "Attainable TFLOP/s", [r["tflops"] for r in lines_rows], headroom=1.6))
     # Each GPU's colour comes with its rows (calculators.charts.palette), so it is the same on every chart.
-    series = alt.Color(
-        "series:N", title=None, sort="ascending", scale=alt.Scale(range=alt.FieldRange(field="colour"))
-    )
+    series = rows_colour("series", title=None)
     line_tip = [
         alt.Tooltip("gpu:N", title="GPU"),
         alt.Tooltip("intensity:Q", title="FLOP/byte", format=",.3~g"),
@@ -319,7 +337,7 @@ def prefill_vs_decode_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     series = list(dict.fromkeys(row["series"] for row in curve_rows if "series" in row))
     # The curve is the prefill's cost, drawn in the prefill's colour; the weights-only line beside it is grey.
     if series:  # with attention counted: that curve and the weights-only line, told apart by colour and dash
-        colours = [PHASE_COLOURS["prefill"], OTHER_GPU][: len(series)]
+        colours = [PHASE_COLOURS["prefill"], NEUTRAL][: len(series)]
         colour = alt.Color("series:N", title=None, sort=series, scale=alt.Scale(domain=series, range=colours),
                            legend=alt.Legend(orient="bottom-right", labelLimit=360))  # fmt: skip
         dash = alt.StrokeDash("series:N", sort=series, legend=None,
@@ -434,7 +452,6 @@ def kv_cache_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     Both axes follow the rows (the data cuts a line at twice that memory), so a live widget that swaps the
     rows gets fitting axes; each line's value at the chosen context is marked and labelled.
     """
-    lines = data.datasets["lines"]
     x = alt.X(
         "context:Q",
         title="Context per sequence (tokens)",
@@ -442,14 +459,8 @@ def kv_cache_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
         scale=alt.Scale(zero=True, nice=False),
     )
     y = alt.Y("gb:Q", title="KV cache of the batch (GB)", axis=alt.Axis(format=",.0f"))
-    series = list(dict.fromkeys(row["series"] for row in lines))
-    colour = alt.Color(
-        "series:N",
-        title=None,
-        sort=series,
-        scale=alt.Scale(domain=series, range=list(PALETTE[: len(series)])),
-        legend=_kv_cache_legend(_narrow(width)),
-    )
+    # Each line in its attention layout's colour, carried by the rows (calculators.charts.palette).
+    colour = rows_colour("series", title=None, legend=_kv_cache_legend(_narrow(width)))
     tip = [
         alt.Tooltip("series:N", title="attention"),
         alt.Tooltip("context:Q", title="context (tokens)", format=",.0f"),
@@ -497,7 +508,7 @@ def prefill_stall_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     x = alt.X("time_ms:Q", title="Time since the run started (ms)", axis=alt.Axis(format=NUMBER))
     gaps = [r["gap_ms"] for r in data.datasets["gaps"]]
     y = alt.Y(**_log_axis("gap_ms", "Gap before this token (ms)", gaps, headroom=1.6))
-    colour = alt.Color("series:N", title=None, sort=None)
+    colour = rows_colour("series", title=None)  # each run in its scheduler's colour
     tip = [
         alt.Tooltip("series:N", title="scheduler"),
         alt.Tooltip("time_ms:Q", title="token at (ms)", format=",.1f"),
@@ -519,18 +530,25 @@ def prefill_stall_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
+LATENCY_METRICS = ["TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99"]
+LATENCY_COLOURS = {
+    metric: PHASE_COLOURS["prefill" if metric.startswith("TTFT") else "decode"] for metric in LATENCY_METRICS
+}
+
+
 def latency_vs_rate_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """TTFT and TPOT percentiles against arrival rate, log time axis; the SLO bounds as dotted rules."""
     x = alt.X("rate:Q", title="Arrival rate (requests per second)", axis=alt.Axis(format=NUMBER))
     values = [r["ms"] for r in data.datasets["points"]] + [r["ms"] for r in data.datasets["bounds"]]
     y = alt.Y(**_log_axis("ms", "Latency (ms)", values, headroom=1.6))
-    colour = alt.Color("metric:N", title=None, sort=["TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99"])
+    # TTFT is the wait for the prefill, TPOT a decode step: each in its phase's colour, p50 dashed, p99
+    # solid. Colour and dash share the field, so Vega-Lite draws one legend of both.
+    colour = alt.Color("metric:N", title=None, sort=LATENCY_METRICS, scale=colour_scale(LATENCY_COLOURS))
     dash = alt.StrokeDash(
         "metric:N",
-        legend=None,
-        scale=alt.Scale(
-            domain=["TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99"], range=[[6, 3], [1, 0], [6, 3], [1, 0]]
-        ),
+        title=None,
+        sort=LATENCY_METRICS,
+        scale=alt.Scale(domain=LATENCY_METRICS, range=[[6, 3], [1, 0], [6, 3], [1, 0]]),
     )
     tip = [
         alt.Tooltip("metric:N", title=""),
@@ -564,7 +582,7 @@ def goodput_vs_rate_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     y = alt.Y(
         "goodput:Q", title="Goodput (requests per second meeting the SLO)", axis=alt.Axis(format=NUMBER)
     )
-    colour = alt.Color("system:N", title=None, sort=None)
+    colour = rows_colour("system", title=None)  # each system in its scheduler's colour
     tip = [
         alt.Tooltip("system:N", title=""),
         alt.Tooltip("rate:Q", title="arrival rate (req/s)", format=",.3~g"),
@@ -588,13 +606,13 @@ def goodput_vs_rate_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
 
 
 # The phases in the course's one palette (calculators/charts/palette.py), so prefill and decode look the
-# same on every chart; waiting and free memory in a neutral grey.
-SERVING_PHASES = {"queued": OTHER_GPU, "prefill": PHASE_COLOURS["prefill"], "decode": PHASE_COLOURS["decode"]}
+# same on every chart; waiting in a neutral grey. Memory is in the memory states' colours, not the phases'.
+SERVING_PHASES = {"queued": NEUTRAL, "prefill": PHASE_COLOURS["prefill"], "decode": PHASE_COLOURS["decode"]}
 STEP_KINDS = {"decoding": PHASE_COLOURS["decode"], "prefilling": PHASE_COLOURS["prefill"]}
 MEMORY_PARTS = {
-    "filled": PHASE_COLOURS["decode"],
-    "reserved, empty": PHASE_COLOURS["prefill"],
-    "free": OTHER_GPU,
+    "filled": MEMORY_COLOURS["filled"],
+    "reserved, empty": MEMORY_COLOURS["reserved"],
+    "free": MEMORY_COLOURS["free"],
 }
 
 
@@ -605,7 +623,7 @@ def serving_timeline_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     phase = alt.Color(
         "phase:N",
         title=None,
-        scale=alt.Scale(domain=list(SERVING_PHASES), range=list(SERVING_PHASES.values())),
+        scale=colour_scale(SERVING_PHASES),
     )
     rows = [row["request"] for row in sorted(data.datasets["spans"], key=lambda r: r["row"])]
     plot = _plot_width(width, 72 if _narrow(width) else 62)  # for "request 16", "Requests in the step"
@@ -628,9 +646,7 @@ def serving_timeline_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
         )
         .properties(width=plot, height=alt.Step(12))
     )
-    kind = alt.Color(
-        "what:N", title=None, scale=alt.Scale(domain=list(STEP_KINDS), range=list(STEP_KINDS.values()))
-    )
+    kind = alt.Color("what:N", title=None, scale=colour_scale(STEP_KINDS))
     step_tip = [
         alt.Tooltip("step:Q", title="step"),
         alt.Tooltip("what:N", title=""),
@@ -661,9 +677,7 @@ def kv_memory_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
         alt.Tooltip("what:N", title=""),
         alt.Tooltip("tokens:Q", title="tokens", format=",.0f"),
     ]
-    colour = alt.Color(
-        "what:N", title=None, scale=alt.Scale(domain=["reserved", "filled"], range=[PALETTE[1], PALETTE[0]])
-    )
+    colour = alt.Color("what:N", title=None, scale=colour_scale(MEMORY_COLOURS, ["reserved", "filled"]))
     y = alt.Y("tokens:Q", title="KV cache (tokens)", axis=alt.Axis(format=NUMBER))
     lines = (
         alt.Chart(_data("over_time"))
@@ -680,7 +694,7 @@ def kv_memory_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     part = alt.Color(
         "part:N",
         title="At the fullest step",
-        scale=alt.Scale(domain=list(MEMORY_PARTS), range=list(MEMORY_PARTS.values())),
+        scale=colour_scale(MEMORY_PARTS),
     )
     map_tip = [
         alt.Tooltip("request:Q", title="request id"),
@@ -709,10 +723,7 @@ def serving_latency_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     Wide, the three panels stand in a row; narrow, they are stacked, each as wide as the phone allows.
     """
     schedulers = list(dict.fromkeys(row["scheduler"] for row in data.datasets["throughput"]))
-    colour = alt.Color(
-        "scheduler:N", title=None, sort=schedulers,
-        scale=alt.Scale(domain=schedulers, range=list(PALETTE[: len(schedulers)])),
-    )  # fmt: skip
+    colour = rows_colour("scheduler", title=None)  # each in its scheduler's colour, carried by the rows
     tip = [
         alt.Tooltip("scheduler:N", title=""),
         alt.Tooltip("metric:N", title=""),
@@ -781,13 +792,8 @@ def batch_tradeoff_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Time per output token against output tokens/s, one point per batch size; hollow where it cannot fit."""
     series = list(dict.fromkeys(row["series"] for row in data.datasets["points"]))
     # The legend draws each series as its line: a point symbol took the fill of "fits" (the page's ink).
-    colour = alt.Color(
-        "series:N",
-        title=None,
-        sort=series,
-        scale=alt.Scale(domain=series, range=list(PALETTE[:2])),
-        legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5),
-    )
+    # The baseline grey, the curve that reads the KV cache in the decode's colour: carried by the rows.
+    colour = rows_colour("series", title=None, legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5))
     rows = data.datasets["points"]
     x = alt.X(
         **_log_axis(

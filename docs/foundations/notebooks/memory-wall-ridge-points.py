@@ -109,6 +109,7 @@ assert math.isclose(
     .encode(
         x=alt.X("ridge BF16 (FLOP/byte):Q", title="ridge point, BF16 (FLOP per byte)"),
         y=alt.Y("GPU:N", sort="-x", title=None),
+        color=alt.Color("GPU:N", scale=gpu_scale(GPUS), legend=None),  # each GPU in its course colour
         tooltip=[
             "GPU:N",
             alt.Tooltip("ridge BF16 (FLOP/byte):Q", format=".0f"),

@@ -32,6 +32,8 @@ import altair as alt
 
 from calculators import MODELS, Scenario, format_value, get_gpu, get_model
 from calculators.charts.notebook_tables import markdown_table
+from calculators.charts.palette import ATTENTION_COLOURS, NEUTRAL, sequential_colours
+from calculators.charts.specs import colour_scale
 from course.notebooks.renderer import enable_course_charts
 
 enable_course_charts()  # charts below use the course's own markup: a static SVG, interactive on demand
@@ -115,7 +117,7 @@ markdown_table(rows, digits=4)
     .encode(
         x=alt.X("KV bytes per token (BF16):Q", title="KV cache per token, BF16 (bytes)"),
         y=alt.Y("model:N", sort="-x", title=None),
-        color=alt.Color("attention:N", title="Attention"),
+        color=alt.Color("attention:N", title="Attention", scale=colour_scale(ATTENTION_COLOURS)),
         tooltip=["model:N", "attention:N", alt.Tooltip("KV bytes per token (BF16):Q", format=",.0f")],
     )
     .properties(width=560, description="KV-cache bytes per token of every model preset, by attention kind.")
@@ -183,7 +185,12 @@ markdown_table(table, digits=3)
 # The same step as the batch grows, at three context lengths: the weights-only line is flat until the ridge,
 # the lines with the cache climb from the start, and faster the longer the context.
 curve = []
-for context in (2000, 8000, 32000):
+contexts = (2000, 8000, 32000)
+# Longer contexts in darker shades of the course's ramp; the weights-only baseline grey.
+shades = zip(contexts, sequential_colours(len(contexts)), strict=True)
+read_colours = {f"weights and cache, {context:,} tokens": colour for context, colour in shades}
+read_colours["weights only"] = NEUTRAL
+for context in contexts:
     for batch in (1, 2, 4, 8, 16, 32, 64, 128, 256):
         curve.append(
             {
@@ -202,7 +209,7 @@ for batch in (1, 2, 4, 8, 16, 32, 64, 128, 256):
     .encode(
         x=alt.X("batch:Q", scale=alt.Scale(type="log", base=2), title="batch (sequences, log scale)"),
         y=alt.Y("step (ms):Q", scale=alt.Scale(type="log"), title="decode step (ms, log scale)"),
-        color=alt.Color("what is read:N", title=None),
+        color=alt.Color("what is read:N", title=None, scale=colour_scale(read_colours)),
         tooltip=["what is read:N", "batch:Q", alt.Tooltip("step (ms):Q", format=".2f")],
     )
     .properties(

@@ -33,6 +33,7 @@ from IPython.display import display
 from calculators import Scenario, format_value
 from calculators.charts import build_chart
 from calculators.charts.notebook_tables import markdown_table
+from calculators.charts.palette import SCHEDULER_COLOURS
 from calculators.simulator.experiments import chunk_step_s, prefill_stall
 from course.notebooks.renderer import enable_course_charts
 
@@ -136,7 +137,7 @@ markdown_table(rows, digits=3)
 chunked_rows = [r for r in rows if r["budget"] != "none"]
 (
     alt.Chart(alt.Data(values=chunked_rows))
-    .mark_line(point=True)
+    .mark_line(point=True, color=SCHEDULER_COLOURS["chunked"])
     .encode(
         x=alt.X(
             "longest gap (ms):Q", title="Longest gap for a decoding request (ms)", scale=alt.Scale(type="log")

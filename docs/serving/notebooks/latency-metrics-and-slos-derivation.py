@@ -33,6 +33,8 @@ from IPython.display import display
 from calculators import Scenario, format_value
 from calculators.charts import build_chart
 from calculators.charts.notebook_tables import markdown_table
+from calculators.charts.palette import sequential_colours
+from calculators.charts.specs import colour_scale
 from calculators.simulator.experiments import max_good_rate
 from calculators.simulator.named import served
 from course.notebooks.renderer import enable_course_charts
@@ -151,7 +153,10 @@ for rho in (0.5, 0.8, 0.9, 0.95, 0.99):
 
 # %%
 dist_rows = []
-for rate in (10, 30, 40):
+rates = (10, 30, 40)
+shades = zip(rates, sequential_colours(len(rates)), strict=True)
+rate_colours = {f"{rate} req/s": colour for rate, colour in shades}  # busier in darker shades
+for rate in rates:
     r = served("course", rate=rate, scheduler="chunked")
     values = sorted(float(q["ttft_s"]) for q in r.result.requests)
     for i, v in enumerate(values):
@@ -162,7 +167,7 @@ for rate in (10, 30, 40):
     .encode(
         x=alt.X("ttft_ms:Q", title="TTFT (ms)", scale=alt.Scale(type="log")),
         y=alt.Y("share:Q", title="Share of requests at or below", axis=alt.Axis(format="%")),
-        color=alt.Color("rate:N", title=None),
+        color=alt.Color("rate:N", title=None, scale=colour_scale(rate_colours)),
     )
     .properties(width=560, description="The cumulative distribution of TTFT at three arrival rates.")
 )
