@@ -20,6 +20,7 @@ import html
 import math
 import re
 import xml.etree.ElementTree as etree
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -256,32 +257,8 @@ def _rewrite(quoted: str, value: float) -> str:
     return quoted[: match.start()] + text + quoted[match.end() :]
 
 
-def find_numbers(markdown: str) -> list[tuple[int, str]]:
-    """Every ``{{ ... }}`` of a page outside code, with its 1-based line: ``[(line, inside), ...]``."""
-    found: list[tuple[int, str]] = []
-    fence: str | None = None
-    for number, line in enumerate(markdown.split("\n"), start=1):
-        opening = FENCE_RE.match(line)
-        if fence is None and opening:
-            fence = opening.group(1)
-            continue
-        if fence is not None:
-            if line.strip().startswith(fence[0] * len(fence)) and line.strip().strip(fence[0]) == "":
-                fence = None
-            continue
-        visible = CODE_SPAN_RE.sub(lambda m: " " * len(m.group(0)), line)
-        found.extend((number, m.group("body")) for m in NUMBER_RE.finditer(visible))
-    return found
-
-
-def protect_pipes_in_table_rows(markdown: str) -> str:
-    """Escape the ``|`` of every ``{{ ... }}`` on a line that is a table row, so the table keeps its cells.
-
-    A table splits its rows on ``|`` before any inline pattern runs, so ``| {{ x | ms }} |`` would lose the
-    number to three cells. ``\\|`` is a pipe inside a cell; the inline processor reads it back as ``|``.
-    A line is a table row when it has a ``|`` outside its numbers and code spans; others stay as written.
-    """
-    lines = markdown.split("\n")
+def _prose_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
+    """``(index, line with its code spans blanked)`` of each line outside fenced code: where numbers live."""
     fence: str | None = None
     for index, line in enumerate(lines):
         opening = FENCE_RE.match(line)
@@ -292,7 +269,28 @@ def protect_pipes_in_table_rows(markdown: str) -> str:
             if line.strip().startswith(fence[0] * len(fence)) and line.strip().strip(fence[0]) == "":
                 fence = None
             continue
-        visible = CODE_SPAN_RE.sub(lambda m: " " * len(m.group(0)), line)
+        yield index, CODE_SPAN_RE.sub(lambda m: " " * len(m.group(0)), line)
+
+
+def find_numbers(markdown: str) -> list[tuple[int, str]]:
+    """Every ``{{ ... }}`` of a page outside code, with its 1-based line: ``[(line, inside), ...]``."""
+    return [
+        (index + 1, m.group("body"))
+        for index, visible in _prose_lines(markdown.split("\n"))
+        for m in NUMBER_RE.finditer(visible)
+    ]
+
+
+def protect_pipes_in_table_rows(markdown: str) -> str:
+    """Escape the ``|`` of every ``{{ ... }}`` on a line that is a table row, so the table keeps its cells.
+
+    A table splits its rows on ``|`` before any inline pattern runs, so ``| {{ x | ms }} |`` would lose the
+    number to three cells. ``\\|`` is a pipe inside a cell; the inline processor reads it back as ``|``.
+    A line is a table row when it has a ``|`` outside its numbers and code spans; others stay as written.
+    """
+    lines = markdown.split("\n")
+    for index, visible in list(_prose_lines(lines)):
+        line = lines[index]
         numbers = list(NUMBER_RE.finditer(visible))
         outside = NUMBER_RE.sub(lambda m: " " * len(m.group(0)), visible)
         if not numbers or "|" not in outside:
