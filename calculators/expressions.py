@@ -103,7 +103,8 @@ TIME_LIMIT_S = 2.0  # seconds of CPU for one expression, calls into the calculat
 # The evaluating thread's CPU time, not the wall clock: an expression can only compute (no I/O, no sleep),
 # and on a busy 2-core machine the same figure took over 2 s of wall time, failing sound builds. (The
 # process-wide clock advanced in coarse steps under pytest, so a zero limit or a budget's charge read 0.)
-_clock = time.thread_time
+# Pyodide's time module has neither thread_time nor process timers: there the wall clock stands in.
+_clock = getattr(time, "thread_time", time.monotonic)
 
 FIX_NAME = "use a name the calculators know, e.g. Scenario().decode().time_s"
 FIX_SHAPE = "write a calculator call and arithmetic, e.g. Scenario().decode().time_s * 1e3"
@@ -300,7 +301,11 @@ class _Interpreter:
 @contextmanager
 def _time_limit(seconds: float) -> Iterator[None]:
     """Interrupt a long call into the calculators too, where the platform has alarms (the build's thread)."""
-    usable = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    usable = (
+        hasattr(signal, "setitimer")
+        and hasattr(signal, "ITIMER_PROF")
+        and threading.current_thread() is threading.main_thread()
+    )
     if not usable:
         yield
         return
