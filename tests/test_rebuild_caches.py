@@ -12,17 +12,14 @@ from __future__ import annotations
 import importlib
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from conftest import BUILD_ENV, ROOT
+from served_pages import free_port, wait_for
 
 from course.lesson_format.lessons import load_course
 from course.lesson_format.pages import purge_changed_project_modules, source_stamps
@@ -182,28 +179,8 @@ def test_a_page_shows_the_stored_figure_without_computing_it(
 WAIT_S = 300  # a first build on a busy 2-core runner; the loop returns as soon as the page answers
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _page(url: str) -> str | None:
-    try:
-        with urllib.request.urlopen(url, timeout=WAIT_S) as response:
-            return str(response.read().decode("utf-8"))
-    except (urllib.error.URLError, TimeoutError, ConnectionError):
-        return None
-
-
 def _wait_for(url: str, text: str) -> str:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        page = _page(url)
-        if page is not None and text in page:
-            return page
-        time.sleep(0.5)
-    pytest.fail(f"{url} did not show {text!r} within {WAIT_S} s")
+    return wait_for(url, text, wait_s=WAIT_S, request_s=WAIT_S)
 
 
 def _project_copy(destination: Path) -> Path:
@@ -223,7 +200,7 @@ def test_serve_shows_new_numbers_after_a_preset_edit_and_keeps_them_after_a_less
     tmp_path: Path,
 ) -> None:
     project = _project_copy(tmp_path / "project")
-    port = _free_port()
+    port = free_port()
     env = {key: value for key, value in BUILD_ENV.items() if not key.startswith("RIDGEPOINT_")}
     server = subprocess.Popen(
         [sys.executable, "-m", "mkdocs", "serve", "--dev-addr", f"127.0.0.1:{port}"],

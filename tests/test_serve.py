@@ -8,16 +8,13 @@ with a panel listing the problems (file, line, fix), and the live reload takes t
 from __future__ import annotations
 
 import shutil
-import socket
 import subprocess
 import sys
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import pytest
 from conftest import BUILD_ENV, ROOT
+from served_pages import free_port, wait_for
 
 from course.lesson_format.problems import Problem, problems_panel, with_problems_panel
 from course.lesson_format.site_config import write_derived_config
@@ -40,28 +37,8 @@ def test_panel_lists_this_pages_problems_first_with_file_line_and_fix() -> None:
     assert with_problems_panel(page, "<aside>P</aside>").count("<aside>P</aside><h1>") == 1
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def _get(url: str) -> str | None:
-    try:
-        with urllib.request.urlopen(url, timeout=30) as response:
-            return str(response.read().decode("utf-8"))
-    except (urllib.error.URLError, TimeoutError, ConnectionError):
-        return None
-
-
 def _wait_for(url: str, condition: str, present: bool) -> str:
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        page = _get(url)
-        if page is not None and (condition in page) == present:
-            return page
-        time.sleep(0.5)
-    pytest.fail(f"{url} did not {'show' if present else 'drop'} {condition!r} within {WAIT_S} s")
+    return wait_for(url, condition, wait_s=WAIT_S, request_s=30, present=present)
 
 
 @pytest.mark.site
@@ -76,7 +53,7 @@ def test_serve_shows_a_lesson_problem_in_the_page_and_keeps_serving(tmp_path: Pa
     (docs / "inference").mkdir()
     shutil.copy(FIXTURES / "inference" / "index.md", docs / "inference")
     config = write_derived_config(tmp_path / "mkdocs.yml", docs)
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "--dev-addr", f"127.0.0.1:{port}"],
         cwd=ROOT,

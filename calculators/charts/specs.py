@@ -115,18 +115,29 @@ WRAPPED_LEGEND_LABEL = (
 LEGEND_CHANNELS = ("color", "fill", "stroke", "shape", "strokeDash", "size", "opacity")
 
 
+def with_encodings(spec: Any, rewrite: Callable[[dict[str, Any]], dict[str, Any]]) -> Any:
+    """``spec`` (a Vega-Lite dict) with every ``encoding`` in it, at any depth (layers, concats), rewritten.
+
+    ``rewrite`` gets a copy of one encoding and returns it changed; the narrow variants' label and title
+    wrapping both go through here, so they reach the same marks.
+    """
+    if isinstance(spec, list):
+        return [with_encodings(item, rewrite) for item in spec]
+    if not isinstance(spec, dict):
+        return spec
+    out = {key: with_encodings(value, rewrite) for key, value in spec.items()}
+    if isinstance(out.get("encoding"), dict):
+        out["encoding"] = rewrite(dict(out["encoding"]))
+    return out
+
+
 def wrapped_legend_labels(spec: Any) -> Any:
     """``spec`` (a Vega-Lite dict) with :data:`WRAPPED_LEGEND_LABEL` on every legend that sets no labels.
 
     Vega-Lite's legend config takes no label expression, so each legend gets it: the narrow variants'.
     """
-    if isinstance(spec, list):
-        return [wrapped_legend_labels(item) for item in spec]
-    if not isinstance(spec, dict):
-        return spec
-    out = {key: wrapped_legend_labels(value) for key, value in spec.items()}
-    encoding = out.get("encoding")
-    if isinstance(encoding, dict):
+
+    def wrap(encoding: dict[str, Any]) -> dict[str, Any]:
         for channel in LEGEND_CHANNELS:
             field = encoding.get(channel)
             if not isinstance(field, dict) or "field" not in field:
@@ -134,7 +145,9 @@ def wrapped_legend_labels(spec: Any) -> Any:
             legend = field.get("legend", {})
             if isinstance(legend, dict) and "labelExpr" not in legend:
                 encoding[channel] = {**field, "legend": {**legend, "labelExpr": WRAPPED_LEGEND_LABEL}}
-    return out
+        return encoding
+
+    return with_encodings(spec, wrap)
 
 
 def themed(chart: Any, *, narrow: bool = False) -> Any:

@@ -90,13 +90,9 @@ def _lines(title: str, most: int = NARROW_TITLE_CHARS) -> list[str]:
 
 def wrapped_titles(spec: Any) -> Any:
     """``spec`` with every long x or y axis title written in lines (Vega-Lite draws a list as lines)."""
-    if isinstance(spec, list):
-        return [wrapped_titles(item) for item in spec]
-    if not isinstance(spec, dict):
-        return spec
-    out = {key: wrapped_titles(value) for key, value in spec.items()}
-    encoding = out.get("encoding")
-    if isinstance(encoding, dict):
+    from calculators.charts.specs import with_encodings
+
+    def wrap(encoding: dict[str, Any]) -> dict[str, Any]:
         for channel in ("x", "y"):
             field = encoding.get(channel)
             if not isinstance(field, dict):
@@ -104,7 +100,9 @@ def wrapped_titles(spec: Any) -> Any:
             title = field.get("title")
             if isinstance(title, str) and len(title) > NARROW_TITLE_CHARS:
                 encoding[channel] = {**field, "title": _lines(title)}
-    return out
+        return encoding
+
+    return with_encodings(spec, wrap)
 
 
 def narrow_variant(spec: dict[str, Any]) -> dict[str, Any] | None:
