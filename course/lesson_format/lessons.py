@@ -11,7 +11,6 @@ A lesson is a Markdown file ``docs/<track>/<lesson-id>.md`` (not ``index.md``); 
 from __future__ import annotations
 
 import difflib
-import hashlib
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from course.folder_digest import folder_digest
 from course.lesson_format.problems import Problem
 from course.sanitising.front_matter import FIX as PLAIN_TEXT_FIX
 from course.sanitising.front_matter import plain_text_problem
@@ -628,16 +628,9 @@ _LOADED: dict[str, tuple[str, Course]] = {}
 def docs_digest(docs_dir: Path | str) -> str:
     """A hash of every file under ``docs_dir``, names and contents: what a course is read from.
 
-    Contents, not modification times: a test (or an editor) may rewrite a file within the clock's resolution.
     The folder holds text, a few hundred kilobytes, so hashing it costs a millisecond or two.
     """
-    digest = hashlib.sha256()
-    docs = Path(docs_dir)
-    for file in sorted(docs.rglob("*")):
-        if file.is_file():
-            digest.update(file.relative_to(docs).as_posix().encode() + b"\0")
-            digest.update(hashlib.sha256(file.read_bytes()).digest())
-    return digest.hexdigest()
+    return folder_digest(docs_dir)
 
 
 def load_course(docs_dir: Path | str) -> Course:

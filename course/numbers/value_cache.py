@@ -16,7 +16,6 @@ like the charts' cache: a fresh one makes a cold build.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
@@ -25,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from calculators.expressions import evaluate_number
+from course.folder_digest import folder_digest
 
 CACHE_ENV = "RIDGEPOINT_NUMBER_CACHE"
 CALCULATORS = Path(__file__).resolve().parents[2] / "calculators"
@@ -37,12 +37,7 @@ def default_cache_dir() -> Path:
 
 def sources_fingerprint(folder: Path = CALCULATORS) -> str:
     """A short hash of every file under ``folder`` (names and contents, byte code left out)."""
-    digest = hashlib.sha256()
-    for file in sorted(folder.rglob("*")):
-        if file.is_file() and "__pycache__" not in file.parts:
-            digest.update(file.relative_to(folder).as_posix().encode() + b"\0")
-            digest.update(hashlib.sha256(file.read_bytes()).digest())
-    return digest.hexdigest()[:16]
+    return folder_digest(folder)[:16]
 
 
 class ValueCache:

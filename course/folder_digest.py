@@ -1,0 +1,22 @@
+"""One hash of a folder's files, names and contents: how the rebuild caches tell that a folder changed.
+
+The course reading (docs/) and the stored figures (calculators/) are both kept while their folder is the
+same. Contents, not modification times: a test (or an editor) may rewrite a file within the clock's
+resolution. Byte code is left out, since it follows the sources and Python rewrites it on its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+
+def folder_digest(folder: Path | str) -> str:
+    """The SHA-256 (hex) of every file under ``folder``: its path relative to the folder and its bytes."""
+    root = Path(folder)
+    digest = hashlib.sha256()
+    for file in sorted(root.rglob("*")):
+        if file.is_file() and "__pycache__" not in file.parts:
+            digest.update(file.relative_to(root).as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(file.read_bytes()).digest())
+    return digest.hexdigest()
