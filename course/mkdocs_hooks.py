@@ -6,6 +6,8 @@ MkDocs restores ``sys.path`` after loading this file, so the project package is 
 Problems found in any page are collected through the build and reported together at ``on_env`` (after every
 page's Markdown was read, before any HTML is written), which fails the build. Under ``mkdocs serve`` they are
 logged instead and shown on top of every page, so the server keeps answering while the author fixes them.
+``dev.py serve`` runs ``mkdocs serve --dirty``: a rebuild writes only the edited pages, and every page when
+what they share changed (``course.lesson_format.partial_rebuilds``).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ def on_startup(command: str, dirty: bool) -> None:
 
     if command == "serve":
         os.environ[_SERVING] = "1"
+    if dirty:  # dev.py serve: see course.lesson_format.partial_rebuilds
+        from course.lesson_format.partial_rebuilds import quiet_dirty_build_warning
+
+        quiet_dirty_build_warning()
 
 
 def on_config(config: Any) -> Any:
@@ -36,7 +42,12 @@ def on_config(config: Any) -> Any:
     from course.lesson_format.pages import purge_changed_project_modules
 
     # Pick up edited calculators and extensions on a serve rebuild; an edited lesson keeps what they computed.
-    purge_changed_project_modules(project)
+    code_changed = bool(purge_changed_project_modules(project))
+    from course.lesson_format.partial_rebuilds import prepare_rebuild, shared_inputs
+
+    # Under --dirty, MkDocs writes only the edited pages; every page when what they share changed.
+    inputs = shared_inputs(config.docs_dir, config.config_file_path, config.theme.custom_dir)
+    prepare_rebuild(config.site_dir, inputs, code_changed=code_changed)
     from course.lesson_format.lessons import load_course
     from course.lesson_format.validation import block_validators
 
@@ -54,7 +65,11 @@ def on_config(config: Any) -> Any:
     start_build()  # the calculator time that this build's lesson expressions share
     _BUILD.clear()
     _BUILD.update(
-        course=course, problems=list(course.problems), validators=block_validators(config.markdown_extensions)
+        course=course,
+        problems=list(course.problems),
+        validators=block_validators(config.markdown_extensions),
+        inputs=inputs,
+        site_dir=config.site_dir,
     )
     config.mdx_configs.setdefault("course.lesson_lists.extension", {})["docs_dir"] = config.docs_dir
     config.mdx_configs.setdefault("course.references.extension", {})["docs_dir"] = config.docs_dir
@@ -94,7 +109,18 @@ def on_files(files: Any, config: Any) -> Any:
     companions = nav_companions(_BUILD["notebooks"], _BUILD["course"])
     config.nav = build_nav(_BUILD["course"], [f.src_uri for f in files.documentation_pages()], companions)
     _BUILD["notebook_dirs"] = notebook_page_folders(_BUILD["notebooks"], files)
+    from course.lesson_format.partial_rebuilds import write_edited_pages_again
+
+    write_edited_pages_again((f.abs_src_path, f.abs_dest_path) for f in files.documentation_pages())
     return files
+
+
+def on_pre_page(page: Any, config: Any, files: Any) -> Any:
+    from course.lesson_format.partial_rebuilds import page_read
+
+    if page.file.abs_src_path:
+        page_read(page.file.abs_src_path)
+    return page
 
 
 def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
@@ -173,6 +199,10 @@ def on_build_error(error: Exception) -> None:
 
     from course.notebooks.lesson_notebooks import describe_cell_failure
 
+    if _BUILD.get("site_dir"):
+        from course.lesson_format.partial_rebuilds import forget_build
+
+        forget_build(_BUILD["site_dir"])  # the next serve rebuild writes every page
     if _BUILD.get("docs_dir") and (message := describe_cell_failure(error, _BUILD["docs_dir"])):
         logging.getLogger("mkdocs.hooks.notebooks").error(message)
 
@@ -194,6 +224,9 @@ def on_post_build(config: Any) -> None:
     from course.redirects.pages import write_redirect_pages
 
     write_redirect_pages(config.docs_dir, config.site_dir)  # the old addresses of moved pages
+    from course.lesson_format.partial_rebuilds import finish_build, script_hashes
     from course.sanitising.csp import write_headers_file
 
-    write_headers_file(config.site_dir, _BUILD.get("script_hashes", ()))  # the policy for static hosts
+    # The policy for static hosts, with the hashes of pages a partial rebuild did not write again.
+    write_headers_file(config.site_dir, script_hashes(config.site_dir, _BUILD.get("script_hashes", ())))
+    finish_build(config.site_dir, _BUILD["inputs"], had_problems=bool(_BUILD.get("problems")))

@@ -23,6 +23,7 @@ from served_pages import free_port, wait_for
 
 from course.lesson_format.lessons import load_course
 from course.lesson_format.pages import purge_changed_project_modules, source_stamps
+from course.lesson_format.partial_rebuilds import SERVE_FLAGS
 from course.numbers import extension as numbers
 from course.numbers import value_cache
 from course.numbers.value_cache import CACHE_ENV, ValueCache, sources_fingerprint
@@ -203,7 +204,7 @@ def test_serve_shows_new_numbers_after_a_preset_edit_and_keeps_them_after_a_less
     port = free_port()
     env = {key: value for key, value in BUILD_ENV.items() if not key.startswith("RIDGEPOINT_")}
     server = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "serve", "--dev-addr", f"127.0.0.1:{port}"],
+        [sys.executable, "-m", "mkdocs", "serve", *SERVE_FLAGS, "--dev-addr", f"127.0.0.1:{port}"],
         cwd=project,
         env={
             **env,

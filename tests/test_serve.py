@@ -16,6 +16,7 @@ import pytest
 from conftest import BUILD_ENV, ROOT
 from served_pages import free_port, wait_for
 
+from course.lesson_format.partial_rebuilds import SERVE_FLAGS
 from course.lesson_format.problems import Problem, problems_panel, with_problems_panel
 from course.lesson_format.site_config import write_derived_config
 
@@ -55,7 +56,17 @@ def test_serve_shows_a_lesson_problem_in_the_page_and_keeps_serving(tmp_path: Pa
     config = write_derived_config(tmp_path / "mkdocs.yml", docs)
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "--dev-addr", f"127.0.0.1:{port}"],
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "serve",
+            *SERVE_FLAGS,
+            "-f",
+            str(config),
+            "--dev-addr",
+            f"127.0.0.1:{port}",
+        ],
         cwd=ROOT,
         env={**BUILD_ENV, "RIDGEPOINT_SITE_URL": f"http://127.0.0.1:{port}/"},
         stdout=subprocess.PIPE,

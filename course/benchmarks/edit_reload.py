@@ -1,13 +1,15 @@
 """What a contributor feels: the time from saving a lesson to the rebuilt page in ``dev.py serve``.
 
-The same one-line edit is made to the same lesson, served by ``mkdocs serve`` for the course and for the
-plain-Material copy of its pages (:func:`course.benchmarks.harness.write_plain_site`). Both servers run at
-once, each after its first build; the edits alternate between them (course, plain, plain, course, ...), so
-that a burst of load on a shared machine falls on both sides alike. Each figure is the time from writing the
-file to the first answer of the page that contains the edit: MkDocs' watcher, its debounce and the whole
-rebuild (MkDocs' server holds requests until a rebuild is done). One run of a single edit is noise on a busy
-machine, so each side is timed :data:`EDITS` times and the median, the range and the ratio of the medians are
-printed, never asserted (issue 17, part 2: target at most 1.3x).
+The same one-line edit is made to the same lesson, served as ``dev.py serve`` serves the course
+(``mkdocs serve --dirty``, which writes only the edited page: :mod:`course.lesson_format.partial_rebuilds`),
+and by a plain ``mkdocs serve`` of the plain-Material copy of its pages
+(:func:`course.benchmarks.harness.write_plain_site`), as a Material site is served by default. Both
+servers run at once, each after its first build; the edits alternate between them (course, plain, plain,
+course, ...), so that a burst of load on a shared machine falls on both sides alike. Each figure is the
+time from writing the file to the first answer of the page that contains the edit: MkDocs' watcher, its
+debounce and the whole rebuild (MkDocs' server holds requests until a rebuild is done). One run of a single
+edit is noise on a busy machine, so each side is timed :data:`EDITS` times and the median, the range and
+the ratio of the medians are printed, never asserted (issue 17, part 2: target at most 1.3x).
 
 ``python -m course.benchmarks.edit_reload`` runs this figure alone (no cold and warm builds first).
 """
@@ -35,6 +37,7 @@ from typing import IO
 
 from course.benchmarks.harness import ROOT, Sites, register, write_plain_site
 from course.lesson_format.lessons import load_course
+from course.lesson_format.partial_rebuilds import SERVE_FLAGS
 from course.lesson_format.site_config import write_derived_config
 
 EDITS = 5  # per side; the median of five is steady where one run varied 1.1-2.2x
@@ -84,11 +87,23 @@ class Served:
 
 
 @contextmanager
-def serving(name: str, config: Path, lesson: Path, page: str, env: dict[str, str]) -> Iterator[Served]:
-    """Start ``mkdocs serve`` for ``config``; yields once ``page`` answers, stops the server on exit."""
+def serving(
+    name: str, config: Path, lesson: Path, page: str, env: dict[str, str], flags: Sequence[str] = ()
+) -> Iterator[Served]:
+    """Start ``mkdocs serve *flags`` for ``config``; yields once ``page`` answers, stops it on exit."""
     port = _free_port()
     server = subprocess.Popen(
-        [sys.executable, "-m", "mkdocs", "serve", "-f", str(config), "--dev-addr", f"127.0.0.1:{port}"],
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "serve",
+            *flags,
+            "-f",
+            str(config),
+            "--dev-addr",
+            f"127.0.0.1:{port}",
+        ],
         cwd=ROOT,
         env={**env, "RIDGEPOINT_SITE_URL": f"http://127.0.0.1:{port}/"},
         stdout=subprocess.PIPE,
@@ -160,7 +175,9 @@ def measure(work: Path, plain_source: Path, edits: int = EDITS) -> list[tuple[st
     course_config = write_derived_config(work / "mkdocs-course.yml", docs)
     plain_config = plain_source / "mkdocs-plain.yml"
     with ExitStack() as servers:
-        course = servers.enter_context(serving("course", course_config, docs / lesson.path, page, env))
+        course = servers.enter_context(
+            serving("course", course_config, docs / lesson.path, page, env, flags=SERVE_FLAGS)
+        )
         plain_lesson = plain_source / "docs" / lesson.path
         plain = servers.enter_context(serving("plain", plain_config, plain_lesson, page, env))
         interleaved([course, plain], edits)

@@ -368,10 +368,11 @@ def is_lesson_path(path: str, track_keys: Iterable[str], text: str = "") -> bool
         return False
     if len(parts) == 2 and parts[0] in set(track_keys):
         return True
-    return re.search(r"^track\s*:", _front_matter_source(text), re.MULTILINE) is not None
+    return re.search(r"^track\s*:", front_matter_source(text), re.MULTILINE) is not None
 
 
-def _front_matter_source(text: str) -> str:
+def front_matter_source(text: str) -> str:
+    """The YAML between a file's opening and closing ``---`` ("" when it has none)."""
     match = FRONT_MATTER_RE.match(text)
     return (match.group(1) or "") if match else ""
 
