@@ -163,14 +163,20 @@ def render_spec(spec: dict[str, Any], cache_dir: Path | None = None) -> Rendered
 def render_course_chart(
     name: str, params: dict[str, Any], cache_dir: Path | None = None
 ) -> tuple[ChartData, RenderedChart]:
-    """Compute a course chart's data (always: it validates and is cheap) and its SVG (cached by inputs).
+    """Compute a course chart's data and its SVG (cached by inputs); the site's builds read the data from
+    ``course.charts.stored_data`` and call :func:`render_chart_data`.
 
     Raises :class:`~calculators.charts.params.ChartError` for an unknown chart or a bad parameter.
     """
     data = chart_data(name, **params)
+    return data, render_chart_data(data, cache_dir)
+
+
+def render_chart_data(data: ChartData, cache_dir: Path | None = None) -> RenderedChart:
+    """The SVG and spec of computed chart data, wide with its narrow variant (cached by inputs)."""
     folder = cache_dir if cache_dir is not None else default_cache_dir()
     wide, narrow = (_render_variant(data, folder, narrow=variant) for variant in (False, True))
-    return data, RenderedChart(wide.key, wide.spec_json, wide.svg, narrow)
+    return RenderedChart(wide.key, wide.spec_json, wide.svg, narrow)
 
 
 def _render_variant(data: ChartData, folder: Path, *, narrow: bool) -> RenderedChart:

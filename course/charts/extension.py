@@ -28,9 +28,10 @@ from typing import Any
 import yaml
 from markdown import Extension, Markdown
 
-from calculators.charts import CHARTS, ChartError, chart_data, chart_kind
-from calculators.charts.render import render_course_chart
+from calculators.charts import CHARTS, ChartError, chart_kind
+from calculators.charts.render import render_chart_data
 from course.charts.markup import figure_html
+from course.charts.stored_data import stored_chart_data
 from course.lesson_format.problems import Problem
 from course.sanitising.source_files import load_yaml
 from course.sanitising.trusted import store_trusted
@@ -91,7 +92,8 @@ def render_block(source: str, cache_dir: Path | None = None) -> str:
     """The HTML for one chart block: the figure, or a visible error box naming the problem and the fix."""
     try:
         block = parse_block(source)
-        data, rendered = render_course_chart(block.name, block.params, cache_dir)
+        data = stored_chart_data(block.name, block.params, cache_dir)
+        rendered = render_chart_data(data, cache_dir)
     except ChartError as error:
         return (
             '<div class="admonition failure rp-chart-error"><p class="admonition-title">This chart cannot be '
@@ -149,7 +151,7 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
                         line + _line_of(body, "caption"),
                     )
                 )
-            chart_data(block.name, **block.params)
+            stored_chart_data(block.name, block.params)
         except ChartError as error:
             field = f"chart '{error.chart}'" + (
                 "" if error.parameter == "(block)" else f" parameter '{error.parameter}'"

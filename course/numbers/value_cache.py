@@ -78,7 +78,7 @@ _OPEN: dict[tuple[Path, str], ValueCache] = {}
 def value_cache(folder: Path | None = None) -> ValueCache:
     """The cache for the calculators as they are now (the fingerprint is taken once per import of them)."""
     folder = (folder or default_cache_dir()).resolve()
-    key = (folder, _fingerprint())
+    key = (folder, calculators_fingerprint())
     if key not in _OPEN:
         _OPEN[key] = ValueCache(*key)
     return _OPEN[key]
@@ -87,8 +87,9 @@ def value_cache(folder: Path | None = None) -> ValueCache:
 _FINGERPRINT: list[str] = []
 
 
-def _fingerprint() -> str:
-    # Dropped with the calculators when ``serve`` sees them change, so once per import is right.
+def calculators_fingerprint() -> str:
+    """:func:`sources_fingerprint` of the calculators, taken once per import of this module (``serve``
+    imports it afresh when a file of the project changes), for every cache of computed results."""
     if not _FINGERPRINT:
         _FINGERPRINT.append(sources_fingerprint())
     return _FINGERPRINT[0]

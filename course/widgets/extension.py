@@ -23,8 +23,9 @@ from markdown.preprocessors import Preprocessor
 
 from calculators.browser import kv_cache, prefill_decode, roofline_explorer, serving_simulator
 from calculators.browser.inputs import describe_range
-from calculators.charts.render import render_course_chart
+from calculators.charts.render import render_chart_data
 from course.charts.markup import figure_html
+from course.charts.stored_data import stored_chart_data
 from course.lesson_format.problems import Problem
 from course.sanitising.source_files import load_yaml
 from course.sanitising.trusted import store_trusted
@@ -103,7 +104,8 @@ def _figures(result: dict[str, Any]) -> str:
     """
     figures = []
     for key, payload in result["charts"].items():
-        data, rendered = render_course_chart(payload["chart"], payload["params"])
+        data = stored_chart_data(payload["chart"], payload["params"])
+        rendered = render_chart_data(data)
         figure = figure_html(
             rendered,
             caption=data.caption,
