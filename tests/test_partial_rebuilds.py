@@ -11,13 +11,13 @@ import ast
 import json
 import logging
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from conftest import BUILD_ENV, ROOT
+from fixture_docs import good_lesson_docs
 from mkdocs.utils import CountHandler
 
 from course.lesson_format import partial_rebuilds
@@ -34,21 +34,13 @@ from course.lesson_format.partial_rebuilds import (
 )
 from course.lesson_format.site_config import write_derived_config
 
-FIXTURES = ROOT / "tests" / "fixtures" / "broken_lessons"
 LESSON = "foundations/good-lesson.md"
 SECOND = "foundations/second-lesson.md"
 
 
 def _docs(root: Path) -> Path:
     """Two good fixture lessons in one track, the track pages and the home page."""
-    docs = root / "docs"
-    (docs / "foundations").mkdir(parents=True)
-    (docs / "inference").mkdir()
-    shutil.copy(FIXTURES / "tracks.yml", docs)
-    shutil.copy(FIXTURES / "index.md", docs)
-    for name in ("index.md", "good-lesson.md"):
-        shutil.copy(FIXTURES / "foundations" / name, docs / "foundations" / name)
-    shutil.copy(FIXTURES / "inference" / "index.md", docs / "inference")
+    docs = good_lesson_docs(root)
     first = (docs / LESSON).read_text(encoding="utf-8")
     second = first.replace("good-lesson", "second-lesson").replace("order: 1", "order: 2")
     (docs / SECOND).write_text(second, encoding="utf-8")

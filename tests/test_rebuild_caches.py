@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from conftest import BUILD_ENV, ROOT
+from fixture_docs import good_lesson_docs
 from served_pages import free_port, wait_for
 
 from course.lesson_format.lessons import load_course
@@ -28,7 +29,6 @@ from course.numbers import extension as numbers
 from course.numbers import value_cache
 from course.numbers.value_cache import CACHE_ENV, ValueCache, sources_fingerprint
 
-FIXTURES = ROOT / "tests" / "fixtures" / "broken_lessons"
 PACKAGE = "rp_rebuild_probe"  # a throwaway package standing in for calculators/
 
 
@@ -97,20 +97,8 @@ def test_byte_code_is_not_a_source(probe: Path) -> None:
     assert source_stamps(probe.parent, (PACKAGE,)) == before
 
 
-def _fixture_docs(destination: Path) -> Path:
-    docs = destination / "docs"
-    (docs / "foundations").mkdir(parents=True)
-    (docs / "inference").mkdir()
-    shutil.copy(FIXTURES / "tracks.yml", docs)
-    shutil.copy(FIXTURES / "index.md", docs)
-    for name in ("index.md", "good-lesson.md"):
-        shutil.copy(FIXTURES / "foundations" / name, docs / "foundations" / name)
-    shutil.copy(FIXTURES / "inference" / "index.md", docs / "inference")
-    return docs
-
-
 def test_the_course_is_read_once_until_a_file_under_docs_changes(tmp_path: Path) -> None:
-    docs = _fixture_docs(tmp_path)
+    docs = good_lesson_docs(tmp_path)
     course = load_course(docs)
     assert load_course(docs) is course  # the hook, the lesson lists and the takeaways share one reading
     lesson = docs / "foundations" / "good-lesson.md"
@@ -124,7 +112,7 @@ def test_the_course_is_read_once_until_a_file_under_docs_changes(tmp_path: Path)
 
 
 def test_a_new_file_under_docs_reads_the_course_again(tmp_path: Path) -> None:
-    docs = _fixture_docs(tmp_path)
+    docs = good_lesson_docs(tmp_path)
     course = load_course(docs)
     (docs / "notes.txt").write_text("a file lessons do not use", encoding="utf-8")
     again = load_course(docs)
@@ -192,7 +180,7 @@ def _project_copy(destination: Path) -> Path:
     for name in ("mkdocs.yml", "CONTRIBUTING.md", "package.json", "package-lock.json"):
         shutil.copy(ROOT / name, destination / name)
     (destination / "node_modules").symlink_to((ROOT / "node_modules").resolve())  # Pyodide, as installed
-    _fixture_docs(destination)
+    good_lesson_docs(destination)
     return destination
 
 
