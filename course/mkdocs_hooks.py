@@ -47,7 +47,7 @@ def on_config(config: Any) -> Any:
 
     # Under --dirty, MkDocs writes only the edited pages; every page when what they share changed.
     inputs = shared_inputs(config.docs_dir, config.config_file_path, config.theme.custom_dir)
-    prepare_rebuild(config.site_dir, inputs, code_changed=code_changed)
+    partial = not prepare_rebuild(config.site_dir, inputs, code_changed=code_changed)
     from course.lesson_format.lessons import load_course
     from course.lesson_format.validation import block_validators
 
@@ -89,7 +89,7 @@ def on_config(config: Any) -> Any:
     notebooks, notebook_problems = load_notebooks(config.docs_dir, course)
     _BUILD.update(notebooks=notebooks, notebook_dirs={}, docs_dir=config.docs_dir)  # dirs: see on_files
     _BUILD["problems"].extend(notebook_problems)
-    configure_execution_cache(config.plugins, project, config.docs_dir)
+    configure_execution_cache(config.plugins, project, config.docs_dir, partial=partial)
     from course.notebooks.sandbox import configure_kernel_sandbox
 
     configure_kernel_sandbox(project)  # an empty environment and a time limit per cell

@@ -23,7 +23,10 @@ from calculators.charts.specs import NARROW_WIDTH, WIDE_WIDTH, course_spec
 from course.lesson_format.lessons import load_course
 from course.lesson_format.navigation import build_nav, reading_order
 from course.notebooks.lesson_notebooks import (
+    CACHE_ENV,
+    JUPYTER_PLUGIN,
     Notebook,
+    configure_execution_cache,
     describe_cell_failure,
     execution_cache_dir,
     finish_notebook_page,
@@ -127,6 +130,35 @@ def test_cache_folders_of_other_fingerprints_are_removed(tmp_path: Path) -> None
     (tmp_path / "current").mkdir()
     assert execution_cache_dir(tmp_path, "current") == tmp_path / "current"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["current"]
+
+
+def test_a_partial_serve_rebuild_keeps_the_executed_notebooks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mkdocs-jupyter deletes every cached notebook a build did not render; a partial rebuild renders none
+    (course.lesson_format.partial_rebuilds), so with the cache on it emptied it, and the next full rebuild
+    executed all eight notebooks again (43 s instead of 3 s, seen in ``dev.py serve``)."""
+    from mkdocs_jupyter.plugin import Plugin
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
+
+    def build(*, partial: bool) -> Path | None:
+        plugin = Plugin()  # MkDocs makes the plugin again for each build of a serve
+        plugin.load_config({"execute": True})
+        folder = configure_execution_cache({JUPYTER_PLUGIN: plugin}, ROOT, ROOT / "docs", partial=partial)
+        plugin.on_pre_build(config=None)
+        plugin.on_post_build(config=None)  # renders no notebook page, like a partial rebuild
+        return folder
+
+    folder = build(partial=False)
+    assert folder is not None
+    folder.mkdir(parents=True, exist_ok=True)
+    executed = folder / "a-notebook-executed-before.json"
+    executed.write_text("{}", encoding="utf-8")
+    assert build(partial=True) is None
+    assert executed.exists()
+    build(partial=False)  # a full build that rendered no notebook: the eviction the partial one avoids
+    assert not executed.exists()
 
 
 # ------------------------------------------------------------------------------------------ page finish

@@ -466,16 +466,22 @@ CACHE_ENV = "RIDGEPOINT_NOTEBOOK_CACHE"
 
 
 def configure_execution_cache(
-    plugins: Mapping[str, Any], project_root: str | Path, docs_dir: str | Path
+    plugins: Mapping[str, Any], project_root: str | Path, docs_dir: str | Path, *, partial: bool = False
 ) -> Path | None:
     """Point mkdocs-jupyter's cache at the folder for these docs and the current calculators.
 
     Each docs folder (the course, a test fixture site) gets its own cache: the plugin deletes every cached
-    page a build did not use, so two sites sharing a folder would evict each other's. Returns None if the
-    plugin or its cache is off.
+    page a build did not use, so two sites sharing a folder would evict each other's. For the same reason the
+    cache is off in a ``partial`` serve rebuild (:mod:`course.lesson_format.partial_rebuilds`), which writes
+    no notebook page (a changed notebook makes every page be written again): the plugin would evict them all,
+    and the next full rebuild would execute every notebook again. Returns None if the plugin or its cache is
+    off.
     """
     plugin = plugins.get(JUPYTER_PLUGIN)
     if plugin is None or not plugin.config["cache"]:
+        return None
+    if partial:
+        plugin.config["cache"] = False
         return None
     root = Path(project_root).resolve()
     docs = Path(docs_dir).resolve()
