@@ -46,7 +46,8 @@ def on_config(config: Any) -> Any:
     from course.lesson_format.partial_rebuilds import prepare_rebuild, shared_inputs
 
     # Under --dirty, MkDocs writes only the edited pages; every page when what they share changed.
-    inputs = shared_inputs(config.docs_dir, config.config_file_path, config.theme.custom_dir)
+    watched = [w for w in (config.theme.custom_dir, *config.watch) if w]
+    inputs = shared_inputs(config.docs_dir, config.config_file_path, watched)
     partial = not prepare_rebuild(config.site_dir, inputs, code_changed=code_changed)
     from course.lesson_format.lessons import load_course
     from course.lesson_format.validation import block_validators
@@ -113,6 +114,13 @@ def on_files(files: Any, config: Any) -> Any:
 
     write_edited_pages_again((f.abs_src_path, f.abs_dest_path) for f in files.documentation_pages())
     return files
+
+
+def on_nav(nav: Any, config: Any, files: Any) -> Any:
+    from course.lesson_format.partial_rebuilds import read_untitled_pages
+
+    read_untitled_pages((f.page for f in files.documentation_pages()), config)  # titled in every nav
+    return nav
 
 
 def on_pre_page(page: Any, config: Any, files: Any) -> Any:

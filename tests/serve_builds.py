@@ -1,10 +1,11 @@
 """Build a site as ``dev.py serve`` rebuilds it, in one process, with edits between builds: a test driver.
 
-``python tests/serve_builds.py CONFIG SITE [--dirty] [FILE TEXT_FILE]...`` builds once, then for each pair
-writes TEXT_FILE's text into FILE and builds again, as MkDocs' server does on a save (the same process, a
-fresh config each time, ``serve_url`` set). It prints, as JSON, the output files each build wrote (by their
-modification times), so that a test can tell a partial rebuild from a full one. Run in a subprocess: the
-hook imports the project afresh between builds, which must not happen inside pytest's own process.
+``python tests/serve_builds.py CONFIG SITE [--dirty] [EDITS_JSON]`` builds once, then for each step of
+EDITS_JSON (a list of steps, each a list of ``[file, text]`` saves) writes the files and builds again, as
+MkDocs' server does after a save (the same process, a fresh config each time, ``serve_url`` set). It
+prints, as JSON, the HTML files each build wrote (by their modification times), so that a test can tell a
+partial rebuild from a full one. Run in a subprocess: the hook imports the project afresh between builds,
+which must not happen inside pytest's own process.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ def _outputs(site: Path) -> dict[str, int]:
 
 def main(argv: list[str]) -> int:
     dirty = "--dirty" in argv
-    config_file, site_dir, *pairs = [a for a in argv if a != "--dirty"]
+    config_file, site_dir, *edits = [a for a in argv if a != "--dirty"]
+    steps = json.loads(Path(edits[0]).read_text(encoding="utf-8")) if edits else []
     site = Path(site_dir)
 
     def one_build(first: bool) -> list[str]:
@@ -40,9 +42,10 @@ def main(argv: list[str]) -> int:
         return sorted(path for path, stamp in _outputs(site).items() if before.get(path) != stamp)
 
     written = [one_build(first=True)]
-    for file, text_file in zip(pairs[::2], pairs[1::2], strict=True):
+    for step in steps:
         time.sleep(0.05)  # a save a moment after the build, as an editor's would be
-        Path(file).write_text(Path(text_file).read_text(encoding="utf-8"), encoding="utf-8")
+        for file, text in step:
+            Path(file).write_text(text, encoding="utf-8")
         written.append(one_build(first=False))
     print(json.dumps(written))
     return 0

@@ -143,7 +143,7 @@ def test_a_partial_serve_rebuild_keeps_the_executed_notebooks(
     monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
 
     def build(*, partial: bool) -> Path | None:
-        plugin = Plugin()  # MkDocs makes the plugin again for each build of a serve
+        plugin = Plugin()  # a serve keeps the plugin but loads its config again for each build
         plugin.load_config({"execute": True})
         folder = configure_execution_cache({JUPYTER_PLUGIN: plugin}, ROOT, ROOT / "docs", partial=partial)
         plugin.on_pre_build(config=None)

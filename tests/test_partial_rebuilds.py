@@ -32,18 +32,22 @@ from course.lesson_format.partial_rebuilds import (
     shared_inputs,
     write_edited_pages_again,
 )
-from course.lesson_format.site_config import write_derived_config
+from course.lesson_format.site_config import read_site_config, write_derived_config
 
 LESSON = "foundations/good-lesson.md"
 SECOND = "foundations/second-lesson.md"
+UNTITLED = "notes/about.md"
 
 
 def _docs(root: Path) -> Path:
-    """Two good fixture lessons in one track, the track pages and the home page."""
+    """Two good fixture lessons in one track, the track pages, the home page and a page titled by its
+    heading."""
     docs = good_lesson_docs(root)
     first = (docs / LESSON).read_text(encoding="utf-8")
     second = first.replace("good-lesson", "second-lesson").replace("order: 1", "order: 2")
     (docs / SECOND).write_text(second, encoding="utf-8")
+    (docs / "notes").mkdir()  # a page outside the tracks, titled by its heading (as contributing/ is)
+    (docs / UNTITLED).write_text("# About these fixtures\n\nTwo lessons in one track.\n", encoding="utf-8")
     return docs
 
 
@@ -55,7 +59,7 @@ def test_a_lesson_body_is_not_shared_but_its_front_matter_and_other_files_are(tm
     config.write_text("site_name: x\n", encoding="utf-8")
 
     def inputs() -> str:
-        return shared_inputs(docs, config, theme)
+        return shared_inputs(docs, config, [theme])
 
     start = inputs()
     lesson = docs / LESSON
@@ -73,6 +77,9 @@ def test_a_lesson_body_is_not_shared_but_its_front_matter_and_other_files_are(tm
         ),
         "a track page's body": lambda: (docs / "foundations" / "index.md").write_text(
             (docs / "foundations" / "index.md").read_text(encoding="utf-8") + "\nMore.\n", encoding="utf-8"
+        ),
+        "a heading that titles its page": lambda: (docs / UNTITLED).write_text(
+            "# About the fixtures\n", encoding="utf-8"
         ),
         "a new page": lambda: (docs / "foundations" / "new.md").write_text("# New\n", encoding="utf-8"),
         "a template": lambda: (theme / "main.html").write_text("{# changed #}", encoding="utf-8"),
@@ -111,6 +118,30 @@ def test_the_site_is_emptied_unless_the_last_build_finished_cleanly_from_the_sam
     forget_build(site)  # strict mode aborted after the last event
     assert rebuild("b")
     assert rebuild("b")  # a build that never finished (no finish_build)
+
+
+def test_only_one_saved_lesson_makes_a_partial_rebuild(tmp_path: Path) -> None:
+    site, lesson, other, notebook = tmp_path / "site", tmp_path / "a.md", tmp_path / "b.md", tmp_path / "n.py"
+    site.mkdir()
+
+    def built() -> None:
+        for source in (lesson, other, notebook):
+            source.write_text(source.name, encoding="utf-8") if not source.exists() else None
+            page_read(str(source))
+        finish_build(site, "a", had_problems=False)
+
+    def saved(*sources: Path) -> bool:
+        for source in sources:
+            source.write_text(source.read_text(encoding="utf-8") + " saved", encoding="utf-8")
+        return not prepare_rebuild(site, "a", code_changed=False)
+
+    prepare_rebuild(site, "a", code_changed=False)
+    built()
+    assert saved(lesson)
+    built()
+    assert not saved(lesson, other)  # two pages: search would keep one's old entries
+    built()
+    assert not saved(notebook)  # a notebook saved without a change: with its cache on, not executed again
 
 
 def test_a_save_during_a_build_is_written_next_time_whatever_the_clocks_say(tmp_path: Path) -> None:
@@ -164,18 +195,31 @@ def test_dev_py_serve_runs_mkdocs_with_the_flags_the_benchmark_and_the_serve_tes
     assert set(SERVE_FLAGS) <= set(arguments[2:])
 
 
+def test_every_file_a_page_includes_is_watched_so_its_change_writes_every_page() -> None:
+    """pymdownx.snippets quotes files from outside docs/ (CONTRIBUTING.md into the contributing page): MkDocs
+    rebuilds on their change only if they are watched, and every page is written again only if they count
+    among the shared inputs, which include every watched path."""
+    settings = read_site_config()
+    (snippets,) = [
+        e["pymdownx.snippets"] for e in settings["markdown_extensions"] if "pymdownx.snippets" in e
+    ]
+    watched = [ROOT / path for path in settings["watch"]]
+    for included in snippets["base_path"]:
+        path = ROOT / included
+        assert any(path == w or w in path.parents for w in watched), f"{included} is not watched"
+
+
 # ---------------------------------------------------------------------------------------- served builds
-def _serve_builds(config: Path, site: Path, *edits: tuple[Path, str], dirty: bool = True) -> list[list[str]]:
-    """Build as the server does, then once after each edit; the HTML files each build wrote."""
-    arguments: list[str] = []
-    for number, (file, text) in enumerate(edits):
-        text_file = site.parent / f"edit-{site.name}-{number}.txt"
-        text_file.write_text(text, encoding="utf-8")
-        arguments += [str(file), str(text_file)]
+def _serve_builds(
+    config: Path, site: Path, *steps: list[tuple[Path, str]], dirty: bool = True
+) -> list[list[str]]:
+    """Build as the server does, then once after each step of saves; the HTML files each build wrote."""
+    edits = site.parent / f"edits-{site.name}.json"
+    edits.write_text(json.dumps([[[str(f), t] for f, t in step] for step in steps]), encoding="utf-8")
     result = subprocess.run(
         [sys.executable, str(ROOT / "tests" / "serve_builds.py"), str(config), str(site)]
         + (["--dirty"] if dirty else [])
-        + arguments,
+        + ([str(edits)] if steps else []),
         cwd=ROOT,
         env={**BUILD_ENV, "RIDGEPOINT_NOTEBOOK_CACHE": str(site.parent / "notebook-cache")},
         capture_output=True,
@@ -209,10 +253,12 @@ def test_a_body_edit_writes_one_page_and_the_site_equals_a_full_build(tmp_path: 
     config = write_derived_config(tmp_path / "mkdocs.yml", docs)
     lesson = docs / LESSON
     edited = lesson.read_text(encoding="utf-8") + "\nA sentence added while serving.\n"
-    first, rebuilt = _serve_builds(config, tmp_path / "partial", (lesson, edited))
+    first, rebuilt = _serve_builds(config, tmp_path / "partial", [(lesson, edited)])
     assert "foundations/second-lesson/index.html" in first
     assert rebuilt == ["404.html", "foundations/good-lesson/index.html"]  # 404.html: a theme template
-    assert "A sentence added while serving." in (tmp_path / "partial" / rebuilt[1]).read_text("utf-8")
+    page = (tmp_path / "partial" / rebuilt[1]).read_text("utf-8")
+    assert "A sentence added while serving." in page
+    assert "About these fixtures" in page  # the navigation titles a page that was not read again
     (full,) = _serve_builds(config, tmp_path / "full", dirty=False)
     assert len(full) == len(first)
     _same_site(tmp_path / "partial", tmp_path / "full")
@@ -224,9 +270,24 @@ def test_a_title_edit_writes_every_page_again(tmp_path: Path) -> None:
     config = write_derived_config(tmp_path / "mkdocs.yml", docs)
     lesson = docs / LESSON
     renamed = lesson.read_text(encoding="utf-8").replace("title: Fixture lesson", "title: Renamed lesson")
-    first, rebuilt = _serve_builds(config, tmp_path / "partial", (lesson, renamed))
+    first, rebuilt = _serve_builds(config, tmp_path / "partial", [(lesson, renamed)])
     assert rebuilt == first
     other = (tmp_path / "partial" / "foundations/second-lesson/index.html").read_text("utf-8")
     assert "Renamed lesson good-lesson" in other  # its navigation and its footer's Previous link
+    _serve_builds(config, tmp_path / "full", dirty=False)
+    _same_site(tmp_path / "partial", tmp_path / "full")
+
+
+@pytest.mark.site
+def test_two_pages_saved_before_one_rebuild_write_every_page_again(tmp_path: Path) -> None:
+    """Material's search would keep the old entries of all but one of them (a search-and-replace)."""
+    docs = _docs(tmp_path)
+    config = write_derived_config(tmp_path / "mkdocs.yml", docs)
+    saves = [
+        (docs / page, (docs / page).read_text(encoding="utf-8") + "\nReplaced everywhere.\n")
+        for page in (LESSON, SECOND)
+    ]
+    first, rebuilt = _serve_builds(config, tmp_path / "partial", saves)
+    assert rebuilt == first
     _serve_builds(config, tmp_path / "full", dirty=False)
     _same_site(tmp_path / "partial", tmp_path / "full")

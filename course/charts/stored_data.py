@@ -89,9 +89,12 @@ def stored_chart_data(name: str, params: dict[str, Any], cache_dir: Path | None 
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not stored yet, or unreadable: compute it
     data = chart_data(name, **params)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        stream.write(encoded(data))
-    os.replace(temporary, path)  # another build may be reading it
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            stream.write(encoded(data))
+        os.replace(temporary, path)  # another build may be reading it
+    except OSError:
+        pass  # a full disk, or a build of other calculators removed the folder: computed, not stored
     return data

@@ -1,14 +1,16 @@
-"""Which pages a ``dev.py serve`` rebuild writes again: the edited ones alone, unless what they share changed.
+"""Which pages a ``dev.py serve`` rebuild writes again: the edited one alone, unless what pages share changed.
 
 ``dev.py serve`` runs ``mkdocs serve --dirty``, which reads and writes only the pages whose source is newer
 than their output (issue 17, part 2: writing all 25 pages, eight of them 750 kB notebook pages, after a
 one-line edit made the edit loop 3.7 times plain Material's). MkDocs warns that this can leave the other
-pages stale; here it cannot. What one page shows of another is the other's front matter (titles in the
-navigation and the footer, the track lists, the notebook pages' links back). Everything else a page is made
-from is shared by all pages: the other files of docs/ (tracks, references, redirects, the notebooks), the
-theme overrides, the config and the project's code. :func:`prepare_rebuild` empties the site folder, so that
-MkDocs writes every page again, whenever one of those changed since the last build, or the last build had
-problems (every page shows them in its panel), or it did not finish.
+pages stale; here it cannot. What one page shows of another is its title (in the navigation and the
+footer; from its front matter, or its first heading) and, for a lesson, its front matter (the track lists,
+the notebook pages' links back). Everything else a page is made from is shared by all pages: the other
+files of docs/ (tracks, references, redirects, the notebooks), the theme overrides, the files pages include,
+the config and the project's code. :func:`prepare_rebuild` empties the site folder, so that MkDocs writes
+every page again, whenever one of those changed since the last build, more than one page was saved, the
+last build had problems (every page shows them in its panel) or it did not finish. A problem found by a
+partial rebuild shows on the edited page at once and on the others from the next save.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from mkdocs.utils import clean_directory
 
@@ -32,52 +36,76 @@ _FINISHED: dict[str, str] = {}
 _READ: dict[str, tuple[int, int]] = {}
 # Site folder -> the inline scripts' hashes of every page written since its last full build (for _headers).
 _SCRIPT_HASHES: dict[str, set[str]] = {}
+TITLE_KEY_RE = re.compile(r"^title\s*:", re.MULTILINE)
 DIRTY_BUILD_WARNING = "A 'dirty' build is being performed"  # MkDocs' warning, logged on every --dirty build
 
 
-def shared_inputs(docs_dir: str | Path, config_file: str | Path | None, theme_dir: str | Path | None) -> str:
-    """The SHA-256 (hex) of what every page is made from, short of the project's code.
+def shared_inputs(
+    docs_dir: str | Path, config_file: str | Path | None, watched: Iterable[str | Path] = ()
+) -> str:
+    """The SHA-256 (hex) of what every page is made from.
 
-    Each page of ``docs_dir`` counts by its path and front matter (its body shows on its own page only),
-    every other file by its path and bytes, and so does an ``index.md``: its address starts every address
-    of its section, and Material's search, when one page was written again, replaces every entry under that
-    page's address (editing the home page's body alone would leave the home page alone in the index). Then
-    the config file and the theme's custom folder. Hidden files (an editor's swap file) are left out, as
-    MkDocs leaves them out of the site.
+    A page of ``docs_dir`` whose front matter gives its title counts by its path and front matter (its body
+    shows on its own page only). Every other file counts by its path and bytes, and so do two kinds of page:
+    one titled by its first heading (another page's navigation shows that heading), and an ``index.md``,
+    whose address starts every address of its section (Material's search, when one page was written
+    again, replaces every entry under that page's address: the home page's body alone would have left the
+    home page alone in the index). Then the config file and the ``watched`` files and folders (the theme's
+    overrides, the code, files a page includes). Hidden files (an editor's swap file) and byte code are
+    left out, as MkDocs leaves them out of the site.
     """
     digest = hashlib.sha256()
-    for root, label in ((docs_dir, "docs"), (theme_dir, "theme")):
-        if root is None:
-            continue
-        folder = Path(root)
-        for file in sorted(folder.rglob("*")):
-            relative = file.relative_to(folder)
-            if not file.is_file() or any(part.startswith(".") for part in relative.parts):
+    roots = [("docs", Path(docs_dir))] + [(f"watched{n}", Path(w)) for n, w in enumerate(watched)]
+    if config_file is not None:
+        roots.append(("config", Path(config_file)))
+    for label, root in roots:
+        files = [root] if root.is_file() else sorted(root.rglob("*"))
+        for file in files:
+            relative = file.relative_to(root) if file != root else Path(file.name)
+            if not file.is_file() or any(p.startswith(".") or p == "__pycache__" for p in relative.parts):
                 continue
             content = file.read_bytes()
             if label == "docs" and file.suffix == ".md" and file.name != "index.md":
-                content = front_matter_source(content.decode("utf-8", "replace")).encode()
+                front_matter = front_matter_source(content.decode("utf-8", "replace"))
+                if TITLE_KEY_RE.search(front_matter):
+                    content = front_matter.encode()
             digest.update(f"{label}/{relative.as_posix()}\0".encode())
             digest.update(hashlib.sha256(content).digest())
-    if config_file is not None and Path(config_file).is_file():
-        digest.update(b"config\0" + hashlib.sha256(Path(config_file).read_bytes()).digest())
     return digest.hexdigest()
 
 
 def prepare_rebuild(site_dir: str | Path, inputs: str, *, code_changed: bool) -> bool:
-    """Empty ``site_dir`` unless its last build finished with no problems from the same ``inputs`` and the
-    code is the same; True when emptied, so that every page is written again.
+    """Empty ``site_dir`` unless its last build finished with no problems from the same ``inputs``, the code
+    is the same, and at most one page was saved since, a lesson; True when emptied, so that every page is
+    written again.
 
+    One page at most: Material's search, after a partial rebuild, replaces the old entries of the first page
+    it indexed only (a search-and-replace over several lessons would leave the others' old entries in the
+    index). A lesson: a notebook saved without a change (the same inputs) would otherwise be executed again
+    with the notebooks' cache off (see :func:`course.notebooks.lesson_notebooks.configure_execution_cache`).
     Outside ``--dirty`` MkDocs empties the folder itself a moment later, so this changes nothing there.
     """
     key = str(Path(site_dir).resolve())
     previous = _FINISHED.pop(key, None)
-    if previous == inputs and not code_changed:
+    saved = [source for source, stamp in _READ.items() if _stamp(source) != stamp]
+    if previous == inputs and not code_changed and len(saved) <= 1 and all(s.endswith(".md") for s in saved):
         return False
     clean_directory(str(site_dir))
     _SCRIPT_HASHES.pop(key, None)
     _READ.clear()
     return True
+
+
+def read_untitled_pages(pages: Iterable[Any], config: Any) -> list[Any]:
+    """Read the source of each page the navigation does not title (MkDocs ``on_nav``), so that its title
+    (front matter, else its first heading) is known to the other pages' navigation even when the page itself
+    is not written again: MkDocs leaves an unread page's title empty, and Material prints it "None"."""
+    read = []
+    for page in pages:
+        if page is not None and page.title is None:
+            page.read_source(config)
+            read.append(page)
+    return read
 
 
 def _stamp(path: str) -> tuple[int, int] | None:
