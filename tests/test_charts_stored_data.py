@@ -16,6 +16,7 @@ from calculators.charts import ChartError, chart_data
 from course.charts import stored_data
 from course.charts.extension import _fence_blocks, parse_block
 from course.charts.stored_data import DATA_FOLDER, decoded, encoded, stored_chart_data
+from course.widgets import extension as widgets
 
 COURSE_CHARTS = [
     (page.relative_to(ROOT / "docs").as_posix(), line, parse_block(body))
@@ -24,9 +25,29 @@ COURSE_CHARTS = [
 ]
 
 
+WIDGET_CHARTS = [
+    (page.relative_to(ROOT / "docs").as_posix(), key, payload["chart"], payload["params"])
+    for page in sorted((ROOT / "docs").rglob("*.md"))
+    for _, _, body in widgets.find_blocks(page.read_text(encoding="utf-8").splitlines())
+    for name, defaults in [widgets.parse_block(body)]
+    for key, payload in widgets.COMPUTE[name](defaults).get("charts", {}).items()
+]
+
+
 def test_the_course_draws_charts() -> None:
     assert len(COURSE_CHARTS) >= 10
     assert {"goodput-vs-rate", "roofline"} <= {block.name for _, _, block in COURSE_CHARTS}
+    assert len(WIDGET_CHARTS) >= 4  # the widgets' charts in their default state
+
+
+@pytest.mark.parametrize(
+    ("chart", "params"), [w[2:] for w in WIDGET_CHARTS], ids=[f"{p}:{k}" for p, k, _, _ in WIDGET_CHARTS]
+)
+def test_every_widget_chart_comes_back_from_the_store_as_computed(
+    chart: str, params: dict[str, object], tmp_path: Path
+) -> None:
+    computed = chart_data(chart, **params)
+    assert decoded(encoded(computed)) == computed
 
 
 @pytest.mark.parametrize(
