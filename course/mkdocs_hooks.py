@@ -28,9 +28,12 @@ def on_startup(command: str, dirty: bool) -> None:
     if command == "serve":
         os.environ[_SERVING] = "1"
     if dirty:  # dev.py serve: see course.lesson_format.partial_rebuilds
-        from course.lesson_format.partial_rebuilds import quiet_dirty_build_warning
+        from course.lesson_format.partial_rebuilds import DIRTY_ENV, quiet_dirty_build_warning
 
+        os.environ[DIRTY_ENV] = "1"  # MkDocs tells only this first event; this file is loaded per build
         quiet_dirty_build_warning()
+    else:
+        os.environ.pop("RIDGEPOINT_DIRTY_SERVE", None)  # partial_rebuilds.DIRTY_ENV, from a caller's env
 
 
 def on_config(config: Any) -> Any:
@@ -43,12 +46,15 @@ def on_config(config: Any) -> Any:
 
     # Pick up edited calculators and extensions on a serve rebuild; an edited lesson keeps what they computed.
     code_changed = bool(purge_changed_project_modules(project))
-    from course.lesson_format.partial_rebuilds import prepare_rebuild, shared_inputs
+    import os
+
+    from course.lesson_format.partial_rebuilds import DIRTY_ENV, prepare_rebuild, shared_inputs
 
     # Under --dirty, MkDocs writes only the edited pages; every page when what they share changed.
     watched = [w for w in (config.theme.custom_dir, *config.watch) if w]
     inputs = shared_inputs(config.docs_dir, config.config_file_path, watched)
-    partial = not prepare_rebuild(config.site_dir, inputs, code_changed=code_changed)
+    dirty = os.environ.get(DIRTY_ENV) == "1"
+    partial = not prepare_rebuild(config.site_dir, inputs, code_changed=code_changed, dirty=dirty)
     from course.lesson_format.lessons import load_course
     from course.lesson_format.validation import block_validators
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -56,6 +57,32 @@ def test_our_scripts_minify_to_scripts_that_still_parse(tmp_path: Path) -> None:
     if shutil.which("node") is None:
         pytest.skip("node is not installed: the minified scripts were not parsed")
     check_scripts(changed)  # raises if one no longer parses
+
+
+def test_a_script_is_parsed_once_per_process_and_a_broken_one_every_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full serve rebuild minifies the same scripts again; Node parses each content once."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    script, broken = tmp_path / "fine.js", tmp_path / "broken.js"
+    script.write_text(f"window.checked = {tmp_path.stat().st_ino};\n", encoding="utf-8")  # new content
+    broken.write_text("(() => { const x = ; })();\n", encoding="utf-8")
+    runs: list[list[str]] = []
+    real_run = subprocess.run
+
+    def counted(argv: list[str], **kwargs: object) -> object:
+        runs.append(argv)
+        return real_run(argv, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "run", counted)
+    check_scripts([script])
+    check_scripts([script])
+    assert len(runs) == 1
+    for _ in range(2):
+        with pytest.raises(AssetBundleError):
+            check_scripts([broken])
+    assert len(runs) == 3
 
 
 def test_a_script_that_no_longer_parses_fails_the_build(tmp_path: Path) -> None:

@@ -120,6 +120,18 @@ def test_the_site_is_emptied_unless_the_last_build_finished_cleanly_from_the_sam
     assert rebuild("b")  # a build that never finished (no finish_build)
 
 
+def test_without_dirty_every_build_is_full(tmp_path: Path) -> None:
+    """A plain ``mkdocs serve`` writes every page: a rebuild taken for partial turned the notebooks' cache
+    off while MkDocs rendered all eight notebooks, executing them on every save (50 s a rebuild)."""
+    site = tmp_path / "site"
+    site.mkdir()
+    prepare_rebuild(site, "a", code_changed=False, dirty=False)
+    finish_build(site, "a", had_problems=False)
+    assert prepare_rebuild(site, "a", code_changed=False, dirty=False)
+    finish_build(site, "a", had_problems=False)
+    assert not prepare_rebuild(site, "a", code_changed=False, dirty=True)
+
+
 def test_only_one_saved_lesson_makes_a_partial_rebuild(tmp_path: Path) -> None:
     site, lesson, other, notebook = tmp_path / "site", tmp_path / "a.md", tmp_path / "b.md", tmp_path / "n.py"
     site.mkdir()

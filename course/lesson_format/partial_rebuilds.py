@@ -37,6 +37,7 @@ _READ: dict[str, tuple[int, int]] = {}
 # Site folder -> the inline scripts' hashes of every page written since its last full build (for _headers).
 _SCRIPT_HASHES: dict[str, set[str]] = {}
 TITLE_KEY_RE = re.compile(r"^title\s*:", re.MULTILINE)
+DIRTY_ENV = "RIDGEPOINT_DIRTY_SERVE"  # set by the hook when MkDocs serves with --dirty (it says so once)
 DIRTY_BUILD_WARNING = "A 'dirty' build is being performed"  # MkDocs' warning, logged on every --dirty build
 
 
@@ -74,7 +75,7 @@ def shared_inputs(
     return digest.hexdigest()
 
 
-def prepare_rebuild(site_dir: str | Path, inputs: str, *, code_changed: bool) -> bool:
+def prepare_rebuild(site_dir: str | Path, inputs: str, *, code_changed: bool, dirty: bool = True) -> bool:
     """Empty ``site_dir`` unless its last build finished with no problems from the same ``inputs``, the code
     is the same, and at most one page was saved since, a lesson; True when emptied, so that every page is
     written again.
@@ -83,12 +84,14 @@ def prepare_rebuild(site_dir: str | Path, inputs: str, *, code_changed: bool) ->
     it indexed only (a search-and-replace over several lessons would leave the others' old entries in the
     index). A lesson: a notebook saved without a change (the same inputs) would otherwise be executed again
     with the notebooks' cache off (see :func:`course.notebooks.lesson_notebooks.configure_execution_cache`).
-    Outside ``--dirty`` MkDocs empties the folder itself a moment later, so this changes nothing there.
+    Outside ``--dirty`` (``dirty`` False: a plain ``mkdocs serve`` or ``build``) every build is a full one;
+    MkDocs empties the folder itself a moment later, so emptying it here changes nothing.
     """
     key = str(Path(site_dir).resolve())
     previous = _FINISHED.pop(key, None)
     saved = [source for source, stamp in _READ.items() if _stamp(source) != stamp]
-    if previous == inputs and not code_changed and len(saved) <= 1 and all(s.endswith(".md") for s in saved):
+    one_lesson = len(saved) <= 1 and all(source.endswith(".md") for source in saved)
+    if dirty and previous == inputs and not code_changed and one_lesson:
         return False
     clean_directory(str(site_dir))
     _SCRIPT_HASHES.pop(key, None)
