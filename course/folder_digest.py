@@ -3,12 +3,26 @@
 The course reading (docs/) and the stored figures (calculators/) are both kept while their folder is the
 same. Contents, not modification times: a test (or an editor) may rewrite a file within the clock's
 resolution. Byte code is left out, since it follows the sources and Python rewrites it on its own.
+Caches of computed results (executed notebooks, chart data) keep one folder per fingerprint of their
+sources, :func:`fingerprint_folder`, and drop the others.
 """
 
 from __future__ import annotations
 
 import hashlib
+import shutil
 from pathlib import Path
+
+
+def fingerprint_folder(cache_root: str | Path, fingerprint: str) -> Path:
+    """The cache folder for this fingerprint under ``cache_root``; folders of other fingerprints (results of
+    sources as they were before) are removed."""
+    root = Path(cache_root)
+    if root.is_dir():
+        for stale in root.iterdir():
+            if stale.is_dir() and stale.name != fingerprint:
+                shutil.rmtree(stale, ignore_errors=True)
+    return root / fingerprint
 
 
 def folder_digest(folder: Path | str) -> str:

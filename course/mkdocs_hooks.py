@@ -20,6 +20,7 @@ UNCHECKED_BUILD_ENV = "RIDGEPOINT_UNCHECKED_BUILD"  # the attack corpus builds d
 _SERVING = (
     "RIDGEPOINT_SERVING"  # course.lesson_format.problems.SERVING_ENV; MkDocs reloads this file per build
 )
+_DIRTY = "RIDGEPOINT_DIRTY_SERVE"  # course.lesson_format.partial_rebuilds.DIRTY_ENV, for the same reason
 
 
 def on_startup(command: str, dirty: bool) -> None:
@@ -27,13 +28,14 @@ def on_startup(command: str, dirty: bool) -> None:
 
     if command == "serve":
         os.environ[_SERVING] = "1"
-    if dirty:  # dev.py serve: see course.lesson_format.partial_rebuilds
-        from course.lesson_format.partial_rebuilds import DIRTY_ENV, quiet_dirty_build_warning
+    # dev.py serve runs --dirty (see partial_rebuilds). MkDocs says so in this first event only, and this
+    # file is loaded again for each build, so the environment keeps it (and drops a caller's).
+    os.environ.pop(_DIRTY, None)
+    if dirty:
+        from course.lesson_format.partial_rebuilds import quiet_dirty_build_warning
 
-        os.environ[DIRTY_ENV] = "1"  # MkDocs tells only this first event; this file is loaded per build
+        os.environ[_DIRTY] = "1"
         quiet_dirty_build_warning()
-    else:
-        os.environ.pop("RIDGEPOINT_DIRTY_SERVE", None)  # partial_rebuilds.DIRTY_ENV, from a caller's env
 
 
 def on_config(config: Any) -> Any:

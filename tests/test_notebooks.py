@@ -20,6 +20,7 @@ from calculators import Scenario, format_value
 from calculators.charts import build_chart
 from calculators.charts.notebook_tables import format_cell, table_markdown
 from calculators.charts.specs import NARROW_WIDTH, WIDE_WIDTH, course_spec
+from course.folder_digest import fingerprint_folder
 from course.lesson_format.lessons import load_course
 from course.lesson_format.navigation import build_nav, reading_order
 from course.notebooks.lesson_notebooks import (
@@ -28,7 +29,6 @@ from course.notebooks.lesson_notebooks import (
     Notebook,
     configure_execution_cache,
     describe_cell_failure,
-    execution_cache_dir,
     finish_notebook_page,
     load_notebooks,
     nav_companions,
@@ -128,7 +128,7 @@ def test_cache_folders_of_other_fingerprints_are_removed(tmp_path: Path) -> None
     (tmp_path / "old").mkdir()
     (tmp_path / "old" / "page.json").write_text("{}", encoding="utf-8")
     (tmp_path / "current").mkdir()
-    assert execution_cache_dir(tmp_path, "current") == tmp_path / "current"
+    assert fingerprint_folder(tmp_path, "current") == tmp_path / "current"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["current"]
 
 

@@ -55,18 +55,9 @@ def test_serve_shows_a_lesson_problem_in_the_page_and_keeps_serving(tmp_path: Pa
     shutil.copy(FIXTURES / "inference" / "index.md", docs / "inference")
     config = write_derived_config(tmp_path / "mkdocs.yml", docs)
     port = free_port()
+    address = f"127.0.0.1:{port}"
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mkdocs",
-            "serve",
-            *SERVE_FLAGS,
-            "-f",
-            str(config),
-            "--dev-addr",
-            f"127.0.0.1:{port}",
-        ],
+        [sys.executable, "-m", "mkdocs", "serve", *SERVE_FLAGS, "-f", str(config), "--dev-addr", address],
         cwd=ROOT,
         env={**BUILD_ENV, "RIDGEPOINT_SITE_URL": f"http://127.0.0.1:{port}/"},
         stdout=subprocess.PIPE,

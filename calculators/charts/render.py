@@ -131,7 +131,9 @@ def tidy_svg(svg: str, prefix: str) -> str:
     return svg.replace("<svg ", '<svg font-family="sans-serif" ', 1)
 
 
-def _write_atomically(path: Path, text: str) -> None:
+def write_atomically(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file: a build reading the cache meanwhile sees the old
+    file or the new one, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
     with os.fdopen(handle, "w", encoding="utf-8") as stream:
@@ -155,8 +157,8 @@ def render_spec(spec: dict[str, Any], cache_dir: Path | None = None) -> Rendered
 
     svg = tidy_svg(vl_convert.vegalite_to_svg(spec), prefix=f"rp{key[:8]}")
     spec_json = served_spec(spec)
-    _write_atomically(spec_path, spec_json)
-    _write_atomically(svg_path, svg)
+    write_atomically(spec_path, spec_json)
+    write_atomically(svg_path, svg)
     return RenderedChart(key, spec_json, svg)
 
 
@@ -190,5 +192,5 @@ def _render_variant(data: ChartData, folder: Path, *, narrow: bool) -> RenderedC
     from calculators.charts.specs import course_spec  # Altair: only on a miss
 
     rendered = render_spec(course_spec(data, narrow=narrow), folder)
-    _write_atomically(pointer, rendered.key)
+    write_atomically(pointer, rendered.key)
     return rendered

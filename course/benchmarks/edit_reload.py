@@ -92,18 +92,9 @@ def serving(
 ) -> Iterator[Served]:
     """Start ``mkdocs serve *flags`` for ``config``; yields once ``page`` answers, stops it on exit."""
     port = _free_port()
+    address = f"127.0.0.1:{port}"
     server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "mkdocs",
-            "serve",
-            *flags,
-            "-f",
-            str(config),
-            "--dev-addr",
-            f"127.0.0.1:{port}",
-        ],
+        [sys.executable, "-m", "mkdocs", "serve", *flags, "-f", str(config), "--dev-addr", address],
         cwd=ROOT,
         env={**env, "RIDGEPOINT_SITE_URL": f"http://127.0.0.1:{port}/"},
         stdout=subprocess.PIPE,

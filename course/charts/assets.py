@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from calculators.charts.render import _write_atomically, default_cache_dir
+from calculators.charts.render import default_cache_dir, write_atomically
 
 LOCK_FILE = Path(__file__).with_name("vega-runtime.lock.json")
 SITE_FOLDER = "assets/ridgepoint"  # where charts.js lives in the site; runtime and specs are resolved from it
@@ -141,7 +141,7 @@ def vega_spec(key: str, folder: Path) -> bytes:
     spec = vl_convert.vegalite_to_vega(json.loads(source.read_text(encoding="utf-8")))
     spec.pop("$schema", None)
     content = json.dumps(spec, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
-    _write_atomically(compiled, content)
+    write_atomically(compiled, content)
     return content.encode("utf-8")
 
 
@@ -180,7 +180,7 @@ def pin() -> RuntimePin:
         "libraries": libraries,
         "note": "globals vega and vegaLite are not usable from this bundle: use vegaEmbed and the view API",
     }
-    _write_atomically(LOCK_FILE, json.dumps(record, indent=2) + "\n")
+    write_atomically(LOCK_FILE, json.dumps(record, indent=2) + "\n")
     runtime_pin.cache_clear()
     return runtime_pin()
 

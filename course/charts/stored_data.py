@@ -11,17 +11,16 @@ chart cache makes a cold build.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-import os
-import shutil
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from calculators.charts import ChartData, chart_data
-from calculators.charts.render import default_cache_dir
+from calculators.charts.render import default_cache_dir, write_atomically
+from course.folder_digest import fingerprint_folder
 from course.numbers.value_cache import calculators_fingerprint
 
 DATA_FOLDER = "data"
@@ -66,16 +65,10 @@ def _key(name: str, params: dict[str, Any]) -> str:
 def _folder(cache_dir: Path | None) -> Path:
     """This fingerprint's folder; the first time in a process, the other fingerprints' folders go."""
     root = (cache_dir if cache_dir is not None else default_cache_dir()) / DATA_FOLDER
-    return _prune(root.resolve(), calculators_fingerprint())
+    return _fingerprint_folder(root.resolve(), calculators_fingerprint())
 
 
-@lru_cache(maxsize=8)
-def _prune(root: Path, fingerprint: str) -> Path:
-    if root.is_dir():
-        for other in root.iterdir():
-            if other.name != fingerprint:
-                shutil.rmtree(other, ignore_errors=True) if other.is_dir() else other.unlink(missing_ok=True)
-    return root / fingerprint
+_fingerprint_folder = lru_cache(maxsize=8)(fingerprint_folder)  # once per process, not once per chart
 
 
 def stored_chart_data(name: str, params: dict[str, Any], cache_dir: Path | None = None) -> ChartData:
@@ -89,12 +82,8 @@ def stored_chart_data(name: str, params: dict[str, Any], cache_dir: Path | None 
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not stored yet, or unreadable: compute it
     data = chart_data(name, **params)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(encoded(data))
-        os.replace(temporary, path)  # another build may be reading it
-    except OSError:
-        pass  # a full disk, or a build of other calculators removed the folder: computed, not stored
+    # Another build may be reading it; a full disk, or a build of other calculators that removed the folder,
+    # leaves it computed and not stored.
+    with contextlib.suppress(OSError):
+        write_atomically(path, encoded(data))
     return data

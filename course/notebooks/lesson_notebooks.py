@@ -23,7 +23,6 @@ import hashlib
 import html
 import os
 import re
-import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
@@ -32,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from course.folder_digest import fingerprint_folder
 from course.lesson_format.lessons import Course
 from course.lesson_format.navigation import NavItem
 from course.lesson_format.problems import Problem
@@ -229,16 +229,6 @@ def use_local_kernel_sockets() -> bool:
 
     ConnectionFileMixin.class_traits()["transport"].default_value = "ipc"
     return True
-
-
-def execution_cache_dir(cache_root: str | Path, fingerprint: str) -> Path:
-    """The cache folder for this fingerprint; folders of other fingerprints (stale outputs) are removed."""
-    root = Path(cache_root)
-    if root.is_dir():
-        for stale in root.iterdir():
-            if stale.is_dir() and stale.name != fingerprint:
-                shutil.rmtree(stale, ignore_errors=True)
-    return root / fingerprint
 
 
 # ------------------------------------------------------------------------------------------ the built page
@@ -490,7 +480,7 @@ def configure_execution_cache(
     except ValueError:  # docs outside the project (a temporary test site): name the cache by the path's hash
         site_key = "outside-" + hashlib.sha256(str(docs).encode()).hexdigest()[:12]
     cache_root = Path(os.environ.get(CACHE_ENV) or Path.cwd() / CACHE_ROOT)
-    folder = execution_cache_dir(cache_root / site_key, outputs_fingerprint(root))
+    folder = fingerprint_folder(cache_root / site_key, outputs_fingerprint(root))
     plugin.config["cache_dir"] = str(folder)
     return folder
 
