@@ -320,6 +320,31 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
     return problems
 
 
+def fill_figures(text: str) -> tuple[str, list[tuple[str, str, str]]]:
+    """``text`` with each ``{{ ... }}`` replaced by the figure it computes, and what is wrong with any that
+    fails, as ``(source, problem, fix)``.
+
+    For short texts outside the prose, such as a quiz's explanations, which another block renders: they quote
+    computed figures exactly as the prose does, checked by the same rules.
+    """
+    problems: list[tuple[str, str, str]] = []
+
+    def figure(match: re.Match[str]) -> str:
+        source = match.group("body")
+        try:
+            reference = parse_number(source)
+        except NumberSyntaxError as error:
+            example = EXAMPLE_CLAIM if "==" in source else EXAMPLE_INSERT
+            problems.append((source, str(error), error.fix or example))
+            return match.group(0)
+        result = evaluate_reference(reference)
+        if result.problem:
+            problems.append((source, result.problem, result.fix or EXAMPLE_INSERT))
+        return result.text
+
+    return NUMBER_RE.sub(figure, text), problems
+
+
 def render_html(source: str) -> etree.Element:
     """The ``<span>`` a page shows for one ``{{ ... }}``; it carries the value for tests and tooltips."""
     span = etree.Element("span")
