@@ -350,7 +350,8 @@ def test_a_page_whose_right_options_are_mostly_the_longest_fails_naming_them() -
     problem = problems[0]
     assert problem.file == "serving/lesson.md"
     assert "longest in 2 of the page's 3 single-choice questions" in problem.message
-    assert "'first' (line 5)" in problem.message and "'second' (line 14)" in problem.message
+    assert "'first' (line 5)" in problem.message
+    assert "'second' (line 14)" in problem.message
     assert "'third'" not in problem.message
     assert problem.line == 5
     assert "shorten the right option" in problem.fix

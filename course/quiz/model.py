@@ -564,9 +564,7 @@ def correct_is_longest(question: ChoiceQuestion) -> bool:
     return bool(others) and len(right[0].text) > max(others)
 
 
-def _longest_correct_problem(
-    singles: list[tuple[ChoiceQuestion, int]], path: str
-) -> Problem | None:
+def _longest_correct_problem(singles: list[tuple[ChoiceQuestion, int]], path: str) -> Problem | None:
     """One problem naming every single-choice question whose right option is longest, when too many are.
 
     ``singles`` holds a page's single-choice questions with their file lines; a page passes while at most
