@@ -1165,3 +1165,21 @@ ATTENTION_PREFILL = (
     ("a100", 4, 128, 3840, 0, 0.43),
     ("a100", 4, 128, 4032, 0, 0.47),
 )
+
+# Engine overhead: the time between tokens Splitwise measured (vLLM, DGX-A100), Llama-2-70B on
+# 2 GPUs, 128 output tokens; Mutinifni/splitwise-sim data/perf_model.csv at 8f99e7dc, median token_time.
+# (GPU preset, GPUs, prompt tokens, batch, ms between tokens).
+SPLITWISE_DECODE = (
+    ("a100-sxm-80gb", 2, 128, 1, 53.679),
+    ("a100-sxm-80gb", 2, 256, 1, 54.099),
+    ("a100-sxm-80gb", 2, 512, 1, 54.856),
+    ("a100-sxm-80gb", 2, 512, 2, 59.924),
+    ("a100-sxm-80gb", 2, 512, 4, 60.521),
+    ("a100-sxm-80gb", 2, 512, 8, 61.692),
+    ("a100-sxm-80gb", 2, 512, 16, 65.462),
+    ("a100-sxm-80gb", 2, 512, 32, 72.19),
+    ("a100-sxm-80gb", 2, 1024, 1, 54.771),
+    ("a100-sxm-80gb", 2, 2048, 1, 54.886),
+    ("a100-sxm-80gb", 2, 4096, 1, 55.869),
+    ("a100-sxm-80gb", 2, 8192, 1, 57.32),
+)

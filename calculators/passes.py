@@ -645,7 +645,9 @@ def _simple_operators(
     bound = sum(op.time_s for op in ops) + setup.step_overhead_s
     overhead = setup.step_overhead_s
     if setup.mode == "calibrated":
-        ops, warnings, overhead = _calibrated(setup, ops, warnings, decode_tokens, prefill_tokens, tokens)
+        ops, warnings, overhead = _calibrated(
+            setup, ops, warnings, decode_tokens, prefill_tokens, tokens, decode_tokens + sequences
+        )
     time = sum(op.time_s for op in ops) + overhead
     return PassResult(
         phase, "simple", tokens, weight_bytes, kv_bytes, 0.0, matmul_flops, attention_flops, tuple(ops),
@@ -757,7 +759,9 @@ def _refined_operators(
     bound = sum(op.time_s for op in ops + communication) + setup.step_overhead_s
     overhead = setup.step_overhead_s
     if setup.mode == "calibrated":
-        ops, warnings, overhead = _calibrated(setup, ops, warnings, decode_tokens, prefill_tokens, tokens)
+        ops, warnings, overhead = _calibrated(
+            setup, ops, warnings, decode_tokens, prefill_tokens, tokens, decode_tokens + sequences
+        )
         communication = _communication_operators(setup, tokens, logits, calibrated=True)
     ops += communication
     comm_time = sum(op.time_s for op in communication)
@@ -779,7 +783,7 @@ def _refined_operators(
 
 def _calibrated(
     setup: Setup, ops: list[Operator], warnings: tuple[str, ...], decode_tokens: int, prefill_tokens: int,
-    tokens: int,
+    tokens: int, sequences: int,
 ) -> tuple[list[Operator], tuple[str, ...], float]:  # fmt: skip
     """The same operators timed by the calibrated curves (plus, at the refined level, the element-wise
     kernels the bound leaves out: activation, rotary embedding, residual adds), the extrapolation notes and
@@ -820,7 +824,7 @@ def _calibrated(
         )._replace(time_s=t))  # fmt: skip
     link = setup.link.key if setup.total_gpus > 1 else None
     notes = calibration.provenance(setup.gpu.key, like, setup.arithmetic, link)
-    overhead = setup.step_overhead_s + calibration.step_overhead_s(setup.calibration, decode_tokens)
+    overhead = setup.step_overhead_s + calibration.step_overhead_s(setup.calibration, sequences)
     return out, warnings + notes, overhead
 
 

@@ -8,11 +8,12 @@ import sys
 
 import pytest
 
-from calculators import calibration, decode_step, make_setup, mixed_step, prefill
+from calculators import calibration, calibration_fit, decode_step, make_setup, mixed_step, prefill
+from calculators import calibration_points as points
 
 
 def test_the_stored_coefficients_are_refitted_from_the_summary_points() -> None:
-    assert calibration.refit() == dict(calibration.FITTED)
+    assert calibration_fit.refit() == dict(calibration.FITTED)
 
 
 def test_the_fit_describes_its_own_points() -> None:
@@ -25,7 +26,7 @@ def test_the_fit_describes_its_own_points() -> None:
                     peak, bandwidth,
                 ) / (ms * 1e-3) - 1.0
             )
-            for k, n, t, ms in calibration.points.MATMUL[gpu]
+            for k, n, t, ms in points.MATMUL[gpu]
         )  # fmt: skip
         assert errors[len(errors) // 2] < 0.08
 

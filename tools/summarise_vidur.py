@@ -1,6 +1,8 @@
 """Summarise Vidur's published profiling data into the points the calibrated mode is fitted to.
 
-Run by hand, never by the build: ``python3 tools/summarise_vidur.py VIDUR_GIT_DIR > out.py``. It reads
+Run by hand, never by the build:
+``python3 tools/summarise_vidur.py VIDUR_GIT_DIR SPLITWISE_SIM_GIT_DIR > calculators/calibration_points.py``.
+It reads
 the CSV files of the ``microsoft/vidur`` repository (``data/profiling/``, measured on A100 and H100 with the
 PyTorch/vLLM-era kernels its authors profiled) through ``git show`` and prints
 ``calculators/calibration_points.py``: a few hundred summary points, their provenance, nothing else. Only
@@ -19,6 +21,12 @@ What is kept, and why:
   read from a public copy of Vidur's ``data/profiling/compute/a100/meta-llama/Llama-2-7b-hf/attention.csv``
   (``sw5sh/cs378-assignment3`` at 7ac2fe9f, byte offsets 0, 560000, 1200000, 2130000, 2350000, 10664000),
   median ``attn_decode`` and ``attn_prefill`` per layer, FlashAttention backend, block size 16.
+- Engine overhead: Splitwise's measured performance model (Patel et al., ISCA 2024; its simulator's
+  ``data/perf_model.csv`` in ``Mutinifni/splitwise-sim``, vLLM on a DGX-A100), Llama-2-70B on 2 A100s,
+  128 output tokens: the median ``token_time`` (time between tokens, ms) of each prompt size at batch 1
+  and of each batch up to 32 at a 512-token prompt. Batch 64 is left out (its prompt times fall eightfold:
+  another regime of their harness). Everything measured on H100s, and every prompt time, is held out for
+  the validation test.
 """
 
 from __future__ import annotations
@@ -86,6 +94,12 @@ ATTENTION_PREFILL = (
     ("a100", 4, 128, 3840, 0, 0.430),
     ("a100", 4, 128, 4032, 0, 0.470),
 )
+
+
+def _commit(git_dir: str) -> str:
+    return subprocess.run(
+        ["git", "-C", git_dir, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def _rows(git_dir: str, path: str) -> list[dict[str, str]]:
@@ -156,10 +170,28 @@ def all_reduce_points(git_dir: str, node: str, gpus: int) -> list[tuple[int, flo
     ]
 
 
-def main(git_dir: str) -> None:
-    commit = subprocess.run(
-        ["git", "-C", git_dir, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
-    ).stdout.strip()
+def splitwise_decode_points(git_dir: str) -> list[tuple[str, int, int, int, float]]:
+    """(GPU preset, GPUs, prompt, batch, median ms between tokens): Llama-2-70B on 2 A100s."""
+    groups: dict[tuple[int, int], list[float]] = {}
+    for row in _rows(git_dir, "data/perf_model.csv"):
+        if (row["model"], row["hardware"], row["tensor_parallel"], row["token_size"]) != (
+            "llama2-70b",
+            "a100-80gb",
+            "2",
+            "128",
+        ):
+            continue
+        prompt, batch = int(row["prompt_size"]), int(row["batch_size"])
+        if batch == 1 or (prompt == 512 and batch <= 32):
+            groups.setdefault((prompt, batch), []).append(float(row["token_time"]))
+    return [
+        ("a100-sxm-80gb", 2, prompt, batch, round(statistics.median(times), 3))
+        for (prompt, batch), times in sorted(groups.items())
+    ]
+
+
+def main(git_dir: str, splitwise_dir: str) -> None:
+    commit = _commit(git_dir)
     out = [
         '"""Summary points of the profiling data Vidur published: what the calibrated mode is fitted to.',
         "",
@@ -221,9 +253,18 @@ def main(git_dir: str) -> None:
         "ATTENTION_PREFILL = (",
         *(f"    {p!r}," for p in ATTENTION_PREFILL),
         ")",
+        "",
+        "# Engine overhead: the time between tokens Splitwise measured (vLLM, DGX-A100), Llama-2-70B on",
+        "# 2 GPUs, 128 output tokens; Mutinifni/splitwise-sim data/perf_model.csv at "
+        + _commit(splitwise_dir)[:8]
+        + ", median token_time.",
+        "# (GPU preset, GPUs, prompt tokens, batch, ms between tokens).",
+        "SPLITWISE_DECODE = (",
+        *(f"    {p!r}," for p in splitwise_decode_points(splitwise_dir)),
+        ")",
     ]
     print("\n".join(out).replace("'", '"'))  # the house style's double quotes
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], sys.argv[2])
