@@ -341,6 +341,21 @@ PAYLOADS: tuple[FilePayload, ...] = (
         ),
         "late",
     ),
+    FilePayload(
+        "yaml-deep-mapping-takeaways",
+        YAML,
+        "foundations/deep-map.md",
+        "nested more than",
+        _files(
+            {
+                "docs/foundations/deep-map.md": "---\ntakeaways: "
+                + "{a: " * 3000
+                + "1"
+                + "}" * 3000
+                + "\n---\n"
+            }
+        ),
+    ),
     # --- 6: redirects.yml (one file, one entry per payload; all late: reported with the page problems)
     *(
         FilePayload(
@@ -398,6 +413,20 @@ PAYLOADS: tuple[FilePayload, ...] = (
             {
                 "docs/foundations/class-admonition.md": lesson(
                     54, '!!! md-header "Sign in"\n    Enter your password.'
+                )
+            }
+        ),
+        "late",
+    ),
+    FilePayload(
+        "class-details-type",
+        ATTRIBUTES,
+        "foundations/class-details.md",
+        "class",
+        _files(
+            {
+                "docs/foundations/class-details.md": lesson(
+                    57, '??? rp-quiz "Answer"\n    The site asks you to sign in.'
                 )
             }
         ),

@@ -193,6 +193,7 @@ def test_late_payloads_are_inert_in_a_build_that_skips_the_checks(late_project: 
         "class-md": "md-banner",
         "class-rp": 'class="rp-problems"',
         "class-admonition": "md-header",
+        "class-details": "rp-quiz",
         "bare-word": "onclick",
         "bare-block": "onmouseover",
     }
