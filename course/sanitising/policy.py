@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 
 import nh3
-from markdown.extensions.attr_list import AttrListTreeprocessor, get_attrs_and_remainder
+from markdown.extensions.attr_list import get_attrs_and_remainder, sanitize_name
 
 from course.sanitising.attribute_values import (
     RESERVED_PREFIXES,
@@ -247,8 +247,34 @@ def html_problems(prose: str) -> list[HtmlProblem]:
 _LINK_RE = re.compile(r"(?P<image>!?)\[[^\]\n]*\]\(\s*<?(?P<url>[^)\s>]+)")
 _REFERENCE_RE = re.compile(r"^[ ]{0,3}\[[^\]\n]+\]:[ \t]*<?(?P<url>\S+?)>?(?:\s|$)", re.MULTILINE)
 _AUTOLINK_RE = re.compile(r"<(?P<url>[a-zA-Z][a-zA-Z0-9+.\-]*:[^\s<>]*)>")
-# Python-Markdown's own pattern of an attribute list; ``{{ ... }}`` (a computed number) is not one.
-_ATTR_LIST_RE = re.compile(r"(?<!\{)" + AttrListTreeprocessor.BASE_RE)
+# Attribute lists: anywhere, braces holding only ``#id``, ``.class`` and ``key=value``; and, where
+# Python-Markdown applies one (alone on a line, after a space at the end of a heading or table cell, or right
+# after an inline element such as **bold** or a link), whatever its own pattern matches, bare words included.
+# ``{{ ... }}`` (a computed number) is blanked first; a Python f-string in a notebook is none of these.
+_ATTR_LIST_RE = re.compile(
+    r"(?<!\{)\{:?[ \t]*(?P<body>(?:[#.][\w\-]+[ \t]*|[\w\-:]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+)[ \t]*)+)\}(?!\})"
+)
+_PLACED_ATTR_LIST_RE = re.compile(r"\{\:?[ ]*(?P<body>[^\}\n ][^\n]*)\}")  # Python-Markdown's BASE_RE
+_INLINE_ENDS = ("*", "_", "`", ")", "]", ">")  # the last character of an inline element (**b**, [a](b))
+
+
+def _placed_attribute_lists(text: str) -> Iterator[re.Match[str]]:
+    """Each ``{...}`` where Python-Markdown applies an attribute list: alone on its line (a block's last
+    line), after a space at the end of a heading or a table row, or right after an inline element."""
+    for brace in re.finditer(r"(?<!\{)\{(?!\{)", text):
+        match = _PLACED_ATTR_LIST_RE.match(text, brace.start())
+        if match is None:
+            continue
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        line_end = len(text) if (end := text.find("\n", match.end())) == -1 else end
+        before, after = text[line_start : match.start()], text[match.end() : line_end].strip()
+        alone = not before.strip() and not after
+        line_end_of_cell = before.endswith((" ", "\t")) and after in ("", "|")
+        heading_or_row = before.lstrip().startswith("#") or "|" in before
+        if alone or (line_end_of_cell and heading_or_row) or before.endswith(_INLINE_ENDS):
+            yield match
+
+
 _EXPRESSION_RE = re.compile(r"\{\{.*?\}\}")
 _ADMONITION_RE = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?)[ \t]+(?P<types>[^\"\n]*?)[ \t]*(?:\"|$)", re.MULTILINE)
 
@@ -262,6 +288,8 @@ def attribute_list(body: str) -> list[tuple[str, str]]:
     pairs, _ = get_attrs_and_remainder(body)
     found = []
     for key, value in pairs:
+        if key not in (".", "id") and sanitize_name(key) != key:
+            continue  # Python-Markdown writes it as another name (`"a":` as `_a__`): no attribute of HTML's
         if key == ".":
             found.append(("class", value or ""))
         else:
@@ -269,8 +297,12 @@ def attribute_list(body: str) -> list[tuple[str, str]]:
     return found
 
 
-def markdown_problems(prose: str) -> Iterator[HtmlProblem]:
-    """Markdown links, images and attribute lists (``{ onclick=... }``) that the allow-list refuses."""
+def markdown_problems(prose: str, *, placed_lists: bool = True) -> Iterator[HtmlProblem]:
+    """Markdown links, images and attribute lists (``{ onclick=... }``) that the allow-list refuses.
+
+    ``placed_lists=False`` reads only braces that hold nothing but attributes: a worked notebook's source is
+    mostly Python, whose dictionaries stand where Markdown's attribute lists would.
+    """
     for match in _LINK_RE.finditer(prose):
         attribute = "src" if match.group("image") else "href"
         message = url_problem(attribute, match.group("url"))
@@ -282,11 +314,16 @@ def markdown_problems(prose: str) -> Iterator[HtmlProblem]:
             if message:
                 yield _problem(match.start("url"), "href", match.group("url"), message)
     blanked = _EXPRESSION_RE.sub(lambda found: " " * len(found.group(0)), prose)
-    for match in _ATTR_LIST_RE.finditer(blanked):
-        for key, value in attribute_list(match.group(1)):
-            message = attribute_problem("*", key, value)
-            if message:
-                yield _problem(match.start(), key, value, message)
+    found: set[tuple[int, str]] = set()
+    placed = _placed_attribute_lists(blanked) if placed_lists else iter(())
+    for matches in (_ATTR_LIST_RE.finditer(blanked), placed):
+        for match in matches:
+            start = match.start("body")
+            for key, value in attribute_list(match.group("body")):
+                message = attribute_problem("*", key, value)
+                if message and (start, key) not in found:
+                    found.add((start, key))
+                    yield _problem(match.start(), key, value, message)
     for match in _ADMONITION_RE.finditer(blanked):  # !!! type: the types are the box's classes
         message = class_problem(match.group("types"))
         if message:
