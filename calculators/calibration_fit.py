@@ -93,7 +93,7 @@ def fit_decode_attention() -> tuple[float, ...]:
             for _, heads, dim, batch, kv, _ in rows
         ]
 
-    return fit(model, [ms * 1e-3 for *_, ms in rows], (5.0, 0.5, 0.9),
+    return fit(model, [ms * 1e-3 for *_, ms in rows], (8.0, 1.0, 0.9),
                ((0.0, 50.0), (0.0, 10.0), (0.3, 1.0)))  # fmt: skip
 
 

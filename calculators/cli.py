@@ -402,6 +402,10 @@ def _simulate(args: argparse.Namespace) -> tuple[object, str]:
     if setup.pipeline_stages > 1:
         layout = f"{setup.pipeline_stages} stages of {layout}"
     text = f"{setup.model.name} on {layout} per replica, weights {setup.weight_format}, {setup.level} level"
+    if setup.mode == "calibrated":
+        text += f"; step times calibrated ({setup.calibration}; --mode peak for the spec-peak bound)"
+    else:
+        text += "; step times at spec-sheet peaks, a lower bound (--mode calibrated for measured kernels)"
     return simulate_command.run(args, setup, text)
 
 

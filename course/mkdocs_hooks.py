@@ -63,6 +63,7 @@ def on_config(config: Any) -> Any:
     course = load_course(config.docs_dir)
     from mkdocs.exceptions import PluginError
 
+    from course.lesson_format.glossary import glossary_problems
     from course.lesson_format.problems import LessonProblems
     from course.notebooks.lesson_notebooks import load_notebooks
     from course.redirects.pages import redirect_problems
@@ -71,7 +72,11 @@ def on_config(config: Any) -> Any:
     from course.sanitising.source_tree import build_input_folders, build_input_problems
 
     notebooks, notebook_problems = load_notebooks(config.docs_dir, course)  # headers only: not run yet
-    files_problems = redirect_problems(config.docs_dir) + bibliography_problems(config.docs_dir)
+    files_problems = (
+        redirect_problems(config.docs_dir)
+        + bibliography_problems(config.docs_dir)
+        + glossary_problems(config.docs_dir)
+    )
     folders = build_input_folders(config.theme.custom_dir, config.mdx_configs)  # overrides/, snippets
     early = course.problems + files_problems + notebook_problems  # before MkDocs or jupytext reads them
     unreadable = [p for p in early if p.field == SOURCE_FIELD]

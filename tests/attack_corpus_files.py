@@ -293,6 +293,13 @@ PAYLOADS: tuple[FilePayload, ...] = (
         _files({"docs/redirects.yml": f"a.md: {_deep(3000)}\n"}),
     ),
     FilePayload(
+        "yaml-deep-glossary",
+        YAML,
+        "glossary.yml",
+        "nested more than",
+        _files({"docs/glossary.yml": f"- term: {_deep(3000)}\n"}),
+    ),
+    FilePayload(
         "yaml-references-alias-bomb",
         YAML,
         "references.yml",

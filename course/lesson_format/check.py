@@ -85,7 +85,8 @@ def read_settings(config: Path) -> Settings:
 
 def course_problems(docs_dir: Path, input_folders: Sequence[Path] = ()) -> list[Problem]:
     """Problems of the course as a whole: the files under docs/ (and the overrides and snippet folders),
-    tracks.yml, every lesson's front matter, notebook headers, redirects.yml and references.yml."""
+    tracks.yml, every lesson's front matter, notebook headers, redirects.yml, references.yml and
+    glossary.yml."""
     course = load_course(docs_dir)
     problems = list(course.problems) + build_input_problems(input_folders)
     from course.notebooks.lesson_notebooks import (
@@ -93,10 +94,12 @@ def course_problems(docs_dir: Path, input_folders: Sequence[Path] = ()) -> list[
     )
 
     problems.extend(load_notebooks(docs_dir, course)[1])
+    from course.lesson_format.glossary import glossary_problems
     from course.redirects.pages import redirect_problems
     from course.references.bibliography import bibliography_problems
 
     problems.extend(redirect_problems(docs_dir) + bibliography_problems(docs_dir))
+    problems.extend(glossary_problems(docs_dir))
     return problems
 
 
