@@ -35,6 +35,8 @@ from course.folder_digest import fingerprint_folder
 from course.lesson_format.lessons import Course
 from course.lesson_format.navigation import NavItem
 from course.lesson_format.problems import Problem
+from course.sanitising.source_files import SOURCE_FIELD, YamlLimitError, load_yaml
+from course.sanitising.source_tree import is_plain_file
 
 NOTEBOOK_FOLDER = "notebooks"
 NOTEBOOK_GLOB = f"*/{NOTEBOOK_FOLDER}/*.py"  # relative to docs/; also mkdocs-jupyter's `include` pattern
@@ -78,6 +80,8 @@ def load_notebooks(docs_dir: str | Path, course: Course) -> tuple[list[Notebook]
     notebooks: list[Notebook] = []
     problems: list[Problem] = []
     for file in sorted(docs.glob(NOTEBOOK_GLOB)):
+        if not is_plain_file(file, docs):  # a link or a pipe: refused by the file checks, never read
+            continue
         path = file.relative_to(docs).as_posix()
         notebook, found = parse_notebook(path, file.read_text(encoding="utf-8"), course)
         problems.extend(found)
@@ -116,6 +120,8 @@ def parse_notebook(path: str, text: str, course: Course) -> tuple[Notebook | Non
     """
     try:
         header = _header_metadata(text)
+    except YamlLimitError as error:  # jupytext would read it unbounded: the build stops before it does
+        return None, [Problem(path, SOURCE_FIELD, f"jupytext header: {error.problem}", error.fix)]
     except yaml.YAMLError as error:
         return None, [
             Problem(path, "notebook", f"its jupytext header is not valid YAML ({error})", HEADER_EXAMPLE)
@@ -169,7 +175,7 @@ def _header_metadata(text: str) -> Mapping[str, Any]:
     if end is None:
         return {}
     body = "\n".join(line[2:] if line.startswith("# ") else line[1:] for line in lines[start + 1 : end])
-    header = yaml.safe_load(body) or {}
+    header = load_yaml(body) or {}  # the one bounded reader (jupytext reads it too, after our check)
     jupyter = header.get("jupyter") if isinstance(header, Mapping) else None
     return jupyter if isinstance(jupyter, Mapping) else {}
 
