@@ -199,6 +199,13 @@ PAYLOADS: tuple[FilePayload, ...] = (
         "link-to-parent-folder", LINKS, "foundations/up", "symbolic link", _link("docs/foundations/up", "..")
     ),
     FilePayload(
+        "link-proc-mem",
+        LINKS,
+        "foundations/memory.png",
+        "symbolic link",
+        _link("docs/foundations/memory.png", "/proc/self/mem"),  # reading it fails: hashing it crashed check
+    ),
+    FilePayload(
         "link-dangling",
         LINKS,
         "foundations/gone.md",

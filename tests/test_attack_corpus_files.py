@@ -202,3 +202,13 @@ def test_late_payloads_are_inert_in_a_build_that_skips_the_checks(late_project: 
         article = text[text.index("<article") : text.index("</article>")]
         assert forbidden not in article, page
     assert_no_canary(site)
+
+
+def test_a_docs_folder_that_is_itself_a_link_is_refused(tmp_path: Path) -> None:
+    """``docs`` replaced by a link (to the repository's parent, say): nothing under it is read."""
+    project = make_project(tmp_path, [])
+    (project / "docs").rename(project / "real-docs")
+    (project / "docs").symlink_to(project / "real-docs")
+    problems, _ = check((), settings(project))
+    refused = [p for p in problems if p.field == SOURCE_FIELD and "itself is a symbolic link" in p.message]
+    assert refused, problems
