@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from attack_corpus_files import OUTSIDE, PAYLOADS, SECRET, SECRET_FILE, FilePayload
+from attack_corpus_files import OUTSIDE, PAYLOADS, SECRET, SECRET_FILE, FilePayload, pipe_and_link_files
 from conftest import BUILD_ENV, ROOT
 from fixture_docs import good_lesson_docs
 
@@ -212,3 +212,27 @@ def test_a_docs_folder_that_is_itself_a_link_is_refused(tmp_path: Path) -> None:
     problems, _ = check((), settings(project))
     refused = [p for p in problems if p.field == SOURCE_FIELD and "itself is a symbolic link" in p.message]
     assert refused, problems
+
+
+def test_the_course_files_as_pipes_or_links_are_refused_without_tracks_yml(tmp_path: Path) -> None:
+    project = make_project(tmp_path, [])
+    pipe_and_link_files(project)
+    problems, _ = check((), settings(project))
+    refused = {p.file for p in problems if p.field == SOURCE_FIELD}
+    assert {"references.yml", "redirects.yml", "glossary.yml", "foundations/memory.png"} <= refused, problems
+    assert any(p.file == "tracks.yml" and "does not exist" in p.message for p in problems)
+    assert SECRET not in "\n".join(map(str, problems))
+
+
+@pytest.mark.site
+def test_a_build_of_the_course_files_as_pipes_or_links_stops_before_reading_them(tmp_path: Path) -> None:
+    project = make_project(tmp_path, [])
+    pipe_and_link_files(project)
+    result = build(project)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    for name in ("references.yml", "redirects.yml", "glossary.yml", "foundations/memory.png"):
+        assert f"{name}: file: " in output, name
+    assert SECRET not in output
+    (project / "site").mkdir(exist_ok=True)
+    assert_no_canary(project / "site")
