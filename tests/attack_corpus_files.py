@@ -199,6 +199,13 @@ PAYLOADS: tuple[FilePayload, ...] = (
         "link-to-parent-folder", LINKS, "foundations/up", "symbolic link", _link("docs/foundations/up", "..")
     ),
     FilePayload(
+        "link-proc-mem",
+        LINKS,
+        "foundations/memory.png",
+        "symbolic link",
+        _link("docs/foundations/memory.png", "/proc/self/mem"),  # reading it fails: hashing it crashed check
+    ),
+    FilePayload(
         "link-dangling",
         LINKS,
         "foundations/gone.md",
@@ -463,3 +470,14 @@ PAYLOADS: tuple[FilePayload, ...] = (
         _files({"docs/foundations/x\n::error::pwned.md": "# Log injection\n"}),
     ),
 )
+
+
+def pipe_and_link_files(project: Path) -> None:
+    """The course's own files as a pipe and links, with tracks.yml gone: each is refused, none is read (a
+    pipe read by the build would wait for ever)."""
+    docs = project / "docs"
+    (docs / "tracks.yml").unlink()
+    os.mkfifo(docs / "references.yml")
+    os.symlink("/proc/self/environ", docs / "redirects.yml")
+    os.symlink(f"../../{SECRET_FILE}", docs / "glossary.yml")
+    os.symlink("/proc/self/mem", docs / "foundations" / "memory.png")
