@@ -321,6 +321,20 @@ PAYLOADS: tuple[FilePayload, ...] = (
         _files({"docs/foundations/notebooks/bomb.py": _notebook("x: &x [1, 2]\ny: [*x, *x]")}),
     ),
     FilePayload(
+        "yaml-notebook-header-unspaced-bomb",
+        YAML,
+        "foundations/notebooks/unspaced.py",
+        "aliases",
+        _files(
+            {
+                "docs/foundations/notebooks/unspaced.py": (
+                    "#---\n#jupyter:\n#  x: &x [1, 2]\n#  y: [*x, *x]\n#---\n\n"
+                    "# %% [markdown]\n# # A notebook\n"
+                )
+            }
+        ),  # jupytext reads "#---" as a header's delimiter too; our reading once did not
+    ),
+    FilePayload(
         "yaml-notebook-header-deep",
         YAML,
         "foundations/notebooks/deep.py",
