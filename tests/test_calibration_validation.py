@@ -297,3 +297,28 @@ def test_the_engine_overhead_fitted_on_a100s_carries_to_h100s() -> None:
     assert bound < kernels < estimate < measured
     assert kernels / measured < 0.85
     assert estimate / measured == pytest.approx(0.93, abs=0.02)
+
+
+# The "current" calibration (CUDA-graph engines of today) has its own held-out check. InferenceBench's
+# concurrency-sweep recipe (yobitelcomm.github.io/bench, recipes/concurrency-sweep): vLLM 0.21.0,
+# Llama-3.1-8B-Instruct in FP16 on one H100-80GB HBM3, its chatbot-short workload, median time per output
+# token at 1 and 4 concurrent requests. The workload's lengths are not stated; at these batches the context
+# hardly matters (the step grows by 0.2 % from 200 to 1,000 tokens), 500 is used. Its one fitted point is an
+# A100 40GB step of vLLM 0.23 (calculators.calibration_points.CURRENT_DECODE).
+CURRENT_ENGINE_H100 = ((1, 6.48), (4, 6.59))  # (concurrent requests, median ms per output token)
+
+
+@pytest.mark.parametrize(("batch", "measured_ms"), CURRENT_ENGINE_H100)
+def test_the_current_calibration_against_a_current_engine(batch: int, measured_ms: float) -> None:
+    def step(mode: str, calibration_name: str = "as-published") -> tuple[float, float]:
+        setup = make_setup(
+            "llama-3.1-8b", "h100-sxm", level="refined", mode=mode, calibration=calibration_name
+        )
+        result = decode_step(setup, batch=batch, context_tokens=500)
+        return result.time_s * 1e3, result.bound_time_s * 1e3
+
+    current, bound = step("calibrated", "current")
+    as_published, _ = step("calibrated")
+    assert bound < measured_ms
+    assert current == pytest.approx(measured_ms, rel=0.15)  # 6.56 and 6.71 ms: 1.01x and 1.02x
+    assert as_published > 1.5 * measured_ms  # 11.0 and 12.2 ms: the 2023-24 engines' overhead is gone
