@@ -216,6 +216,10 @@ def evaluate_reference(reference: NumberReference) -> Evaluated:
     except ExpressionError as error:
         return replace(result, problem=f"its bound at spec peaks: {error}", fix=error.fix)
     shown = format_value(bound, reference.unit, digits=reference.digits, decimals=reference.decimals)
+    if result.value is not None and shown == format_value(
+        result.value, reference.unit, digits=reference.digits, decimals=reference.decimals
+    ):
+        return replace(result, bound_value=bound)  # the figure is its own bound (a spec-peak setting)
     return replace(result, text=f"{result.text} (bound {shown})", bound_value=bound)
 
 
