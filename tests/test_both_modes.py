@@ -80,6 +80,7 @@ def test_a_comparison_must_hold_in_both_modes_and_names_both_values() -> None:
     assert "calibrated: 0.006677 vs 0.006 (holds)" in problem.message
     assert "spec peak: 0.004776 vs 0.006 (fails)" in problem.message
     html = markdown.markdown(f"A prefill is {holds}.", extensions=["course.numbers.extension"])
+    assert '<span class="rp-comparison" data-expr=' in html
     assert ">longer</span>" in html
     assert "Checked in both modes" in html
     malformed = find_problems('{{ "x" holds Scenario().decode().time_s }}', "x.md")
