@@ -143,8 +143,8 @@ def _draft_setup(setup: Setup, draft_model: str | Model) -> Setup:
         raise ValueError(
             f"draft_model {model.name!r} is given only by its size; level 'refined' needs a model preset"
         )
-    return replace(setup, model=model, pipeline_stages=1, expert_parallel=model.moe is not None and
-                   setup.expert_parallel, ignore_memory=True)  # fmt: skip
+    expert_parallel = setup.expert_parallel and model.moe is not None
+    return replace(setup, model=model, pipeline_stages=1, expert_parallel=expert_parallel, ignore_memory=True)
 
 
 def _checked(
@@ -244,13 +244,14 @@ def best_proposed(
     verifier's once it is compute-bound, so the best k falls as acceptance falls and as the batch grows.
     """
     most = count("max_proposed", max_proposed, maximum=MAX_PROPOSED)
-    results = [
-        speculative_decoding(
+
+    def at(k: int) -> SpeculativeResult:
+        return speculative_decoding(
             setup, acceptance=acceptance, proposed=k, batch=batch, context_tokens=context_tokens,
             drafter=drafter, draft_model=draft_model, draft_layers=draft_layers,
         )  # fmt: skip
-        for k in range(1, most + 1)
-    ]
+
+    results = [at(k) for k in range(1, most + 1)]
     return max(results, key=lambda r: r.speedup)
 
 

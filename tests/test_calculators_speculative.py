@@ -1,4 +1,5 @@
-"""Speculative decoding (calculators.speculative): hand-worked values, monotonicity, inputs, published figures.
+"""Speculative decoding (calculators.speculative): hand-worked values, monotonicity, inputs, published
+figures.
 
 The hand-worked cases use the simple level at spec peaks, where a pass is one weights operator timed by
 max(2 N T / peak, N x bytes / bandwidth), so every figure below can be redone with a pencil.
@@ -174,10 +175,9 @@ def test_bad_drafter_inputs_name_the_field(options: dict[str, Any], words: str) 
 
 def test_refined_draft_model_needs_shapes() -> None:
     refined = make_setup("llama-3.1-70b", "h200", level="refined", precision="fp8")
-    with pytest.raises(ValueError, match="draft_model .* needs a model preset"):
-        speculative_decoding(
-            refined, acceptance=0.8, proposed=4, drafter="model", draft_model=custom_dense_model(params_billion=1)
-        )
+    tiny = custom_dense_model(params_billion=1)
+    with pytest.raises(ValueError, match=r"draft_model .* needs a model preset"):
+        speculative_decoding(refined, acceptance=0.8, proposed=4, drafter="model", draft_model=tiny)
 
 
 # --- published figures ------------------------------------------------------------------------------------
