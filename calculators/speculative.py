@@ -9,7 +9,8 @@ token costs FLOPs the plain decode step never spends; the speed-up shrinks and t
 
 Three drafters, each costed with the same pass model (:mod:`calculators.passes`) as the target:
 
-``model``  a second, smaller model on the same GPUs: k of its own decode steps at the batch.
+``model``  a second, smaller model on the same GPUs: k of its own decode steps at the batch (kernels only:
+           the engine's per-step overhead is paid once per speculative step).
 ``heads``  draft heads (Medusa/EAGLE-style): each of k draft steps costs ``draft_layers`` of the target's
            layers (EAGLE's drafter is one decoder layer: 1.0), taken as that share of a target decode step.
 ``ngram``  n-gram (prompt) lookup: no GPU work to propose.
@@ -32,6 +33,7 @@ __all__ = [
     "DRAFTERS",
     "MAX_PROPOSED",
     "SpeculativeResult",
+    "acceptance_for_tokens",
     "best_proposed",
     "break_even_batch",
     "expected_tokens_per_step",
@@ -67,6 +69,31 @@ def expected_tokens_per_step(acceptance: float, proposed: int) -> float:
     a = _acceptance(acceptance)
     k = count("proposed", proposed, maximum=MAX_PROPOSED)
     return (1.0 - a ** (k + 1)) / (1.0 - a)
+
+
+def acceptance_for_tokens(tokens_per_step: float, proposed: int) -> float:
+    """The per-token acceptance rate a at which k proposals yield ``tokens_per_step`` on average.
+
+    Papers and benchmarks often report the mean accepted length (tokens per verification step, tau) rather
+    than a; this inverts (1 - a^(k+1)) / (1 - a) = tau, which rises with a, by bisection.
+    """
+    k = count("proposed", proposed, maximum=MAX_PROPOSED)
+    tau = bounded_number("tokens_per_step", tokens_per_step, float(k + 1), 1.0)
+    if tau >= k + 1:
+        raise ValueError(
+            f"tokens_per_step must be below proposed + 1 = {k + 1} (every proposal accepted), got "
+            f"{tokens_per_step!r}; use a larger proposed"
+        )
+    low, high = 0.0, 1.0
+    for _ in range(200):
+        middle = (low + high) / 2
+        if (1.0 - middle ** (k + 1)) / (1.0 - middle) < tau:
+            low = middle
+        else:
+            high = middle
+        if high - low < 1e-15:
+            break
+    return low
 
 
 @dataclass(frozen=True)
@@ -206,9 +233,12 @@ def speculative_decoding(
             "small batches as a low estimate"
         )
     if draft is not None:
+        # The drafter runs inside the target's engine step: its kernels are timed, but the per-step
+        # overhead (scheduling, sampling; the calibrated mode's engine overhead) is paid once per
+        # speculative step, by the verifier, not once per draft token.
         steps = [decode_step(draft, batch=batch, context_tokens=context + i) for i in range(k)]
-        draft_time = sum(s.time_s for s in steps)
-        draft_bound = sum(s.bound_time_s for s in steps)
+        draft_time = sum(s.time_s - s.overhead_s for s in steps)
+        draft_bound = sum(s.bound_time_s - draft.step_overhead_s for s in steps)
         if draft.model.params >= setup.model.params:
             warnings.append(
                 f"the draft model {draft.model.name} is not smaller than the target {setup.model.name}"
@@ -217,6 +247,11 @@ def speculative_decoding(
             "the draft model's weights and KV cache are not taken from the target's memory budget"
         )
     elif drafter == "heads":
+        if not setup.model.shapes_known:
+            warnings.append(
+                f"{setup.model.name} is given by its size only: the heads' cost is a share of "
+                f"{setup.model.layers} layers, a placeholder count"
+            )
         share = k * layers / setup.model.layers
         draft_time, draft_bound = share * plain.time_s, share * plain.bound_time_s
     else:

@@ -8,12 +8,14 @@ max(2 N T / peak, N x bytes / bandwidth), so every figure below can be redone wi
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import Any
 
 import pytest
 
 from calculators import custom_dense_model, make_setup
 from calculators.speculative import (
+    acceptance_for_tokens,
     best_proposed,
     break_even_batch,
     expected_tokens_per_step,
@@ -191,3 +193,67 @@ def test_leviathan_expected_improvement_formula() -> None:
         ours = speculative_decoding(target, acceptance=a, proposed=k, drafter="model", draft_model=draft)
         published = (1 - a ** (k + 1)) / ((1 - a) * (k * c + 1))
         assert ours.speedup == pytest.approx(published, rel=1e-9)
+
+
+def test_acceptance_for_tokens_inverts_the_expected_tokens() -> None:
+    assert acceptance_for_tokens(3.3616, 4) == pytest.approx(0.8, abs=1e-12)
+    assert acceptance_for_tokens(1.0, 4) == 0.0
+    with pytest.raises(ValueError, match="tokens_per_step must be below proposed \\+ 1 = 5"):
+        acceptance_for_tokens(5.0, 4)
+    with pytest.raises(ValueError, match="tokens_per_step must be"):
+        acceptance_for_tokens(0.5, 4)
+
+
+# Spec-Bench (Xia et al. 2024, arXiv 2401.07851), Leaderboard.md at commit 5544fd7 of hemingkx/Spec-Bench,
+# "Leaderboard on A100": one A100 80GB, FP16, greedy, batch 1, Vicuna-v1.3; per method the mean accepted
+# tokens per step (tau) and the overall speed-up against plain decoding. We feed tau in (as the acceptance
+# rate that gives tau at our k) and compare speed-ups. Vicuna shapes from its LLaMA config: (params,
+# layers, hidden, MLP width), vocabulary 32,000.
+VICUNA = {"7b": (6.74, 32, 4096, 11008), "13b": (13.0, 40, 5120, 13824), "33b": (32.5, 60, 6656, 17920)}
+SPEC_BENCH_A100 = [  # (model, method, mean accepted tokens, published overall speed-up)
+    ("7b", "EAGLE", 3.61, 2.29), ("7b", "Medusa", 2.32, 1.78), ("7b", "SpS", 2.28, 1.49),
+    ("7b", "PLD", 1.73, 1.59),
+    ("13b", "EAGLE", 3.64, 2.34), ("13b", "Medusa", 2.39, 1.75), ("13b", "SpS", 2.18, 1.49),
+    ("13b", "PLD", 1.68, 1.48),
+    ("33b", "EAGLE", 3.39, 2.47), ("33b", "Medusa", 2.33, 1.79), ("33b", "SpS", 2.01, 1.61),
+    ("33b", "PLD", 1.55, 1.42),
+]  # fmt: skip
+
+
+def _spec_bench_drafter(method: str, hidden: int, layer_params: float) -> tuple[int, dict[str, Any]]:
+    """k and the drafter of each method, as we model it (assumptions, not fitted):
+
+    EAGLE: one decoder layer per draft step, k = 5 (its draft tree's depth). Medusa-1: 5 heads, each a
+    hidden x hidden residual block and its own 32,000-row output layer, as a share of one target layer's
+    parameters. SpS: a 68M-parameter draft model (Spec-Bench's speculative-sampling draft), k = 5. PLD:
+    prompt lookup, free, k = 4 (at batch 1 the verifier's cost barely depends on k).
+    """
+    if method == "EAGLE":
+        return 5, {"drafter": "heads", "draft_layers": 1.0}
+    if method == "Medusa":
+        head = hidden * hidden + 32000 * hidden
+        return 5, {"drafter": "heads", "draft_layers": head / layer_params}
+    if method == "SpS":
+        return 5, {"drafter": "model", "draft_model": custom_dense_model(params_billion=0.068)}
+    return 4, {"drafter": "ngram"}
+
+
+@pytest.mark.parametrize("mode", ["peak", "calibrated"])
+@pytest.mark.parametrize(("model", "method", "tau", "published"), SPEC_BENCH_A100)
+def test_spec_bench_speedups_at_batch_one(
+    model: str, method: str, tau: float, published: float, mode: str
+) -> None:
+    # Our figure over-predicts every row, by 8-46%: the model leaves out what a batch-1 step of a research
+    # implementation pays besides weight reads (tree construction and sampling on the CPU, kernel launches
+    # of a 68M draft, attention over the draft tree). The tolerance, ours / published in [1.0, 1.5], was
+    # set after seeing the 24 ratios; it says the model is an optimistic estimate, never a pessimistic one.
+    params, layers, hidden, mlp = VICUNA[model]
+    layer_params = 4 * hidden * hidden + 3 * hidden * mlp
+    k, drafter = _spec_bench_drafter(method, hidden, layer_params)
+    vicuna = replace(custom_dense_model(params_billion=params), layers=layers)  # heads are priced per layer
+    setup = make_setup(vicuna, "a100-sxm-80gb", mode=mode)
+    ours = speculative_decoding(
+        setup, acceptance=acceptance_for_tokens(tau, k), proposed=k, context_tokens=512, **drafter
+    )
+    assert ours.expected_tokens_per_step == pytest.approx(tau, rel=1e-9)
+    assert 1.0 <= ours.speedup / published <= 1.5, (ours.speedup, published)
