@@ -61,6 +61,14 @@ def test_a_figure_can_print_its_spec_peak_bound_beside_it() -> None:
     assert parse_number("x | ms | .1f | bound").bound
 
 
+def test_a_figure_that_is_its_own_bound_is_printed_once() -> None:
+    html = markdown.markdown(
+        'At spec peaks, {{ Scenario(mode="peak", kv_traffic=True).decode().time_s | ms | .2f | bound }}.',
+        extensions=["course.numbers.extension"],
+    )
+    assert ">4.78 ms</span>" in html
+
+
 def test_a_comparison_must_hold_in_both_modes_and_names_both_values() -> None:
     holds = '{{ "longer" holds Scenario().prefill(2000).time_s > Scenario().decode().time_s }}'
     assert find_problems(f"A prefill is {holds}.", "x.md") == []
@@ -72,6 +80,7 @@ def test_a_comparison_must_hold_in_both_modes_and_names_both_values() -> None:
     assert "calibrated: 0.006677 vs 0.006 (holds)" in problem.message
     assert "spec peak: 0.004776 vs 0.006 (fails)" in problem.message
     html = markdown.markdown(f"A prefill is {holds}.", extensions=["course.numbers.extension"])
+    assert '<span class="rp-comparison" data-expr=' in html
     assert ">longer</span>" in html
     assert "Checked in both modes" in html
     malformed = find_problems('{{ "x" holds Scenario().decode().time_s }}', "x.md")
