@@ -110,3 +110,20 @@ def test_what_ifs_are_not_checked_while_the_site_keeps_each_expressions_defaults
     assert setting.site_setting() is None or setting.site_setting() == COURSE_SETTING
     if setting.site_setting() is None:
         assert unnamed_departure('{{ Scenario(mode="peak").decode().time_s | ms }}', "A step.") is None
+
+
+def test_a_takeaway_that_holds_in_one_mode_only_fails_the_lesson_check_at_its_line() -> None:
+    from course.lesson_format.validation import block_validators, validate_page
+
+    lesson = (
+        "---\n"
+        "title: T\n"
+        "summary: One line.\n"
+        "takeaways:\n"
+        '  - A decode step {{ "takes over 6 ms" holds Scenario().decode().time_s > 0.006 }} on an H100.\n'
+        "---\n"
+        "Body.\n"
+    )
+    problems = validate_page(lesson, "serving/x.md", block_validators(["course.numbers.extension"]))
+    assert [(p.line, p.field) for p in problems] == [(5, 'claim "takes over 6 ms"')]
+    assert "spec peak: 0.004776 vs 0.006 (fails)" in problems[0].message
