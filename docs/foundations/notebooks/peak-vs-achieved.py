@@ -14,7 +14,7 @@
 # ---
 
 # %% [markdown]
-# # MFU and MBU, worked through in Python
+# # Peak against achieved: MFU and MBU, worked through in Python
 #
 # The lesson's figures derived by hand: the spec-peak bound of a decode step, the MBU and MFU of that step in
 # each mode, the per-step cost of the 2023-24 engines, and the ridge of what is reached. Each is checked
