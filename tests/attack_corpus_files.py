@@ -199,6 +199,13 @@ PAYLOADS: tuple[FilePayload, ...] = (
         "link-to-parent-folder", LINKS, "foundations/up", "symbolic link", _link("docs/foundations/up", "..")
     ),
     FilePayload(
+        "link-proc-mem",
+        LINKS,
+        "foundations/memory.png",
+        "symbolic link",
+        _link("docs/foundations/memory.png", "/proc/self/mem"),  # reading it fails: hashing it crashed check
+    ),
+    FilePayload(
         "link-dangling",
         LINKS,
         "foundations/gone.md",
@@ -312,6 +319,20 @@ PAYLOADS: tuple[FilePayload, ...] = (
         "foundations/notebooks/bomb.py",
         "aliases",
         _files({"docs/foundations/notebooks/bomb.py": _notebook("x: &x [1, 2]\ny: [*x, *x]")}),
+    ),
+    FilePayload(
+        "yaml-notebook-header-unspaced-bomb",
+        YAML,
+        "foundations/notebooks/unspaced.py",
+        "aliases",
+        _files(
+            {
+                "docs/foundations/notebooks/unspaced.py": (
+                    "#---\n#jupyter:\n#  x: &x [1, 2]\n#  y: [*x, *x]\n#---\n\n"
+                    "# %% [markdown]\n# # A notebook\n"
+                )
+            }
+        ),  # jupytext reads "#---" as a header's delimiter too; our reading once did not
     ),
     FilePayload(
         "yaml-notebook-header-deep",
@@ -463,3 +484,14 @@ PAYLOADS: tuple[FilePayload, ...] = (
         _files({"docs/foundations/x\n::error::pwned.md": "# Log injection\n"}),
     ),
 )
+
+
+def pipe_and_link_files(project: Path) -> None:
+    """The course's own files as a pipe and links, with tracks.yml gone: each is refused, none is read (a
+    pipe read by the build would wait for ever)."""
+    docs = project / "docs"
+    (docs / "tracks.yml").unlink()
+    os.mkfifo(docs / "references.yml")
+    os.symlink("/proc/self/environ", docs / "redirects.yml")
+    os.symlink(f"../../{SECRET_FILE}", docs / "glossary.yml")
+    os.symlink("/proc/self/mem", docs / "foundations" / "memory.png")

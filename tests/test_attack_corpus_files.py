@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from attack_corpus_files import OUTSIDE, PAYLOADS, SECRET, SECRET_FILE, FilePayload
+from attack_corpus_files import OUTSIDE, PAYLOADS, SECRET, SECRET_FILE, FilePayload, pipe_and_link_files
 from conftest import BUILD_ENV, ROOT
 from fixture_docs import good_lesson_docs
 
@@ -202,3 +202,37 @@ def test_late_payloads_are_inert_in_a_build_that_skips_the_checks(late_project: 
         article = text[text.index("<article") : text.index("</article>")]
         assert forbidden not in article, page
     assert_no_canary(site)
+
+
+def test_a_docs_folder_that_is_itself_a_link_is_refused(tmp_path: Path) -> None:
+    """``docs`` replaced by a link (to the repository's parent, say): nothing under it is read."""
+    project = make_project(tmp_path, [])
+    (project / "docs").rename(project / "real-docs")
+    (project / "docs").symlink_to(project / "real-docs")
+    problems, _ = check((), settings(project))
+    refused = [p for p in problems if p.field == SOURCE_FIELD and "itself is a symbolic link" in p.message]
+    assert refused, problems
+
+
+def test_the_course_files_as_pipes_or_links_are_refused_without_tracks_yml(tmp_path: Path) -> None:
+    project = make_project(tmp_path, [])
+    pipe_and_link_files(project)
+    problems, _ = check((), settings(project))
+    refused = {p.file for p in problems if p.field == SOURCE_FIELD}
+    assert {"references.yml", "redirects.yml", "glossary.yml", "foundations/memory.png"} <= refused, problems
+    assert any(p.file == "tracks.yml" and "does not exist" in p.message for p in problems)
+    assert SECRET not in "\n".join(map(str, problems))
+
+
+@pytest.mark.site
+def test_a_build_of_the_course_files_as_pipes_or_links_stops_before_reading_them(tmp_path: Path) -> None:
+    project = make_project(tmp_path, [])
+    pipe_and_link_files(project)
+    result = build(project)
+    output = result.stdout + result.stderr
+    assert result.returncode != 0
+    for name in ("references.yml", "redirects.yml", "glossary.yml", "foundations/memory.png"):
+        assert f"{name}: file: " in output, name
+    assert SECRET not in output
+    (project / "site").mkdir(exist_ok=True)
+    assert_no_canary(project / "site")

@@ -30,7 +30,7 @@ from course.sanitising.source_files import (
     read_source,
     yaml_problem,
 )
-from course.sanitising.source_tree import docs_tree_problems, markdown_sources
+from course.sanitising.source_tree import docs_tree_problems, is_plain_file, markdown_sources
 
 TRACKS_FILE = "tracks.yml"
 MAX_TAKEAWAYS = 6
@@ -648,24 +648,20 @@ def load_course(docs_dir: Path | str) -> Course:
 
 def _read_course(docs_dir: Path | str) -> Course:
     docs = Path(docs_dir)
+    tree = docs_tree_problems(docs)  # links, pipes, odd names, kinds, duplicate addresses: always checked
     tracks_path = docs / TRACKS_FILE
-    if not tracks_path.exists():
-        return Course(
-            [],
-            [],
-            [
-                Problem(
-                    TRACKS_FILE,
-                    "tracks",
-                    f"{tracks_path} does not exist",
-                    "create docs/tracks.yml listing the tracks",
-                )
-            ],
+    if not is_plain_file(tracks_path, docs):  # missing, or a link or a pipe (in ``tree``): never read
+        missing = Problem(
+            TRACKS_FILE,
+            "tracks",
+            f"{tracks_path} does not exist",
+            "create docs/tracks.yml listing the tracks",
         )
+        return Course([], [], tree if tracks_path.exists() or tracks_path.is_symlink() else [missing, *tree])
     tracks_text, problems = read_source(tracks_path, TRACKS_FILE)
     tracks, found = parse_tracks(tracks_text or "")
     problems += found if tracks_text is not None else []
-    problems += docs_tree_problems(docs)  # links, pipes, odd names, kinds, duplicate addresses
+    problems += tree
     keys = [t.key for t in tracks]
     lessons: list[Lesson] = []
     key_lines: dict[str, dict[str, int]] = {}

@@ -198,8 +198,8 @@ def _load(file: str, mtime: float) -> tuple[dict[str, Reference], tuple[Problem,
 def load_bibliography(docs_dir: Path | str) -> tuple[dict[str, Reference], list[Problem]]:
     """The bibliography in ``docs_dir``/references.yml (empty when absent), read once per change."""
     file = Path(docs_dir) / REFERENCES_FILE
-    if not file.exists():
-        return {}, []
+    if file.is_symlink() or not file.is_file():
+        return {}, []  # absent, or a link or a pipe: refused by the file checks (source_tree), never read
     entries, problems = _load(str(file.resolve()), file.stat().st_mtime)
     return entries, list(problems)
 

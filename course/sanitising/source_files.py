@@ -221,6 +221,8 @@ def read_yaml_file(file: Path, shown_as: str, example: str) -> tuple[Any, list[P
     :func:`load_yaml` within :data:`MAX_YAML_FILE_CHARS`. A problem names the file, its line where known, and
     ``example`` (what a right entry looks like) unless a bound has a fix of its own.
     """
+    if file.is_symlink() or not file.is_file():
+        return None, []  # a link or a pipe: refused by the file checks (source_tree), never read
     text, problems = read_source(file, shown_as)
     if text is None:
         return None, problems
