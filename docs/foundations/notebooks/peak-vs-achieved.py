@@ -23,8 +23,15 @@
 # %%
 import math
 
+from IPython.display import display
+
 from calculators import Scenario, format_value, get_gpu
 from calculators.calibration import FITTED
+from calculators.charts import build_chart
+from calculators.charts.notebook_tables import markdown_table
+from course.notebooks.renderer import enable_course_charts
+
+enable_course_charts()  # charts below use the course's own markup: a static SVG, interactive on demand
 
 gpu = get_gpu("h100-sxm")
 bound = Scenario("llama-3.1-8b", level="refined")
@@ -52,6 +59,7 @@ assert math.isclose(by_hand, step.time_s, rel_tol=0.02)  # embedding rows and la
 # of peak FLOP/s.
 
 # %%
+rows = []
 for name, scenario in (("bound", bound), ("current engine", current), ("2023-24 engine", as_published)):
     result = scenario.decode(1, 1000)
     mbu = (result.weight_bytes + result.kv_cache_bytes) / result.time_s / gpu.memory_bandwidth_bytes_per_s
@@ -59,7 +67,8 @@ for name, scenario in (("bound", bound), ("current engine", current), ("2023-24 
     shares = scenario.decode_utilisation(1, 1000)
     assert math.isclose(mbu, shares.mbu)
     assert math.isclose(mfu, shares.mfu)
-    print(f"{name:15} {format_value(result.time_s, 'ms'):>9}  MBU {mbu:6.1%}  MFU {mfu:7.3%}")
+    rows.append({"figure": name, "step (ms)": result.time_s * 1e3, "MBU": mbu, "MFU": mfu})
+markdown_table(rows, digits=3)
 
 # %% [markdown]
 # In the bound, MFU over MBU is the batch over the ridge point: at batch 1 on an H100, one over about 295.
@@ -97,3 +106,15 @@ for batch in (1, 64, 256):
 derated = Scenario("dense-8b", "h100-sxm", compute_efficiency=0.6, memory_efficiency=0.8)
 print(f"{ridge:.0f} x 0.6 / 0.8 = {ridge * 0.6 / 0.8:.0f} FLOP/byte")
 assert math.isclose(derated.ridge_point_flop_per_byte, ridge * 0.6 / 0.8)
+
+# %% [markdown]
+# ## The lesson's chart from your own numbers
+#
+# The course's chart builders take the same parameters as the lesson's chart block. Here the same decode on
+# an H200 at 4,000 tokens of context, and on an A100, whose kernels Vidur measured.
+
+# %%
+display(build_chart("bound-vs-calibrated", gpu="h200", context=4000, max_batch=64).chart)
+
+# %%
+display(build_chart("bound-vs-calibrated", gpu="a100-sxm-80gb", context=1000, max_batch=64).chart)
