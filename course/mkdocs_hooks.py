@@ -89,11 +89,7 @@ def on_config(config: Any) -> Any:
     _BUILD["problems"].extend(redirect_problems(config.docs_dir) + bibliography_problems(config.docs_dir))
     # The hook reports every problem of the course together; the extension fails builds that have no hook.
     config.mdx_configs.setdefault("course.lesson_format.extension", {})["collect"] = True
-    from course.notebooks.lesson_notebooks import (
-        configure_execution_cache,
-        load_notebooks,
-        use_local_kernel_sockets,
-    )
+    from course.notebooks.lesson_notebooks import configure_execution_cache, load_notebooks
 
     notebooks, notebook_problems = load_notebooks(config.docs_dir, course)
     _BUILD.update(notebooks=notebooks, notebook_dirs={}, docs_dir=config.docs_dir)  # dirs: see on_files
@@ -101,8 +97,7 @@ def on_config(config: Any) -> Any:
     configure_execution_cache(config.plugins, project, config.docs_dir, partial=partial)
     from course.notebooks.sandbox import configure_kernel_sandbox
 
-    configure_kernel_sandbox(project)  # an empty environment and a time limit per cell
-    use_local_kernel_sockets()
+    configure_kernel_sandbox(project)  # notebooks run isolated, with time limits, or not at all
     from course.page_assets.bundle import site_stylesheet_bundle
 
     # Our stylesheets as one minified file (written at on_post_build), linked instead of the four.

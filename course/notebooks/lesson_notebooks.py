@@ -214,23 +214,6 @@ def outputs_fingerprint(project_root: str | Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def use_local_kernel_sockets() -> bool:
-    """Make the kernels that execute the notebooks listen on Unix sockets instead of TCP ports (POSIX only).
-
-    jupyter_client starts a kernel on five TCP ports of 127.0.0.1 by default, which any local user can reach
-    and which ipykernel warns about on every start ("running over TCP without encryption", twice a build).
-    IPC sockets sit next to the kernel's connection file in Jupyter's per-user runtime folder. mkdocs-jupyter
-    gives no way to configure its kernel manager, so the default of jupyter_client's trait is set here.
-    Returns whether it did (not on Windows, which has no IPC transport).
-    """
-    if os.name == "nt":
-        return False
-    from jupyter_client.connect import ConnectionFileMixin
-
-    ConnectionFileMixin.class_traits()["transport"].default_value = "ipc"
-    return True
-
-
 # ------------------------------------------------------------------------------------------ the built page
 # nbconvert's lab template writes these into every page; each loads from a CDN (or from src=""), and none is
 # needed: the notebooks use no LaTeX in Markdown cells, no Mermaid, no widgets needing RequireJS.
