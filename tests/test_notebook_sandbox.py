@@ -379,3 +379,26 @@ def test_the_build_executes_notebooks_only_through_the_sandbox() -> None:
     assert [type(p).__name__ for p in enabled if "Execute" in type(p).__name__] == [
         "IsolatedExecutePreprocessor"
     ]
+
+
+def test_a_forged_result_is_refused_with_a_message_not_a_traceback() -> None:
+    notebook = _notebook("print(1)")
+    for stdout in (b"[" * 100_000, b'{"notebook": {"cells": [{"cell_type": "code", "outputs": 3}]}}'):
+        with pytest.raises(NotebookNotExecuted, match=r"^n: "):
+            sandbox._executed(notebook, "n", 0, stdout, "", 120)
+
+
+def test_only_chart_specs_that_hash_to_their_key_reach_the_builds_chart_cache(tmp_path: Path) -> None:
+    import altair as alt
+
+    from calculators.charts.render import served_spec, spec_key
+
+    spec = alt.Chart(alt.Data(values=[{"x": 1}])).mark_point().encode(x="x:Q").to_dict()  # type: ignore[no-untyped-call]
+    key = spec_key(spec)
+    assert sandbox.store_chart_specs({key: served_spec(spec)}, "n", tmp_path) == [key]
+    assert json.loads((tmp_path / f"{key}.vl.json").read_text(encoding="utf-8"))["mark"] == {"type": "point"}
+    lesson_key = "0" * 24  # a lesson chart's key, say: another spec under it is refused
+    for forged in ({lesson_key: served_spec(spec)}, {"../../x": served_spec(spec)}, {key: "[" * 100_000}):
+        with pytest.raises(NotebookNotExecuted, match="does not match its name"):
+            sandbox.store_chart_specs(forged, "n", tmp_path)
+    assert sorted(path.name for path in tmp_path.iterdir()) == [f"{key}.vl.json"]

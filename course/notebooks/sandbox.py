@@ -73,7 +73,9 @@ ETC_FILES = (
 SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 WRITABLE = {"/sandbox": "512m", "/tmp": "256m", "/dev/shm": "64m"}
 HOME = "/sandbox/home"
-CHART_CACHE = "/sandbox/charts"  # a notebook never writes the build's chart cache, which lessons use
+CHART_CACHE = sandbox_runner.CHART_CACHE  # never the build's chart cache, which lessons use (see below)
+CHART_SPEC_KEY = re.compile(r"[0-9a-f]{24}")  # calculators.charts.render.spec_key
+CHART_SPECS_MOST = 200
 UNSHARE = "unshare"
 # user ns first: the others are made by the mapped "root" of it. --kill-child: killing unshare (at a time
 # limit) kills the sandbox's PID 1, and with it every process in the PID namespace.
@@ -255,7 +257,7 @@ def _executed(
         )
     try:
         result = json.loads(stdout)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: JSON nested deeper than Python's stack
         raise NotebookNotExecuted(
             f"{name}: the sandbox gave no result (exit status {returncode}).\n{_quoted(stderr)}"
         ) from None
@@ -272,7 +274,47 @@ def _executed(
     if error is not None or not isinstance(result, dict) or not isinstance(result.get("notebook"), dict):
         said = error.get("message") if isinstance(error, dict) else "no notebook"
         raise NotebookNotExecuted(f"{name}: the execution failed: {said}.\n{_quoted(stderr)}")
-    return with_outputs(notebook, result["notebook"], name)
+    executed = with_outputs(notebook, result["notebook"], name)
+    store_chart_specs(result.get("chart_specs"), name)
+    return executed
+
+
+def store_chart_specs(specs: Any, name: str, cache_dir: Path | None = None) -> list[str]:
+    """Keep the Vega-Lite specs a notebook's charts wrote in the build's chart cache; returns their keys.
+
+    A notebook's chart fetches its spec from the site when it turns interactive, and the build copies each
+    referenced spec from its chart cache (``course.charts.assets.copy_into``). The sandbox's cache is its
+    own, so its specs come back with the result. They are content-addressed: a spec is kept only if it
+    hashes to its key (:func:`calculators.charts.render.spec_key`, with or without Altair's ``$schema``,
+    which the stored spec leaves out), so a notebook cannot put another chart's spec under a lesson
+    chart's key; and an existing entry is never written again.
+    """
+    import altair
+
+    from calculators.charts.render import default_cache_dir, served_spec, spec_key, write_atomically
+
+    if specs is None:
+        return []
+    if not isinstance(specs, dict) or len(specs) > CHART_SPECS_MOST:
+        raise NotebookNotExecuted(f"{name}: the sandbox returned more chart specs than charts can make")
+    folder = cache_dir if cache_dir is not None else default_cache_dir()
+    kept = []
+    for key, text in specs.items():
+        spec = _json_object(text)
+        try:
+            hashes = (spec_key(spec), spec_key({**spec, "$schema": altair.SCHEMA_URL})) if spec else ()
+        except ValueError:  # NaN, which JSON for the browser cannot hold
+            hashes = ()
+        if not isinstance(text, str) or not CHART_SPEC_KEY.fullmatch(str(key)) or key not in hashes:
+            raise NotebookNotExecuted(
+                f"{name}: the sandbox returned a chart spec whose content does not match its name "
+                f"{str(key)[:40]!r}; a notebook's charts are drawn by enable_course_charts, not by hand"
+            )
+        target = folder / f"{key}.vl.json"
+        if spec and not target.exists():
+            write_atomically(target, served_spec(spec))
+        kept.append(key)
+    return kept
 
 
 def with_outputs(notebook: Any, executed: Any, name: str) -> Any:
@@ -301,7 +343,18 @@ def with_outputs(notebook: Any, executed: Any, name: str) -> Any:
         nbformat.validate(merged)
     except nbformat.ValidationError as error:
         raise NotebookNotExecuted(f"{name}: the executed notebook is not valid ({error.message})") from None
+    except RecursionError:
+        raise NotebookNotExecuted(f"{name}: the executed notebook's outputs are nested too deep") from None
     return merged
+
+
+def _json_object(text: Any) -> dict[str, Any] | None:
+    """``text`` parsed, if it is a JSON object."""
+    try:
+        value = json.loads(text) if isinstance(text, str) else None
+    except (ValueError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def _quoted(text: str) -> str:
