@@ -41,13 +41,15 @@ NOTEBOOK_GLOB = f"*/{NOTEBOOK_FOLDER}/*.py"  # relative to docs/; also mkdocs-ju
 METADATA_KEY = "ridgepoint"
 HEADER_EXAMPLE = "#   ridgepoint:\n#     lesson: prefill-vs-decode"
 # What the notebooks' outputs depend on besides their own text: the calculators (charts included), the chart
-# markup their renderer writes, and the libraries that execute and draw them. A change to any of these must
-# re-execute the notebooks.
+# markup their renderer writes, the sandbox that executes them (it also hands back their charts' specs) and
+# the libraries that execute and draw them. A change to any of these must re-execute the notebooks.
 OUTPUT_PATHS = (
     "calculators",
     "course/charts/markup.py",
     "course/charts/assets.py",
     "course/notebooks/renderer.py",
+    "course/notebooks/sandbox.py",
+    "course/notebooks/sandbox_runner.py",
     "course/charts/vega-runtime.lock.json",
 )
 OUTPUT_DISTRIBUTIONS = ("altair", "vl-convert-python", "nbconvert", "nbclient", "mkdocs-jupyter", "jupytext")
