@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as etree
+from html import escape
 from typing import Any
 
 from latex2mathml.converter import convert
@@ -24,6 +25,7 @@ from course.sanitising.trusted import store_trusted
 DISPLAY_RE = re.compile(r"(?<!\\)\$\$(?P<tex>.+?)(?<!\\)\$\$", re.DOTALL)
 # Inline: no space just inside the dollars and no digit right after the closing one, so "$5 or $10" is prose.
 INLINE_RE = re.compile(r"(?<![\\$\w])\$(?!\s)(?P<tex>[^$\n]+?)(?<![\s\\])\$(?![\w$])")
+TEXT_COMMAND_RE = re.compile(r"\\(?:text|mathrm|operatorname)\{([^{}]*)\}")
 UNKNOWN_COMMAND_RE = re.compile(r"<m[io][^>]*>(\\[a-zA-Z]+)</m[io]>")
 FIX = r"use standard LaTeX, e.g. $I = \frac{2PN}{2N} = P$"
 FIX_NUMBER = "put the number after the formula: $t_{decode}$ = {{ Scenario().decode().time_s | ms }}"
@@ -94,6 +96,23 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
     return problems
 
 
+def display_html(tex: str, tag: str) -> str:
+    """A display formula in its box: a keyboard stop named by its LaTeX, as the box may scroll sideways.
+
+    A formula wider than its column (a phone, a wide math font, zoom) scrolls inside its box, and a box that
+    scrolls must be reachable by keyboard (WCAG 2.1.1; axe's scrollable-region-focusable) and, being a stop,
+    must say what it is. Whether it overflows depends on the reader's fonts, so every display box is a stop,
+    in the markup, not only the ones a script found overflowing after the fonts it saw had loaded. Its name
+    is the LaTeX as written (its words unwrapped), the usual alternative text for a formula; the MathML
+    inside reads as maths.
+    """
+    mathml = to_mathml(tex, display=True)
+    words = TEXT_COMMAND_RE.sub(r"\1", " ".join(tex.split()))  # \text{head size} reads "head size"
+    name = escape(f"Formula: {words}", quote=True)
+    attributes = f'class="rp-math rp-math--display" tabindex="0" role="group" aria-label="{name}"'
+    return f"<{tag} {attributes}>{mathml}</{tag}>"
+
+
 def _error_html(message: str) -> str:
     element = etree.Element("span", {"class": "rp-math rp-math--error", "title": message})
     element.text = message
@@ -123,10 +142,8 @@ class DisplayMathPreprocessor(Preprocessor):
         # HTML (browsers close the <p> early, breaking the paragraph's spacing): there it is a <span>, which
         # the stylesheet shows as a block all the same.
         alone = indent.strip() == ""
-        tag = "div" if alone else "span"
         try:
-            mathml = to_mathml(match.group("tex"), display=True)
-            html = f'<{tag} class="rp-math rp-math--display">{mathml}</{tag}>'
+            html = display_html(match.group("tex"), "div" if alone else "span")
         except MathError as error:
             html = _error_html(str(error))
         placeholder = store_trusted(self.md, html)
