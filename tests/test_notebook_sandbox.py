@@ -402,3 +402,22 @@ def test_only_chart_specs_that_hash_to_their_key_reach_the_builds_chart_cache(tm
         with pytest.raises(NotebookNotExecuted, match="does not match its name"):
             sandbox.store_chart_specs(forged, "n", tmp_path)
     assert sorted(path.name for path in tmp_path.iterdir()) == [f"{key}.vl.json"]
+
+
+def test_a_notebooks_drawings_never_replace_a_lessons_and_are_served_only_by_their_hash(
+    tmp_path: Path,
+) -> None:
+    import hashlib
+
+    from course.charts.assets import wide_drawing
+
+    key = "0" * 24  # a lesson chart's key, whose drawing the lessons inline as our own markup
+    lesson = '<svg xmlns="http://www.w3.org/2000/svg"><path d="M0 0"/></svg>'
+    (tmp_path / f"{key}.svg").write_text(lesson, encoding="utf-8")
+    forged = '<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)"/>'
+    [digest] = sandbox.store_chart_drawings({key: forged}, "n", tmp_path)
+    assert (tmp_path / f"{key}.svg").read_text(encoding="utf-8") == lesson
+    assert digest == hashlib.sha256(forged.encode()).hexdigest()
+    assert wide_drawing(digest, key, tmp_path) == forged.encode()  # only to a page that names its hash
+    lesson_digest = hashlib.sha256(lesson.encode()).hexdigest()
+    assert wide_drawing(lesson_digest, key, tmp_path) == lesson.encode()

@@ -276,7 +276,37 @@ def _executed(
         raise NotebookNotExecuted(f"{name}: the execution failed: {said}.\n{_quoted(stderr)}")
     executed = with_outputs(notebook, result["notebook"], name)
     store_chart_specs(result.get("chart_specs"), name)
+    store_chart_drawings(result.get("chart_drawings"), name)
     return executed
+
+
+def store_chart_drawings(drawings: Any, name: str, cache_dir: Path | None = None) -> list[str]:
+    """Keep the SVG drawings a notebook's charts made, for the wide drawings its page fetches; returns
+    their SHA-256.
+
+    They go apart from the lessons' drawings, named by their SHA-256
+    (:data:`course.charts.assets.NOTEBOOK_DRAWINGS`), so no lesson reads one and a page gets one only by
+    naming its hash; the page and the drawing both come from the notebook, as any notebook output does.
+    """
+    import hashlib
+
+    from calculators.charts.render import default_cache_dir, write_atomically
+    from course.charts.assets import NOTEBOOK_DRAWINGS
+
+    if drawings is None:
+        return []
+    valid = isinstance(drawings, dict) and len(drawings) <= CHART_SPECS_MOST
+    if not valid or not all(isinstance(svg, str) for svg in drawings.values()):
+        raise NotebookNotExecuted(f"{name}: the sandbox returned chart drawings that are not drawings")
+    folder = (cache_dir if cache_dir is not None else default_cache_dir()) / NOTEBOOK_DRAWINGS
+    kept = []
+    for svg in drawings.values():
+        digest = hashlib.sha256(svg.encode("utf-8")).hexdigest()
+        target = folder / f"{digest}.svg"
+        if not target.exists():
+            write_atomically(target, svg)
+        kept.append(digest)
+    return kept
 
 
 def store_chart_specs(specs: Any, name: str, cache_dir: Path | None = None) -> list[str]:

@@ -6,13 +6,13 @@ sandbox's namespaces, and nothing but two pipes joins them to the build. The ker
 in the sandbox's scratch folder (its network namespace has no usable interface, not even loopback).
 
 Input: one line of JSON, ``{"notebook": <nbformat v4>, "options": {...}}`` (see :data:`OPTIONS`).
-Output: one JSON object, ``{"notebook": <the executed notebook>, "chart_specs": {key: spec}}`` (the
-Vega-Lite specs its charts wrote to the sandbox's chart cache, which the build serves for the interactive
-charts) or ``{"error": {...}}`` with the kind of
-failure (``cell``: a cell raised; ``cell-timeout``: a cell ran past its limit; ``kernel``: the kernel died
-or never started). The result goes to a copy of standard output taken before the kernel starts, and the
-kernel's own standard output is sent to standard error, so what a notebook prints reaches the build only
-as a cell's output.
+Output: one JSON object, ``{"notebook": <the executed notebook>, "chart_specs": {key: spec},
+"chart_drawings": {key: svg}}`` (the Vega-Lite specs and SVG drawings its charts wrote to the sandbox's
+chart cache: the build serves them to the interactive charts and as the wide drawings' files), or
+``{"error": {...}}`` with the kind of failure (``cell``: a cell raised; ``cell-timeout``: a cell ran past
+its limit; ``kernel``: the kernel died or never started). The result goes to a copy of standard output
+taken before the kernel starts, and the kernel's own standard output is sent to standard error, so what a
+notebook prints reaches the build only as a cell's output.
 """
 
 from __future__ import annotations
@@ -51,17 +51,21 @@ def execute(notebook_json: dict[str, Any], options: dict[str, Any]) -> dict[str,
         return {"error": {"kind": "cell", **message}}
     except (DeadKernelError, RuntimeError) as error:
         return {"error": {"kind": "kernel", "message": f"{type(error).__name__}: {error}"}}
-    return {"notebook": notebook, "chart_specs": chart_specs(CHART_CACHE)}
+    return {
+        "notebook": notebook,
+        "chart_specs": chart_files(CHART_CACHE, SPEC_SUFFIX),
+        "chart_drawings": chart_files(CHART_CACHE, ".svg"),
+    }
 
 
-def chart_specs(folder: str) -> dict[str, str]:
-    """The Vega-Lite specs in the chart cache ``folder``, by key (regular files only)."""
-    specs = {}
+def chart_files(folder: str, suffix: str) -> dict[str, str]:
+    """The files named ``<key><suffix>`` in the chart cache ``folder``, by key (regular files only)."""
+    found = {}
     for entry in os.scandir(folder):
-        if entry.name.endswith(SPEC_SUFFIX) and entry.is_file(follow_symlinks=False):
-            with open(entry.path, encoding="utf-8") as stream:
-                specs[entry.name.removesuffix(SPEC_SUFFIX)] = stream.read()
-    return specs
+        if entry.name.endswith(suffix) and entry.is_file(follow_symlinks=False):
+            with open(entry.path, encoding="utf-8", newline="") as stream:  # byte for byte: hashed
+                found[entry.name.removesuffix(suffix)] = stream.read()
+    return found
 
 
 def end_with_the_build() -> None:
