@@ -21,7 +21,9 @@ pipe each; nothing else joins the two sides. Inside, a notebook has:
 
 Only the outputs of the executed notebook are taken back, onto the notebook as read from the docs (a
 notebook cannot change the code the page shows), and they are sanitised as every notebook's are
-(:func:`course.notebooks.lesson_notebooks.finish_notebook_page`).
+(:func:`course.notebooks.lesson_notebooks.finish_notebook_page`). So are the specs and drawings its charts
+made, which the site serves to its interactive charts: the specs only if they hash to their names, the
+drawings apart from the lessons' (:func:`store_chart_specs`, :func:`store_chart_drawings`).
 
 Where the machine allows no user namespaces (Ubuntu 24.04 restricts them by default, Docker's seccomp
 profile refuses them), :func:`isolation_problem` says why and :func:`execute_notebook` refuses to run the
