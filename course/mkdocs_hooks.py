@@ -52,6 +52,10 @@ def on_config(config: Any) -> Any:
 
     from course.lesson_format.partial_rebuilds import DIRTY_ENV, prepare_rebuild, shared_inputs
 
+    if _serving():  # the server rebuilds when the notebooks run in the background have all run
+        from course.notebooks.scheduling import prepare_marker
+
+        config.watch.append(str(prepare_marker()))
     # Under --dirty, MkDocs writes only the edited pages; every page when what they share changed.
     watched = [w for w in (config.theme.custom_dir, *config.watch) if w]
     inputs = shared_inputs(config.docs_dir, config.config_file_path, watched)
@@ -63,10 +67,24 @@ def on_config(config: Any) -> Any:
     course = load_course(config.docs_dir)
     from mkdocs.exceptions import PluginError
 
+    from course.lesson_format.glossary import glossary_problems
     from course.lesson_format.problems import LessonProblems
+    from course.notebooks.lesson_notebooks import load_notebooks
+    from course.redirects.pages import redirect_problems
+    from course.references.bibliography import bibliography_problems
     from course.sanitising.source_files import SOURCE_FIELD
+    from course.sanitising.source_tree import build_input_folders, build_input_problems
 
-    unreadable = [p for p in course.problems if p.field == SOURCE_FIELD]
+    notebooks, notebook_problems = load_notebooks(config.docs_dir, course)  # headers only: not run yet
+    files_problems = (
+        redirect_problems(config.docs_dir)
+        + bibliography_problems(config.docs_dir)
+        + glossary_problems(config.docs_dir)
+    )
+    folders = build_input_folders(config.theme.custom_dir, config.mdx_configs)  # overrides/, snippets
+    early = course.problems + files_problems + notebook_problems  # before MkDocs or jupytext reads them
+    unreadable = [p for p in early if p.field == SOURCE_FIELD]
+    unreadable += build_input_problems(folders)
     if unreadable:  # stop before MkDocs reads or copies these files
         raise PluginError(str(LessonProblems(unreadable)))
     from course.lesson_format.expression_budget import start_build
@@ -83,20 +101,11 @@ def on_config(config: Any) -> Any:
     config.mdx_configs.setdefault("course.lesson_lists.extension", {})["docs_dir"] = config.docs_dir
     config.mdx_configs.setdefault("course.references.extension", {})["docs_dir"] = config.docs_dir
     config.mdx_configs.setdefault("course.lesson_format.takeaways", {})["docs_dir"] = config.docs_dir
-    from course.lesson_format.glossary import glossary_problems
-    from course.redirects.pages import redirect_problems
-    from course.references.bibliography import bibliography_problems
-
-    _BUILD["problems"].extend(
-        redirect_problems(config.docs_dir)
-        + bibliography_problems(config.docs_dir)
-        + glossary_problems(config.docs_dir)
-    )
+    _BUILD["problems"].extend(files_problems)
     # The hook reports every problem of the course together; the extension fails builds that have no hook.
     config.mdx_configs.setdefault("course.lesson_format.extension", {})["collect"] = True
-    from course.notebooks.lesson_notebooks import configure_execution_cache, load_notebooks
+    from course.notebooks.lesson_notebooks import configure_execution_cache
 
-    notebooks, notebook_problems = load_notebooks(config.docs_dir, course)
     _BUILD.update(notebooks=notebooks, notebook_dirs={}, docs_dir=config.docs_dir)  # dirs: see on_files
     _BUILD["problems"].extend(notebook_problems)
     configure_execution_cache(config.plugins, project, config.docs_dir, partial=partial)
@@ -128,6 +137,10 @@ def on_nav(nav: Any, config: Any, files: Any) -> Any:
     from course.lesson_format.partial_rebuilds import read_untitled_pages
 
     read_untitled_pages((f.page for f in files.documentation_pages()), config)  # titled in every nav
+    from course.notebooks.scheduling import start_notebooks
+
+    # Uncached notebooks start executing now, side by side; under serve the server answers meanwhile.
+    start_notebooks(_BUILD["notebooks"], config, files, serving=_serving())
     return nav
 
 
@@ -144,6 +157,10 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     from course.sanitising.front_matter import escape_meta
 
     escape_meta(page.meta)  # plain text wherever Material prints it (the check refuses markup in them)
+    from course.notebooks.scheduling import before_notebook_page
+
+    # A notebook page waits for its execution (build), or says it is running (serve).
+    before_notebook_page(page, _BUILD["notebooks"], config, serving=_serving())
 
     # The problems use the file's line numbers; the takeaways box is placed by its Markdown extension.
     source = Path(page.file.abs_src_path).read_text(encoding="utf-8") if page.file.abs_src_path else markdown

@@ -603,7 +603,7 @@ def batch_tradeoff(**given: Any) -> ChartData:
                     "batch": batch,
                     "tpot_ms": _in("ms", step.time_s),
                     "tokens_per_s": batch / step.time_s,
-                    "bound": f"{step.bound}-bound",
+                    "bound": step.bound_label,
                     "fits": "fits" if batch <= fits_up_to else "does not fit",
                     "label": f"batch {batch}" if batch in TRADEOFF_LABELS else "",
                 }
