@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from calculators import calibration
+from calculators import calibration, setting
 from calculators.efficiency import MAX_STEP_OVERHEAD_S, Efficiency
 from calculators.hardware import GPU, get_gpu
 from calculators.interconnect import (
@@ -330,8 +330,15 @@ def make_setup(
         raise ValueError(
             f"unknown setup option {unknown[0]!r}; known: {', '.join(Setup.__dataclass_fields__)}"
         )
+    chosen = get_model(model)
+    tuned = (compute_efficiency, memory_efficiency, options.get("communication_efficiency", 1.0)) != (
+        1.0,
+        1.0,
+        1.0,
+    )
+    options = setting.setup_options(options, shapes_known=chosen.shapes_known, tuned=tuned)
     return Setup(
-        get_model(model),
+        chosen,
         get_gpu(gpu),
         weight_format if weight_format is not None else precision,
         level,
