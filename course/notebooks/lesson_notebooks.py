@@ -35,6 +35,7 @@ from course.folder_digest import fingerprint_folder
 from course.lesson_format.lessons import Course
 from course.lesson_format.navigation import NavItem
 from course.lesson_format.problems import Problem
+from course.sanitising.titles import text_of_html
 
 NOTEBOOK_FOLDER = "notebooks"
 NOTEBOOK_GLOB = f"*/{NOTEBOOK_FOLDER}/*.py"  # relative to docs/; also mkdocs-jupyter's `include` pattern
@@ -142,7 +143,9 @@ def parse_notebook(path: str, text: str, course: Course) -> tuple[Notebook | Non
                 "use the file stem of a lesson, e.g. `lesson: prefill-vs-decode`",
             )
         )
-    title = _first_heading(text)
+    heading = _first_heading(text)
+    # The heading is Markdown; the title is its text (plain, escaped where it is printed), not its markup.
+    title = None if heading is None else text_of_html(heading) or "Worked notebook"
     if title is None:
         problems.append(
             Problem(
