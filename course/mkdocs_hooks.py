@@ -196,7 +196,11 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
         from course.lesson_format.problems import problems_panel, with_problems_panel
 
         output = with_problems_panel(output, problems_panel(_BUILD["problems"], page.file.src_uri))
-    return with_policy(output, _BUILD["script_hashes"])  # the Content-Security-Policy, first in <head>
+    from course.sanitising.csp import base_url_of
+
+    # The Content-Security-Policy, first in <head>: the theme's scripts for this page's depth.
+    hashes = _BUILD["script_hashes"].get(base_url_of(page.url if page is not None else ""), [])
+    return with_policy(output, hashes)
 
 
 def on_post_template(output_content: str, template_name: str, config: Any) -> str:
@@ -206,7 +210,7 @@ def on_post_template(output_content: str, template_name: str, config: Any) -> st
 
     # 404.html: a theme template rendered with no page (no lesson text); its own scripts are allowed.
     _BUILD["not_found_hashes"] = not_found_script_hashes(output_content)
-    return with_policy(output_content, [*_BUILD["script_hashes"], *_BUILD["not_found_hashes"]])
+    return with_policy(output_content, _BUILD["not_found_hashes"])
 
 
 def on_env(env: Any, config: Any, files: Any) -> Any:
@@ -280,7 +284,8 @@ def on_post_build(config: Any) -> None:
     from course.sanitising.csp import write_headers_file
 
     # The policy for static hosts: the theme's scripts and the 404 page's, never a lesson page's.
-    write_headers_file(config.site_dir, [*_BUILD["script_hashes"], *_BUILD.get("not_found_hashes", [])])
+    allowed = [h for hashes in _BUILD["script_hashes"].values() for h in hashes]
+    write_headers_file(config.site_dir, [*allowed, *_BUILD.get("not_found_hashes", [])])
     if _serving():
         from course.sanitising.live_reload import write_live_reload_script
 

@@ -96,32 +96,52 @@ def relative_base_urls(page_urls: Iterable[str]) -> list[str]:
     return ["/".join([".."] * depth) or "." for depth in range(max(depths) + 1)]
 
 
+# Material's partials that write a script only when the site's config turns their feature on (``extra.*``):
+# their scripts are allowed only then.
+_FEATURE_PARTIALS = {
+    "partials/integrations/analytics.html": "analytics",
+    "partials/integrations/analytics/google.html": "analytics",
+    "partials/javascripts/consent.html": "consent",
+    "partials/javascripts/outdated.html": "version",
+}
+
+
 def theme_script_hashes(
     env: Any, template_dirs: Iterable[str], base_urls: Iterable[str], config: Any
-) -> list[str]:
-    """The hashes of every inline script the theme's templates can write, for each of ``base_urls``.
+) -> dict[str, list[str]]:
+    """For each of ``base_urls``, the hashes of every inline script the theme's templates can write there.
 
     Read from the template files themselves (Material's and ``overrides/``), each script's text rendered with
     the theme's Jinja environment ``env`` and the site's ``config``: nothing here comes from a lesson. A
-    script whose text needs more than ``config`` and ``base_url`` (one that names the page) is not allowed.
+    script whose text needs more than ``config`` and ``base_url`` (one that names the page) is not allowed,
+    nor one of a feature the config leaves off. A page gets the list of its own ``base_url`` (a page's
+    ``<meta>`` must leave the charset within the first 1024 bytes); ``_headers`` all of them.
     """
-    hashes: dict[str, None] = {}
     urls = list(base_urls)
+    found: dict[str, dict[str, None]] = {url: {} for url in urls}
+    extra = config.get("extra") or {} if hasattr(config, "get") else {}
     for folder in template_dirs:
         for template in sorted(Path(folder).rglob("*.html")):
-            if template.name == "404.html" or ".icons" in template.parts:
+            name = template.relative_to(folder).as_posix()
+            if name == "404.html" or ".icons" in template.parts:
                 continue  # 404.html: see not_found_script_hashes
+            if name in _FEATURE_PARTIALS and not extra.get(_FEATURE_PARTIALS[name]):
+                continue
             for body in inline_scripts(template.read_text(encoding="utf-8")):
-                if "{{" not in body and "{%" not in body:
-                    hashes[script_hash(body)] = None
-                    continue
                 for base_url in urls:
-                    try:
-                        text = env.from_string(body).render(config=config, base_url=base_url)
-                    except Exception:  # needs a page or other context: never allowed
-                        break
-                    hashes[script_hash(text)] = None
-    return list(hashes)
+                    text = body
+                    if "{{" in body or "{%" in body:
+                        try:
+                            text = env.from_string(body).render(config=config, base_url=base_url)
+                        except Exception:  # needs a page or other context: never allowed
+                            break
+                    found[base_url][script_hash(text)] = None
+    return {url: list(hashes) for url, hashes in found.items()}
+
+
+def base_url_of(page_url: str) -> str:
+    """The ``base_url`` MkDocs gives the page at ``page_url`` (as :func:`relative_base_urls` lists them)."""
+    return relative_base_urls([page_url])[-1]
 
 
 def not_found_script_hashes(page: str) -> list[str]:
