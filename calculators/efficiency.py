@@ -3,7 +3,9 @@
 The lessons compute at spec peaks (every factor 1.0, no overhead), and say so. Measured systems land below:
 the factors here scale the peaks a pass is timed against, and a fixed per-step overhead stands for kernel
 launches, the scheduler and sampling. ``TYPICAL`` gathers values a reader can try, with where they come from;
-none of them is a default.
+none of them is a default. They are one constant for every kernel, a what-if; for estimates that follow the
+shape of each kernel (fitted to published measurements and validated against held-out ones) use
+``mode="calibrated"`` (:mod:`calculators.calibration`), which refuses these factors.
 """
 
 from __future__ import annotations

@@ -24,15 +24,47 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from calculators.hardware import GPU
+from calculators.models import Model
 from calculators.operators import ACTIVATION_BYTES
 from calculators.validation import MAX_COUNT, count
 
-if TYPE_CHECKING:
-    from calculators.passes import Setup
-
 GIB = 2**30
+
+
+class Setup(Protocol):
+    """What a memory plan reads from a setup (:class:`calculators.passes.Setup` has all of it).
+
+    Named here, below :mod:`calculators.passes`, so that the dependency runs one way: passes builds a
+    setup's plan with this module, and this module never imports passes back.
+    """
+
+    @property
+    def model(self) -> Model: ...
+    @property
+    def gpu(self) -> GPU: ...
+    @property
+    def gpus(self) -> int: ...
+    @property
+    def pipeline_stages(self) -> int: ...
+    @property
+    def data_parallel_attention(self) -> bool: ...
+    @property
+    def memory_utilization(self) -> float: ...
+    @property
+    def runtime_reserve_bytes(self) -> float: ...
+    @property
+    def max_batched_tokens(self) -> int: ...
+    @property
+    def ignore_memory(self) -> bool: ...
+    @property
+    def weight_bytes(self) -> float: ...
+    @property
+    def attention_weight_bytes(self) -> float: ...
+    @property
+    def kv_bytes_per_token(self) -> float: ...
 
 
 @dataclass(frozen=True)

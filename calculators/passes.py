@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from calculators import calibration
 from calculators.efficiency import MAX_STEP_OVERHEAD_S, Efficiency
 from calculators.hardware import GPU, get_gpu
 from calculators.interconnect import (
@@ -103,6 +104,8 @@ class Setup:
     runtime_reserve_bytes: float = DEFAULT_RUNTIME_RESERVE_BYTES
     max_batched_tokens: int = DEFAULT_MAX_BATCHED_TOKENS
     ignore_memory: bool = False
+    mode: str = "peak"  # "peak": the spec-peak roofline (a bound); "calibrated": fitted to measured kernels
+    calibration: str = "as-published"  # the calibrated mode's calibration (see calculators.calibration)
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, Model):
@@ -128,6 +131,15 @@ class Setup:
         non_negative_number("step_overhead_s", self.step_overhead_s, MAX_STEP_OVERHEAD_S)
         non_negative_number("runtime_reserve_bytes", self.runtime_reserve_bytes)
         count("max_batched_tokens", self.max_batched_tokens)
+        choice("mode", self.mode, calibration.MODES)
+        choice("calibration", self.calibration, calibration.CALIBRATIONS)
+        tuned = (self.compute_efficiency, self.memory_efficiency, self.communication_efficiency)
+        if self.mode == "calibrated" and tuned != (1.0, 1.0, 1.0):
+            raise ValueError(
+                "mode 'calibrated' sets every kernel's efficiency from measurements; leave "
+                "compute_efficiency, memory_efficiency and communication_efficiency at 1.0, "
+                "or use mode 'peak'"
+            )
         for name in ("kv_traffic", "expert_parallel", "data_parallel_attention", "ignore_memory"):
             flag(name, getattr(self, name))
         if self.interconnect is not None:
@@ -339,6 +351,8 @@ class PassResult:
     overhead_s: float  # the fixed per-step overhead, included in the time
     ridge_point_flop_per_byte: float  # the GPU's ridge point in the arithmetic format, at these efficiencies
     time_s: float  # seconds the pass takes: the sum of operator times, communication and overhead
+    mode: str = "peak"  # "peak" (time_s is the spec-peak bound) or "calibrated" (time_s is the estimate)
+    bound_time_s: float = 0.0  # the spec-peak bound of the same pass (equal to time_s in peak mode)
 
     @property
     def flops(self) -> float:
@@ -398,6 +412,8 @@ class PassResult:
             "overhead_s": self.overhead_s,
             "time_s": self.time_s,
             "bound": self.bound,
+            "mode": self.mode,
+            "bound_time_s": self.bound_time_s,
         }
 
 
@@ -626,10 +642,16 @@ def _simple_operators(
         warnings += (
             "the simple level leaves out communication between GPUs; level='refined' adds the all-reduces",
         )
-    time = sum(op.time_s for op in ops) + setup.step_overhead_s
+    bound = sum(op.time_s for op in ops) + setup.step_overhead_s
+    overhead = setup.step_overhead_s
+    if setup.mode == "calibrated":
+        ops, warnings, overhead = _calibrated(
+            setup, ops, warnings, decode_tokens, prefill_tokens, tokens, decode_tokens + sequences
+        )
+    time = sum(op.time_s for op in ops) + overhead
     return PassResult(
         phase, "simple", tokens, weight_bytes, kv_bytes, 0.0, matmul_flops, attention_flops, tuple(ops),
-        warnings, 0.0, setup.step_overhead_s, setup.ridge_point_flop_per_byte, time,
+        warnings, 0.0, overhead, setup.ridge_point_flop_per_byte, time, setup.mode, bound,
     )  # fmt: skip
 
 
@@ -734,9 +756,16 @@ def _refined_operators(
     matmul_flops += head_flops
 
     communication = _communication_operators(setup, tokens, logits)
+    bound = sum(op.time_s for op in ops + communication) + setup.step_overhead_s
+    overhead = setup.step_overhead_s
+    if setup.mode == "calibrated":
+        ops, warnings, overhead = _calibrated(
+            setup, ops, warnings, decode_tokens, prefill_tokens, tokens, decode_tokens + sequences
+        )
+        communication = _communication_operators(setup, tokens, logits, calibrated=True)
     ops += communication
     comm_time = sum(op.time_s for op in communication)
-    time = sum(op.time_s for op in ops) + setup.step_overhead_s
+    time = sum(op.time_s for op in ops) + overhead
     if setup.expert_parallel or dp_attention:
         warnings += (
             "expert-parallel all-to-alls are approximated: balanced routing, no overlap with compute",
@@ -748,15 +777,69 @@ def _refined_operators(
         )
     return PassResult(
         phase, "refined", tokens, weight_bytes, kv_bytes, embedding_bytes, matmul_flops, attention_flops,
-        tuple(ops), warnings, comm_time, setup.step_overhead_s, setup.ridge_point_flop_per_byte, time,
+        tuple(ops), warnings, comm_time, overhead, setup.ridge_point_flop_per_byte, time, setup.mode, bound,
     )  # fmt: skip
 
 
-def _communication_operators(setup: Setup, tokens: int, logits: int) -> list[Operator]:
+def _calibrated(
+    setup: Setup, ops: list[Operator], warnings: tuple[str, ...], decode_tokens: int, prefill_tokens: int,
+    tokens: int, sequences: int,
+) -> tuple[list[Operator], tuple[str, ...], float]:  # fmt: skip
+    """The same operators timed by the calibrated curves (plus, at the refined level, the element-wise
+    kernels the bound leaves out: activation, rotary embedding, residual adds), the extrapolation notes and
+    the step overhead."""
+    s = setup.shape
+    touched = expected_experts_touched(s.experts, s.experts_per_token, tokens) if s.experts else 0.0
+    step = calibration.StepShape(
+        tokens, decode_tokens, prefill_tokens, setup.gpus, s.layers, s.heads, s.dense_layers, s.moe_layers,
+        s.experts_per_token, touched, setup.data_parallel_attention,
+    )  # fmt: skip
+    peak = setup.gpu.peak_flops_per_s(setup.arithmetic)
+    attention_peak = setup.gpu.peak_flops_per_s("bf16")
+    bandwidth = setup.gpu.memory_bandwidth_bytes_per_s
+    like = calibration.measured_like(setup.gpu.key, setup.gpu.peak_flops_per_s("bf16") / bandwidth)
+    out = []
+    for op in ops:
+        if op.kind == "communication":
+            out.append(op)
+            continue
+        t = calibration.operator_time_s(
+            op.name, op.kind, op.flops, op.bytes_moved, step,
+            attention_peak if op.kind == "attention" else peak, bandwidth, like, setup.calibration,
+        )  # fmt: skip
+        out.append(op._replace(time_s=t))
+    if setup.level == "refined":
+        b_a = ACTIVATION_BYTES
+        widths = s.dense_layers * 3.0 * s.mlp_width + s.moe_layers * 3.0 * s.expert_width * (
+            s.experts_per_token + s.shared_experts
+        )
+        moved = tokens * b_a * (widths + s.layers * (2.0 * s.qkv_out_width + 6.0 * s.hidden * setup.gpus))
+        t = calibration.operator_time_s(
+            "activation, rotary embedding and residual adds", "elementwise", 0.0, moved, step, peak,
+            bandwidth, like, setup.calibration,
+        )  # fmt: skip
+        out.append(make_operator(
+            "activation, rotary embedding and residual adds (calibrated only)", "elementwise", 0.0, moved,
+            peak * setup.gpus, bandwidth * setup.gpus,
+        )._replace(time_s=t))  # fmt: skip
+    link = setup.link.key if setup.total_gpus > 1 else None
+    notes = calibration.provenance(setup.gpu.key, like, setup.arithmetic, link)
+    overhead = setup.step_overhead_s + calibration.step_overhead_s(setup.calibration, sequences)
+    return out, warnings + notes, overhead
+
+
+def _communication_operators(
+    setup: Setup, tokens: int, logits: int, *, calibrated: bool = False
+) -> list[Operator]:
     s = setup.shape
     tp = setup.gpus
     link = setup.link
     eff = setup.communication_efficiency
+    if calibrated:
+        latency, bandwidth = calibration.collective_latency_and_bandwidth(
+            link.key, link.latency_s, link.bandwidth_bytes_per_s, setup.calibration
+        )
+        link = Interconnect(link.key, link.name, bandwidth, latency, link.source, link.notes)
     h = s.hidden
     buffer = tokens * h * ACTIVATION_BYTES  # one layer's activations, the whole buffer on each GPU
     ops = []

@@ -20,7 +20,7 @@ import vl_convert
 
 from calculators import Scenario, ridge_point
 from calculators.charts import CHARTS, ChartError, build_chart, chart_data
-from calculators.charts.data import short_gpu_name
+from calculators.charts.content import short_gpu_name
 from calculators.charts.palette import (
     ATTENTION_COLOURS,
     DARK_BACKGROUND,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import markdown
 import pytest
 
@@ -43,7 +45,8 @@ def test_braces_in_formulas_are_latex_not_attribute_lists() -> None:
     )
     assert html.count("<math") == 5  # $n$, the times, $a$, the display formula, the inline sum
     assert html.count("\u2211") == 2  # both sums drawn (the sanitiser writes characters, not references)
-    assert "{i=1}" not in html
+    drawn = re.sub(r' aria-label="[^"]*"', "", html)  # the display formula's name quotes its LaTeX
+    assert "{i=1}" not in drawn
     assert ' i="1"' not in html
     # blanking keeps offsets and lines; an attribute list outside a formula is still checked
     assert len(without_formulas(TPOT_SNIPPET)) == len(TPOT_SNIPPET)
@@ -58,11 +61,11 @@ def test_display_math_inside_a_paragraph_keeps_the_html_valid() -> None:
         "The intensity is $$I = \\frac{2PN}{2N}$$ for a matrix-vector product.\n\n$$ I = P $$\n"
     )
     paragraph, alone = html.split("\n", 1)
-    assert paragraph.startswith('<p>The intensity is <span class="rp-math rp-math--display"><math')
+    assert paragraph.startswith('<p>The intensity is <span class="rp-math rp-math--display"')
     assert paragraph.endswith("</span> for a matrix-vector product.</p>")
     assert 'display="block"' in paragraph  # still display maths
     assert "<div" not in paragraph
-    assert alone.strip().startswith('<div class="rp-math rp-math--display">')  # alone on its line: a block
+    assert alone.strip().startswith('<div class="rp-math rp-math--display"')  # alone on its line: a block
 
 
 def test_a_computed_number_inside_a_formula_is_refused() -> None:
@@ -76,3 +79,16 @@ def test_a_computed_number_inside_a_formula_is_refused() -> None:
     assert "{{" in problems[0].fix
     assert "$t_{decode}$" in problems[0].fix
     assert find_problems("$t$ = {{ Scenario().prefill().time_s | ms }}\n", "serving/x.md") == []
+
+
+def test_a_display_formula_is_a_keyboard_stop_named_by_its_latex() -> None:
+    """Its box scrolls sideways wherever the formula is wider than the column (phones, wide math fonts), and a
+    scrolling box the keyboard cannot reach is a barrier; the name reads the author's LaTeX, escaped."""
+    html = markdown.markdown(
+        'Per token:\n\n$$\\text{bytes per token} = 2 \\times L "<b>"$$\n',
+        extensions=["course.math.extension", "course.sanitising.extension"],
+    )
+    box = html[html.index("<div") : html.index("<math")]
+    assert 'tabindex="0"' in box
+    assert 'role="group"' in box
+    assert 'aria-label="Formula: bytes per token = 2 \\times L &quot;&lt;b&gt;&quot;"' in box

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from conftest import ROOT, PageWatch
 
-from calculators.charts.data import short_gpu_name
+from calculators.charts.content import short_gpu_name
 from calculators.charts.palette import GPU_COLOURS, PHASE_COLOURS
 
 pytestmark = pytest.mark.browser

@@ -33,6 +33,7 @@ from course.sanitising.trusted import (
     marked_content,
     sanitise_final_page,
     store_trusted,
+    untrusted,
 )
 
 
@@ -282,6 +283,13 @@ def test_the_final_pass_sanitises_the_content_and_keeps_only_marked_blocks() -> 
     assert "<mi>x</mi>" in final  # MathML kept, its style and href dropped
     assert "<script>theme()</script>" in final  # the theme's part is not the content's
     assert BUILD_NONCE not in final
+
+
+def test_a_formula_box_is_ours_and_its_mathml_is_sanitised_with_the_page() -> None:
+    mathml = '<math><mi style="position:fixed">y</mi><mtext><script>z()</script></mtext></math>'
+    box = marked(f'<div class="rp-math" tabindex="0" role="group">{untrusted(mathml)}</div>')
+    final = sanitise_final_page(marked_content(f"<p>Text</p>{box}"), sanitise_html)
+    assert '<div class="rp-math" tabindex="0" role="group"><math><mi>y</mi><mtext></mtext></math></div>' in final
 
 
 def test_a_page_without_content_marks_is_left_as_the_theme_wrote_it() -> None:

@@ -11,8 +11,8 @@ and why. Figures quoted here were checked against the papers' text.
 | same, Orca (Pow2) | 26.8% (46.0% of allocated) | 45.8% | +-3 points |
 | same, Orca (Oracle) | 38.2% (60.3% of allocated) | 59.8% | +-3 points |
 | same, vLLM (paged) | 96.3% | 98.4% | 95-100% |
-| vLLM Fig. 13a, requests batched: Orca (Max) | 7.00 | 6.84 | +-5% |
-| same, Max < Pow2 < Oracle < vLLM | 7.00, 9.81, 13.62, 30.42 | 6.84, 14.3, 18.2, 27.2 | order |
+| vLLM Fig. 13a, requests batched: Orca (Max) | 7.00 | 6.83 | +-5% |
+| same, Max < Pow2 < Oracle < vLLM | 7.00, 9.81, 13.62, 30.42 | 6.83, 14.1, 17.4, 20.8 | order |
 | continuous over static batching, throughput | up to 22x (vLLM over FT) | 9.1x | > 2x |
 | Sarathi-Serve Fig. 10/12: capacity, strict TBT | 2.6x-3.5x over vLLM | 3.5x-3.9x | 2.6x holds, 5x not |
 | Sarathi-Serve: longest stall, chunked / prefill-first | "stall-free" | 29x shorter | < 1/2 |
@@ -26,10 +26,13 @@ Why ours differs:
   fragmentation), which the same figure gives. Our paged waste is only the last block's unused slots; the
   paper's 3.7% includes more.
 - vLLM Fig. 13a's batch sizes are set by memory for Orca (Max) (15.7K slots / 2,048 = 7.7 at most), which we
-  reproduce; for the others they also depend on step time. We take OPT-13B's step time from the paper's own
-  vLLM batch by Little's law (30.42 requests / (2 req/s x 338 tokens) = 45 ms per step, 0.37 of the spec-peak
-  weight read of 16.7 ms on an A100-40GB), so the vLLM batch is calibrated and the others are predictions;
-  our contiguous baselines batch more than the paper's because they have no external fragmentation.
+  reproduce; for the others they also depend on step time, which comes from the calibrated mode (kernels
+  fitted to Vidur's profiles and an engine overhead fitted to Splitwise's, fixed before this case; no
+  efficiency is chosen for it). The paper's own vLLM batch implies by Little's law 30.42 requests / (2 req/s
+  x 338 tokens) = 45 ms per step; the calibrated step of OPT-13B at that load is about 31 ms (16.7 ms at
+  spec peaks), so our paged batch is 21, not 30: vLLM's first release spent more per step than the 2024
+  stack the overhead was fitted to. Our contiguous baselines batch more than the paper's: they have no
+  external fragmentation.
 - Continuous over static: Orca and vLLM measured against FasterTransformer with its own batching, at equal
   latency; we compare saturated throughput with a 32-request static batch reserving 2,048 tokens each.
 - Sarathi-Serve: same definition of capacity (highest Poisson rate with P99 inter-token latency within 5x a
@@ -75,7 +78,7 @@ from calculators import (
 OPT_13B_A100 = make_setup(
     custom_dense_model(params_billion=13),
     custom_gpu(bf16_tflops=312, memory_bandwidth_tb_per_s=1.555, memory_gb=40, name="A100-40GB"),
-    memory_efficiency=(26e9 / 1.555e12) / (30.42 / (2 * 337.99)),  # 0.37: Little's law, see the docstring
+    mode="calibrated",  # kernels fitted to Vidur's profiles, fixed before this case; see the docstring
 )
 SLOTS = 15_700
 
@@ -129,7 +132,11 @@ def test_vllm_fig13a_batched_requests(vllm_runs: dict[str, dict[str, float]]) ->
     batch = {name: run["mean_decode_batch"] for name, run in vllm_runs.items()}
     assert batch["max"] == pytest.approx(7.00, rel=0.05)  # memory-bound: 15,700 // 2,048 = 7 slabs
     assert batch["max"] < batch["pow2"] < batch["oracle"] < batch["paged"]  # 7.00 < 9.81 < 13.62 < 30.42
-    assert batch["paged"] / batch["max"] > 2.7  # the paper: 4.3x; ours 4.0x
+    # The paper: 30.42 / 7.00 = 4.3x. Ours, calibrated: 20.8 / 6.83 = 3.0x. Little's law puts the paged
+    # batch at rate x output x step = 2 req/s x 338 tokens x 31 ms (the calibrated step at batch 21: 21.5 ms
+    # of kernels, 4.4 + 0.32 x 21 ms of engine overhead) = 21; the paper's 30.42 implies a 45 ms step
+    # (see the docstring and tests/test_calibration_validation.py, where this step is a held-out row).
+    assert batch["paged"] / batch["max"] > 2.7
 
 
 def test_continuous_batching_outserves_static_batching() -> None:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from calculators.charts.data import CHARTS, ChartData, ChartKind, chart_data, chart_kind
+from calculators.charts.content import ChartData
+from calculators.charts.data import CHARTS, ChartKind, chart_data, chart_kind
 from calculators.charts.params import ChartError
 
 if TYPE_CHECKING:

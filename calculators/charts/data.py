@@ -11,10 +11,12 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
+from calculators.charts import serving
+from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
 from calculators.charts.palette import ATTENTION_COLOURS, SCHEDULER_COLOURS, gpu_colour
 from calculators.charts.params import (
     ChartError,
@@ -50,40 +52,6 @@ from calculators.scenario import Scenario
 from calculators.simulator.experiments import SCHEDULERS, prefill_stall
 from calculators.simulator.named import Served, served
 from calculators.units import UNITS, format_value
-
-Row = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ChartData:
-    """A chart's content: named datasets for the plot, a table for the text alternative, a default caption."""
-
-    chart: str
-    params: Mapping[str, Any]
-    datasets: Mapping[str, list[Row]]
-    table_columns: tuple[str, ...]
-    table_rows: tuple[tuple[str, ...], ...]
-    caption: str
-    notes: tuple[str, ...] = field(default=())
-
-
-def _in(unit: str, value: float) -> float:
-    """A base-unit value in display ``unit`` (TFLOP/s, ms), for axes; tables format with the unit."""
-    return value / UNITS[unit].scale
-
-
-def short_gpu_name(key: str) -> str:
-    """The preset's name without the vendor, so legends stay short ("H100 SXM5 80GB")."""
-    name = GPUS[key].name
-    for vendor in ("NVIDIA GeForce ", "NVIDIA ", "AMD Instinct ", "AMD "):
-        if name.startswith(vendor):
-            return name[len(vendor) :]
-    return name
-
-
-def _tokens(n: float) -> str:
-    text = format_value(n, "tokens", decimals=0)
-    return "1 token" if text == "1 tokens" else text
 
 
 def _decade_below(value: float) -> float:
@@ -138,14 +106,6 @@ PASS_OPTION_PARAMS = (
         "check that weights and KV cache fit (check), or compute anyway (ignore: a what-if)",
     ),
 )
-
-
-def _computed(chart: str, parameter: str, fix: str, compute: Callable[[], Any]) -> Any:
-    """Run a calculator call, turning its ValueError (e.g. "does not fit in memory") into a chart error."""
-    try:
-        return compute()
-    except ValueError as error:
-        raise ChartError(chart, parameter, str(error), fix) from None
 
 
 # ----------------------------------------------------------------------------------------------- roofline
@@ -1031,10 +991,6 @@ class ChartKind:
     data: Callable[..., ChartData]
     summary: str
 
-
-# The serving charts live in their own module, which builds on this one's helpers; imported here, after
-# them, so that the catalogue below can list its charts.
-from calculators.charts import serving  # noqa: E402
 
 CHARTS: Mapping[str, ChartKind] = {
     kind.name: kind

@@ -26,7 +26,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from calculators.charts.data import ChartData, chart_data
+from calculators.charts.content import ChartData
+from calculators.charts.data import chart_data
 
 # Bump when tidy_svg or the stored files change, so that old cache entries are not reused.
 RENDER_FORMAT = "3"

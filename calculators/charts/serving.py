@@ -14,7 +14,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from calculators.charts.data import ChartData, Row, _computed, _in, _tokens, short_gpu_name
+from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
 from calculators.charts.palette import NEUTRAL, PHASE_COLOURS, SCHEDULER_COLOURS
 from calculators.charts.params import (
     Param,

@@ -18,7 +18,8 @@ from typing import Any, Literal
 
 import altair as alt
 
-from calculators.charts.data import ChartData, Row, chart_data
+from calculators.charts.content import ChartData, Row
+from calculators.charts.data import chart_data
 from calculators.charts.palette import MEMORY_COLOURS, NEUTRAL, PHASE_COLOURS, PRECISION_COLOURS
 
 # Every chart is drawn for the width it is shown at, so the page never shrinks it (text stays at its size):
@@ -43,7 +44,7 @@ def gpu_scale(keys: Iterable[str]) -> Any:
     ``alt.Color("GPU:N", scale=gpu_scale(["h100-sxm", "b200"]))`` draws the H100 in the blue it has on every
     other chart of the course, whatever the chart's order of GPUs.
     """
-    from calculators.charts.data import short_gpu_name
+    from calculators.charts.content import short_gpu_name
     from calculators.charts.palette import gpu_colour
 
     keys = list(keys)

@@ -6,7 +6,8 @@ identifier), so :func:`find_problems` also flags unknown commands and unbalanced
 otherwise see as a garbled formula.
 
 The converter is not trusted: it copies ``\\text{...}`` through as written and turns ``\\style``, ``\\href``
-and ``\\class`` into attributes. Its MathML is stashed like an author's raw HTML, so the page's sanitiser
+and ``\\class`` into attributes. A formula's box (its class, and a display box's keyboard stop and name) is
+ours, but the MathML inside it is marked :func:`~course.sanitising.trusted.untrusted`, so the page's sanitiser
 (MathML's own allow-list, :data:`course.sanitising.policy.MATHML_TAGS`) reads it with the rest of the page,
 and :func:`find_problems` reports what that allow-list would drop.
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as etree
+from html import escape
 from typing import Any
 
 from latex2mathml.converter import convert
@@ -25,10 +27,12 @@ from markdown.preprocessors import Preprocessor
 from course.code_regions import line_of, prose_only
 from course.lesson_format.problems import Problem
 from course.sanitising.policy import MATHML_TAGS, mathml_attribute_problem
+from course.sanitising.trusted import store_trusted, untrusted
 
 DISPLAY_RE = re.compile(r"(?<!\\)\$\$(?P<tex>.+?)(?<!\\)\$\$", re.DOTALL)
 # Inline: no space just inside the dollars and no digit right after the closing one, so "$5 or $10" is prose.
 INLINE_RE = re.compile(r"(?<![\\$\w])\$(?!\s)(?P<tex>[^$\n]+?)(?<![\s\\])\$(?![\w$])")
+TEXT_COMMAND_RE = re.compile(r"\\(?:text|mathrm|operatorname)\{([^{}]*)\}")
 UNKNOWN_COMMAND_RE = re.compile(r"<m[io][^>]*>(\\[a-zA-Z]+)</m[io]>")
 FIX = r"use standard LaTeX, e.g. $I = \frac{2PN}{2N} = P$"
 FIX_SAFE = "write the formula in plain LaTeX (no \\style, \\href, \\class or HTML), e.g. $t = \\frac{B}{W}$"
@@ -121,6 +125,23 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
     return problems
 
 
+def display_html(tex: str, tag: str) -> str:
+    """A display formula in its box: a keyboard stop named by its LaTeX, as the box may scroll sideways.
+
+    A formula wider than its column (a phone, a wide math font, zoom) scrolls inside its box, and a box that
+    scrolls must be reachable by keyboard (WCAG 2.1.1; axe's scrollable-region-focusable) and, being a stop,
+    must say what it is. Whether it overflows depends on the reader's fonts, so every display box is a stop,
+    in the markup, not only the ones a script found overflowing after the fonts it saw had loaded. Its name
+    is the LaTeX as written (its words unwrapped), the usual alternative text for a formula; the MathML
+    inside reads as maths.
+    """
+    mathml = to_mathml(tex, display=True)
+    words = TEXT_COMMAND_RE.sub(r"\1", " ".join(tex.split()))  # \text{head size} reads "head size"
+    name = escape(f"Formula: {words}", quote=True)
+    attributes = f'class="rp-math rp-math--display" tabindex="0" role="group" aria-label="{name}"'
+    return f"<{tag} {attributes}>{untrusted(mathml)}</{tag}>"
+
+
 def _error_html(message: str) -> str:
     element = etree.Element("span", {"class": "rp-math rp-math--error", "title": message})
     element.text = message
@@ -150,13 +171,13 @@ class DisplayMathPreprocessor(Preprocessor):
         # HTML (browsers close the <p> early, breaking the paragraph's spacing): there it is a <span>, which
         # the stylesheet shows as a block all the same.
         alone = indent.strip() == ""
-        tag = "div" if alone else "span"
         try:
-            mathml = to_mathml(match.group("tex"), display=True)
-            html = f'<{tag} class="rp-math rp-math--display">{mathml}</{tag}>'
+            html = display_html(match.group("tex"), "div" if alone else "span")
         except MathError as error:
             html = _error_html(str(error))
-        placeholder = self.md.htmlStash.store(html)  # untrusted: sanitised with the page
+        placeholder = store_trusted(
+            self.md, html
+        )  # the box is ours; the MathML in it is not (see display_html)
         return f"\n\n{indent}{placeholder}\n\n{indent}" if alone else placeholder
 
 
@@ -167,10 +188,10 @@ class InlineMathProcessor(InlineProcessor):
         self, m: re.Match[str], data: str
     ) -> tuple[str, int, int]:
         try:
-            html = f'<span class="rp-math">{to_mathml(m.group("tex"), display=False)}</span>'
+            html = f'<span class="rp-math">{untrusted(to_mathml(m.group("tex"), display=False))}</span>'
         except MathError as error:
             html = _error_html(str(error))
-        return self.md.htmlStash.store(html), m.start(0), m.end(0)  # untrusted, as above
+        return store_trusted(self.md, html), m.start(0), m.end(0)  # the box ours, the MathML not
 
 
 class MathExtension(Extension):

@@ -41,7 +41,12 @@ from course.sanitising.policy import (
     markdown_problems,
     sanitise_html,
 )
-from course.sanitising.trusted import is_trusted, marked
+from course.sanitising.trusted import (
+    is_trusted,
+    marked,
+    with_holes_sanitised,
+    without_trusted_parts,
+)
 
 QUIZ_FENCE_RE = re.compile(
     r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*quiz[ \t]*\n(?P<body>.*?)^(?P=indent)(?P=fence)[ \t]*$",
@@ -67,9 +72,10 @@ def rendered_problems(markdown: str) -> list[HtmlProblem]:
     that one cannot: Markdown's own decisions (a code span that does not cross paragraphs, a fence never
     closed) and the browser's parsing (:func:`~course.sanitising.policy.browser_html`).
     """
-    md = Markdown(extensions=list(RENDERING_EXTENSIONS))
+    md = Markdown(extensions=[*RENDERING_EXTENSIONS, SanitisingExtension(final_pass=True)])
+    page = without_trusted_parts(md.convert(markdown))  # what the build's final pass reads
     formulas = {f"HTML <{tag}>" for tag in MATHML_TAGS}  # the converter's; course.math checks formulas
-    return [p for p in html_problems(browser_html(md.convert(markdown))) if p.what not in formulas]
+    return [p for p in html_problems(browser_html(page)) if p.what not in formulas]
 
 
 def find_problems(markdown: str, path: str) -> list[Problem]:
@@ -155,7 +161,7 @@ class SanitisePage(Postprocessor):
         if "rptrusted" not in clean:
             return clean
         for token, html in self.tokens.blocks.items():
-            block = marked(html) if self.final_pass else html
+            block = marked(html) if self.final_pass else with_holes_sanitised(html, sanitise_html)
             if _BLOCK_LEVEL_RE.match(html):
                 clean = clean.replace(f"<p>{token}</p>", block)
             clean = clean.replace(token, block)

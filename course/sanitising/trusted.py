@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from markdown import Markdown
 
@@ -30,6 +30,7 @@ BUILD_NONCE = secrets.token_hex(16)
 _COUNTER = [0]
 _BLOCK_RE = re.compile(rf"<!--rpT{BUILD_NONCE}:(\d+)-->(.*?)<!--/rpT{BUILD_NONCE}:\1-->", re.DOTALL)
 _ANY_BLOCK_MARK_RE = re.compile(rf"<!--/?rpT{BUILD_NONCE}:\d+-->")
+_HOLE_RE = re.compile(rf"<!--rpU{BUILD_NONCE}-->(.*?)<!--/rpU{BUILD_NONCE}-->", re.DOTALL)
 CONTENT_START = f"<!--rpC{BUILD_NONCE}-->"
 CONTENT_END = f"<!--/rpC{BUILD_NONCE}-->"
 
@@ -48,6 +49,22 @@ def store_trusted(md: Markdown, html: str) -> str:
 def is_trusted(block: object) -> bool:
     """True for a stash entry that :func:`store_trusted` made."""
     return isinstance(block, TrustedHtml)
+
+
+def untrusted(html: str) -> str:
+    """``html`` marked, inside one of our blocks, as not ours: the sanitiser reads it with the page.
+
+    A formula's box is ours (its class, a keyboard stop and its name) and its MathML is the converter's copy
+    of the lesson's LaTeX: ``f'<div class="rp-math">{untrusted(mathml)}</div>'`` keeps the one and sanitises
+    the other, at the final pass (:func:`sanitise_final_page`) or, without it, when the block is put in
+    (:func:`with_holes_sanitised`).
+    """
+    return f"<!--rpU{BUILD_NONCE}-->{html}<!--/rpU{BUILD_NONCE}-->"
+
+
+def with_holes_sanitised(html: str, sanitise: Callable[[str], str]) -> str:
+    """A trusted block's HTML with each :func:`untrusted` part passed through ``sanitise``."""
+    return _HOLE_RE.sub(lambda match: sanitise(match.group(1)), html)
 
 
 def marked(html: str) -> str:
@@ -76,12 +93,36 @@ def sanitise_final_page(page: str, sanitise: Callable[[str], str]) -> str:
     content = page[start + len(CONTENT_START) : end]
     blocks: dict[str, str] = {}
 
-    def hide(match: re.Match[str]) -> str:
+    def token_for(html: str) -> str:
         token = f"rptrusted{BUILD_NONCE}b{len(blocks)}x"
-        blocks[token] = _ANY_BLOCK_MARK_RE.sub("", match.group(2))  # blocks inside blocks are ours too
+        blocks[token] = html
         return token
+
+    def hide(match: re.Match[str]) -> str:
+        block = _ANY_BLOCK_MARK_RE.sub("", match.group(2))  # blocks inside blocks are ours too
+        # Our parts become tokens; an untrusted part stays in the page, between them, for the sanitiser.
+        pieces = _HOLE_RE.split(block)
+        return "".join(
+            piece if odd else token_for(piece) for odd, piece in zip(_alternate(), pieces, strict=False)
+        )
 
     clean = sanitise(_BLOCK_RE.sub(hide, content))
     for token, html in blocks.items():
         clean = clean.replace(token, html)
     return page[:start] + clean + page[end + len(CONTENT_END) :]
+
+
+def without_trusted_parts(html: str) -> str:
+    """``html`` (with :func:`marked` blocks) less our blocks' own parts: what the final pass sanitises."""
+
+    def hide(match: re.Match[str]) -> str:
+        return "".join(_HOLE_RE.findall(_ANY_BLOCK_MARK_RE.sub("", match.group(2))))
+
+    return _BLOCK_RE.sub(hide, html)
+
+
+def _alternate() -> Iterator[bool]:
+    """False, True, False, ...: which pieces of a split by :data:`_HOLE_RE` are the holes."""
+    while True:
+        yield False
+        yield True

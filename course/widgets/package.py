@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGE_DIR = ROOT / "calculators"
 # calculators.charts: the modules that use only the standard library (specs.py needs Altair, render.py
 # vl-convert; notebook_tables.py serves notebooks only). palette.py: the colours the rows carry.
-CHART_MODULES = ("__init__.py", "params.py", "data.py", "palette.py", "serving.py")
+CHART_MODULES = ("__init__.py", "params.py", "content.py", "data.py", "palette.py", "serving.py")
 SITE_FOLDER = "ridgepoint/widgets"  # under assets/
 
 

@@ -1,0 +1,254 @@
+"""The calibrated mode: what kernels reach, fitted per operator and per shape to published measurements.
+
+The spec-peak roofline is a lower bound on time. The calibrated mode estimates what an engine of a stated year
+reaches, from small parametric curves fitted to Vidur's published kernel profiles (Agrawal et al., "Vidur: A
+Large-Scale Simulation Framework For LLM Inference", MLSys 2024; data/profiling/ of microsoft/vidur, summary
+points in :mod:`calculators.calibration_points`):
+
+- **Linear layers** (one kernel per layer and matrix): ``t = n x t0 + max(Tc, Tm) + overlap x min(Tc, Tm)``
+  with ``Tc = F / (peak x e_c(T))``, ``e_c(T) = e_max T / (T + T_half)`` over the token count T, and
+  ``Tm = B / (bandwidth x e_m)``. The launch floor t0 makes small matrices (tensor-parallel shards, decode)
+  slow; the overlap term makes shapes near the ridge slower than either limit, as measured.
+- **Element-wise kernels** (norms, activation, rotary embedding, residual adds): ``n x t0 + B / (bw x e)``.
+- **Attention**, FlashAttention-class kernels over a paged cache: decode
+  ``L (t0 + c x batch) + KV / (bw x e)``; prefill ``L x t0 + c x tokens x heads + F / (peak x e)``.
+- **Collectives**: ``alpha + bytes x 2 (G - 1) / G / bus_bandwidth``; small decode all-reduces are
+  latency-bound.
+- **Per-step engine overhead**: ``a + b x sequences`` (scheduling, input preparation, sampling, output
+  handling).
+
+Which GPUs are measured: the A100 (SXM4 80GB) and H100 (SXM5) for linear and element-wise kernels;
+attention on the A100 only; all-reduce on NVLink 3 and NVLink 4 nodes. Every other GPU, link or format
+takes the fractions of its own peaks from the nearest measured one (``MEASURED_LIKE``; a custom GPU: the
+nearer ridge point) and is labelled "extrapolated".
+
+Two named calibrations:
+
+- ``"as-published"``: the kernels and collectives as Vidur profiled them in 2024 (PyTorch eager kernels,
+  NCCL all-reduces of 25-40 us), plus a per-step engine overhead of 4.4 ms + 0.32 ms per sequence fitted to
+  what Splitwise's measured vLLM steps of Llama-2-70B on two A100s leave over once these kernels are
+  subtracted (Patel et al., ISCA 2024; their simulator's data/perf_model.csv): the 2023-24 engines the
+  papers measured. The validation test uses this one (tests/test_calibration_validation.py).
+- ``"current"``: the same kernel efficiencies with the launch floors of a CUDA-graph engine (kernels
+  replayed from a graph: 40 % of the eager floor), a one-shot custom all-reduce (the link preset's 5-10 us
+  latency) and no per-step overhead (asynchronous scheduling overlaps the CPU's work with the GPU's). A
+  rule, not a fit: no validation case checks it.
+
+The lessons quote the spec-peak bound (``mode="peak"``), which stays the default everywhere.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+
+MODES = ("peak", "calibrated")
+CALIBRATIONS = ("as-published", "current")
+
+# Measured GPU whose fractions of peak a GPU takes (the rule for GPUs without measurements): the same
+# generation or the nearest one with HBM and tensor cores of the same kind.
+MEASURED_LIKE = MappingProxyType(
+    {
+        "a100-sxm-80gb": "a100",
+        "h100-sxm": "h100",
+        "h100-pcie": "h100",
+        "h200": "h100",
+        "b200": "h100",
+        "gb200": "h100",
+        "mi300x": "h100",
+        "tpu-v5e": "h100",
+        "l40s": "a100",
+        "l4": "a100",
+        "rtx-4090": "a100",
+    }
+)
+MEASURED_GPUS = ("a100-sxm-80gb", "h100-sxm")
+MEASURED_LINKS = MappingProxyType({"nvlink3": "nvlink3", "nvlink4": "nvlink4"})
+A100_PEAKS = (312e12, 2.039e12)  # the spec peaks the fractions are taken against (FP16 dense, HBM2e)
+H100_PEAKS = (989.4e12, 3.35e12)
+PEAKS = MappingProxyType({"a100": A100_PEAKS, "h100": H100_PEAKS})
+LINK_SPEC = MappingProxyType({"nvlink3": 300e9, "nvlink4": 450e9})
+CURRENT_LAUNCH_SHARE = 0.4  # a CUDA-graph replay's launch floor, as a share of the eager floor (a rule)
+
+
+# ------------------------------------------------------------------------------------------ the curves
+def matmul_time_s(
+    p: Sequence[float], flops: float, bytes_moved: float, tokens: float, peak: float, bandwidth: float,
+    kernels: float = 1.0,
+) -> float:  # fmt: skip
+    """Seconds for ``kernels`` identical linear layers holding ``flops`` and ``bytes_moved`` in all.
+
+    ``p`` = (t0 us, e_max, T_half, e_m, overlap); ``tokens`` is the token count of each kernel.
+    """
+    t0_us, e_max, t_half, e_m, overlap = p
+    e_c = e_max * tokens / (tokens + t_half) if tokens > 0 else e_max
+    compute = flops / (peak * e_c)
+    memory = bytes_moved / (bandwidth * e_m)
+    return kernels * t0_us * 1e-6 + max(compute, memory) + overlap * min(compute, memory)
+
+
+def streaming_time_s(p: Sequence[float], bytes_moved: float, bandwidth: float, kernels: float = 1.0) -> float:
+    """Seconds for ``kernels`` element-wise kernels moving ``bytes_moved`` in all; ``p`` = (t0 us, e)."""
+    return kernels * p[0] * 1e-6 + bytes_moved / (bandwidth * p[1])
+
+
+def decode_attention_time_s(
+    p: Sequence[float], kv_bytes: float, sequences: float, layers: float, bandwidth: float
+) -> float:
+    """Seconds of decode attention; ``p`` = (t0 us per layer, us per sequence and layer, e)."""
+    return layers * (p[0] + p[1] * sequences) * 1e-6 + kv_bytes / (bandwidth * p[2])
+
+
+def prefill_attention_time_s(
+    p: Sequence[float], flops: float, token_heads: float, layers: float, peak: float
+) -> float:
+    """Seconds of prefill attention; ``p`` = (t0 us per layer, ns per token and head, e);
+    ``token_heads`` = chunk tokens x query heads on the GPU x layers."""
+    return layers * p[0] * 1e-6 + token_heads * p[1] * 1e-9 + flops / (peak * p[2])
+
+
+def all_reduce_fit_time_s(p: Sequence[float], bytes_per_gpu: float, gpus: int) -> float:
+    """Seconds for one all-reduce; ``p`` = (alpha us, bus bandwidth GB/s)."""
+    return p[0] * 1e-6 + 2.0 * (gpus - 1) / gpus * bytes_per_gpu / (p[1] * 1e9)
+
+
+# Fitted once from calculators.calibration_points by calculators.calibration_fit.refit() (a test checks
+# they agree).
+FITTED: Mapping[str, tuple[float, ...]] = MappingProxyType(
+    {
+        "matmul/a100": (5.468, 0.7665, 30.74, 0.8896, 0.2957),
+        "matmul/h100": (4.524, 0.7936, 2.995e-05, 0.9287, 0.4318),
+        "elementwise/a100": (3.273, 0.639),
+        "elementwise/h100": (2.479, 0.7276),
+        "attention-decode/a100": (8.532, 0.9528, 0.8769),
+        "attention-prefill/a100": (161.9, 0.4211, 0.3805),
+        "all-reduce/nvlink3": (40.11, 312.6),
+        "all-reduce/nvlink4": (24.44, 633.4),
+        "engine-overhead/as-published": (4.434, 0.3151),
+    }
+)
+
+
+# ------------------------------------------------------------------------------------------ applying it
+@dataclass(frozen=True)
+class StepShape:
+    """What the calibrated curves need to know about a step beyond its operators' FLOPs and bytes."""
+
+    tokens: int  # tokens through the weights
+    decode_tokens: int  # decoding sequences
+    prefill_tokens: int  # prompt tokens in prefill chunks
+    gpus: int  # tensor-parallel degree: operators' totals are shared by this many GPUs
+    layers: int
+    heads: int  # query heads of the model
+    dense_layers: int
+    moe_layers: int
+    experts_per_token: int
+    experts_touched: float
+    data_parallel_attention: bool
+
+
+def measured_like(gpu_key: str, ridge_flop_per_byte: float) -> str:
+    """The measured GPU ("a100" or "h100") whose fractions of peak a GPU takes: its preset's entry in
+    ``MEASURED_LIKE``, else (a custom GPU) the one whose BF16 ridge point is nearer, on a log scale."""
+    if gpu_key in MEASURED_LIKE:
+        return MEASURED_LIKE[gpu_key]
+    ridges = {like: peak / bandwidth for like, (peak, bandwidth) in PEAKS.items()}
+    return min(ridges, key=lambda like: abs(math.log(ridges[like] / ridge_flop_per_byte)))
+
+
+def provenance(gpu_key: str, like: str, arithmetic: str, link: str | None) -> tuple[str, ...]:
+    """What in a calibrated estimate is extrapolated rather than measured, one line each."""
+    lines = []
+    if gpu_key not in MEASURED_GPUS:
+        lines.append(
+            f"calibrated: no published kernel profiles for {gpu_key}; its fractions of peak are extrapolated "
+            f"from Vidur's {like.upper()} measurements"
+        )
+    if arithmetic != "bf16":
+        lines.append(
+            f"calibrated: {arithmetic} matrix products are extrapolated (Vidur profiled FP16): the same "
+            f"share of the {arithmetic} peak as measured for FP16"
+        )
+    if gpu_key != "a100-sxm-80gb":
+        lines.append("calibrated: attention kernels are extrapolated from Vidur's A100 profiles")
+    if link is not None and link not in MEASURED_LINKS:
+        lines.append(f"calibrated: collectives over {link} are extrapolated from Vidur's NVLink 4 profiles")
+    return tuple(lines)
+
+
+def launch_scale(calibration: str) -> float:
+    return CURRENT_LAUNCH_SHARE if calibration == "current" else 1.0
+
+
+def collective_latency_and_bandwidth(
+    link_key: str, spec_latency_s: float, spec_bandwidth: float, calibration: str
+) -> tuple[float, float]:
+    """(latency s, bandwidth B/s) of one collective in the calibrated mode.
+
+    Bandwidth is capped at the link's spec: Vidur's largest all-reduces imply a bus bandwidth above the
+    NVLink spec (313 and 633 GB/s against 300 and 450), which no ring reaches, so only the latency is taken
+    from the fit; the "current" calibration keeps the link preset's latency (one-shot custom all-reduce).
+    """
+    measured = MEASURED_LINKS.get(link_key, "nvlink4")
+    alpha_us, bus_gb = FITTED[f"all-reduce/{measured}"]
+    scale = spec_bandwidth / LINK_SPEC[measured]
+    bandwidth = min(spec_bandwidth, bus_gb * 1e9 * scale)
+    latency = spec_latency_s if calibration == "current" else max(spec_latency_s, alpha_us * 1e-6)
+    return latency, bandwidth
+
+
+def operator_time_s(
+    name: str, kind: str, flops: float, bytes_moved: float, step: StepShape, peak: float, bandwidth: float,
+    like: str, calibration: str,
+) -> float:  # fmt: skip
+    """Calibrated seconds of one (non-communication) operator; ``peak``/``bandwidth`` are one GPU's spec,
+    ``like`` the measured GPU whose fractions of peak it takes (see :func:`measured_like`)."""
+    scale = launch_scale(calibration)
+    g = step.gpus
+    f, b = flops / g, bytes_moved / g
+    mm = FITTED[f"matmul/{like}"]
+    mm = (mm[0] * scale, *mm[1:])
+    ew = FITTED[f"elementwise/{like}"]
+    ew = (ew[0] * scale, ew[1])
+    L = step.layers
+    if kind == "weights":
+        tokens: float = max(step.tokens, 1)
+        if name.startswith("QKV") or name.startswith("output projection"):
+            kernels = float(L)
+        elif name.startswith("MLP"):
+            kernels = 2.0 * step.dense_layers
+        elif name.startswith("routed experts"):
+            kernels = 2.0 * step.moe_layers
+            tokens = max(tokens * step.experts_per_token / max(step.experts_touched, 1.0), 1.0)
+        elif name.startswith("shared experts"):
+            kernels = 2.0 * step.moe_layers
+        elif name.startswith("output layer"):
+            kernels = 1.0
+            tokens = 1.0 + step.decode_tokens
+        else:  # the simple level's one operator: QKV, output projection, two MLP kernels per layer
+            kernels = 4.0 * L + 1.0
+        return matmul_time_s(mm, f, b, tokens, peak, bandwidth, kernels)
+    if kind == "attention":
+        if name.startswith("attention (decode)"):
+            p = FITTED["attention-decode/a100"]
+            p = (p[0] * scale, p[1], p[2])
+            seqs = step.decode_tokens / (g if step.data_parallel_attention else 1)
+            return decode_attention_time_s(p, b, seqs, L, bandwidth)
+        p = FITTED["attention-prefill/a100"]
+        p = (p[0] * scale, p[1], p[2])
+        heads = step.heads / (1 if step.data_parallel_attention else g)
+        return prefill_attention_time_s(p, f, step.prefill_tokens * heads * L, L, peak)
+    kernels = {"norms": 2.0 * L + 1.0, "embedding lookup": 1.0}.get(name, 4.0 * L)
+    return streaming_time_s(ew, b, bandwidth, kernels)
+
+
+def step_overhead_s(calibration: str, sequences: int) -> float:
+    """Per-step engine overhead a + b x sequences in the step (scheduling, input preparation, sampling,
+    output handling): fitted to Splitwise's vLLM measurements for "as-published"; none for "current",
+    whose CUDA graphs and asynchronous scheduling overlap that CPU work with the GPU's (a rule)."""
+    if calibration == "current":
+        return 0.0
+    a_ms, b_ms = FITTED["engine-overhead/as-published"]
+    return (a_ms + b_ms * sequences) * 1e-3

@@ -1,0 +1,104 @@
+"""The calibrated mode: its coefficients come from the summary points, and it never beats the bound."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from calculators import calibration, calibration_fit, decode_step, make_setup, mixed_step, prefill
+from calculators import calibration_points as points
+
+
+def test_the_stored_coefficients_are_refitted_from_the_summary_points() -> None:
+    assert calibration_fit.refit() == dict(calibration.FITTED)
+
+
+def test_the_fit_describes_its_own_points() -> None:
+    """Median error of the linear-layer fit on the points it was fitted to, per GPU: a few percent."""
+    for gpu, (peak, bandwidth) in calibration.PEAKS.items():
+        errors = sorted(
+            abs(
+                calibration.matmul_time_s(
+                    calibration.FITTED[f"matmul/{gpu}"], 2.0 * t * k * n, 2.0 * (k * n + t * k + t * n), t,
+                    peak, bandwidth,
+                ) / (ms * 1e-3) - 1.0
+            )
+            for k, n, t, ms in points.MATMUL[gpu]
+        )  # fmt: skip
+        assert errors[len(errors) // 2] < 0.08
+
+
+@pytest.mark.parametrize("gpu", ["a100-sxm-80gb", "h100-sxm", "b200", "l4"])
+@pytest.mark.parametrize("level", ["simple", "refined"])
+def test_calibrated_is_never_faster_than_the_spec_peak_bound(gpu: str, level: str) -> None:
+    for gpus in (1, 4):
+        setup = make_setup(
+            "llama-3.1-8b",
+            gpu,
+            level=level,
+            gpus=gpus,
+            mode="calibrated",
+            kv_traffic=True,
+            ignore_memory=True,
+        )
+        for result in (
+            decode_step(setup, batch=1, context_tokens=128),
+            decode_step(setup, batch=64, context_tokens=2000),
+            prefill(setup, 2048),
+            mixed_step(setup, decode_contexts=[1000] * 16, prefill_chunks=[(512, 0)]),
+        ):
+            assert result.mode == "calibrated"
+            assert result.time_s >= result.bound_time_s
+            assert result.bound_time_s > 0
+
+
+def test_peak_mode_is_the_default_and_its_bound_is_its_time() -> None:
+    step = decode_step(make_setup("llama-3.1-8b", "h100-sxm", level="refined"), batch=8, context_tokens=1000)
+    assert step.mode == "peak"
+    assert step.time_s == step.bound_time_s
+
+
+def test_small_decode_all_reduces_are_latency_bound_when_calibrated() -> None:
+    setup = make_setup("llama-3.1-70b", "h100-sxm", level="refined", gpus=4, mode="calibrated")
+    step = decode_step(setup, batch=1, context_tokens=1000)
+    reduces = next(op for op in step.operators if op.name.startswith("tensor-parallel all-reduces"))
+    count = int(reduces.name.split("(")[1].split(" x ")[0])
+    alpha_s = calibration.FITTED["all-reduce/nvlink4"][0] * 1e-6
+    assert reduces.time_s / count == pytest.approx(alpha_s, rel=0.05)
+
+
+def test_extrapolated_gpus_and_formats_say_so() -> None:
+    setup = make_setup("llama-3.1-8b", "b200", level="refined", precision="fp8", mode="calibrated")
+    warnings = decode_step(setup, batch=4, context_tokens=500).warnings
+    assert any("extrapolated from Vidur's H100" in w for w in warnings)
+    assert any("fp8 matrix products are extrapolated" in w for w in warnings)
+
+
+def test_calibrated_refuses_hand_set_efficiencies() -> None:
+    with pytest.raises(ValueError, match="mode 'calibrated' sets every kernel's efficiency"):
+        make_setup("llama-3.1-8b", "h100-sxm", mode="calibrated", memory_efficiency=0.5)
+    with pytest.raises(ValueError, match="mode"):
+        make_setup("llama-3.1-8b", "h100-sxm", mode="fast")
+
+
+def test_the_current_calibration_is_faster_than_as_published_at_small_batch() -> None:
+    def step(name: str) -> float:
+        setup = make_setup("llama-3.1-8b", "h100-sxm", level="refined", mode="calibrated", calibration=name)
+        return decode_step(setup, batch=1, context_tokens=500).time_s
+
+    assert step("current") < step("as-published")
+
+
+def test_cli_prints_both_figures_in_calibrated_mode() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "calculators", "phases", "--mode", "calibrated", "--level", "refined",
+         "--json"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    record = json.loads(out)
+    text = json.dumps(record)
+    assert '"mode": "calibrated"' in text
+    assert "bound_time_s" in text

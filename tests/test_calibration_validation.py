@@ -1,0 +1,257 @@
+"""The calibrated mode against published measurements it was not fitted to, and the spec-peak bound below all.
+
+The calibration (calculators.calibration.FITTED) was fitted once to the summary points in
+calculators.calibration_points: Llama-2-7B and Llama-2-70B linear and element-wise kernels on A100 and H100,
+Llama-2-7B attention on an A100, all-reduces over 2 and 8 GPUs of a DGX A100 and a DGX H100 (all Vidur,
+microsoft/vidur at 7d475133), and the engine's per-step overhead from Splitwise's times between tokens of
+Llama-2-70B on 2 A100s. None of the figures below is among them, and no case gets its own efficiency.
+Target: calibrated within 15 % on at least 80 % of the rows; the spec-peak bound below every measurement.
+Result: 42 of 52 (81 %); the bound is below all 52.
+
+Held-out rows (52), ms; ratio = calibrated / measured:
+
+| source, setting (ms) | measured | spec-peak | calibrated | ratio |
+| --- | --- | --- | --- | --- |
+| Vidur mlp.csv: 20 linear-layer rows, 5 unseen models | 0.075-15.4 | 0.052-11.5 | 0.076-15.3 | 0.91-1.06 |
+| Vidur all-reduce, 4 A100s: 94 KB | 0.0205 | 0.0055 | 0.0406 | 1.98 |
+| same, 1.5 / 3.1 / 6.3 / 12.6 MB | 0.041-0.114 | 0.013-0.068 | 0.048-0.103 | 1.17 1.09 0.99 0.91 |
+| Vidur all-reduce, 4 H100s: 94 KB | 0.039 | 0.0053 | 0.0248 | 0.63 |
+| same, 1.5 / 3.1 / 6.3 / 12.6 MB | 0.033-0.052 | 0.010-0.047 | 0.030-0.066 | 0.71 1.06 1.13 1.27 |
+| Splitwise 70B, 2 H100s, between tokens, prompt 512, batch 1 | 37.0 | 21.4 | 34.3 | 0.93 |
+| same, batch 2 / 4 / 8 / 16 / 32 | 37.4-52.3 | 21.4-22.6 | 34.8-49.2 | 0.89-0.99 |
+| same, batch 1, prompt 128 / 2,048 / 8,192 | 37.2-37.8 | 21.3-21.7 | 34.3-34.7 | 0.92 |
+| Splitwise 70B, 2 A100s, prompt 128 / 512 tokens | 81.1 / 197 | 36.9 / 120 | 88.1 / 210 | 1.09 1.07 |
+| same, prompt 2,048 / 8,192 tokens | 688 / 2,990 | 482 / 2,032 | 716 / 2,998 | 1.04 1.00 |
+| Splitwise 70B, 2 H100s, prompt 128 / 512 tokens | 48.3 / 83.8 | 22.9 / 40.4 | 53.8 / 88.1 | 1.11 1.05 |
+| same, prompt 2,048 / 8,192 tokens | 310 / 1,340 | 161 / 673 | 256 / 1,010 | 0.83 0.75 |
+| Splitwise 70B, 8 A100s, prompt 512, TBT / prompt | 44.9 / 94.3 | 9.3 / 38.3 | 25.5 / 84.2 | 0.57 0.89 |
+| Splitwise 70B, 8 H100s, same | 29.8 / 53.4 | 6.0 / 15.8 | 17.7 / 47.1 | 0.59 0.88 |
+| vLLM Fig. 13a, OPT-13B, A100-40GB: step by Little's law | 45.0 | 16.7 | 35.3 | 0.79 |
+
+Sources:
+
+- Vidur (Agrawal et al., MLSys 2024), data/profiling/compute/{gpu}/{model}/mlp.csv: one decoder layer's
+  four linear layers, the sum of the median attn_pre_proj, attn_post_proj, mlp_up_proj and mlp_down_proj,
+  ms, FP16, at the stated token count and tensor-parallel degree, for CodeLlama-34B, Qwen-72B,
+  InternLM-20B and Meta-Llama-3-8B (Meta-Llama-3-70B is not used: its linear layers have Llama-2-70B's
+  shapes, which the fit saw). All 20 within 15 %.
+- Vidur, data/profiling/network/{a100_dgx,h100_dgx}/all_reduce.csv, 4 GPUs (the fit used 2 and 8), median
+  over one power-of-two bin of message size: a decode-sized message (94 KB) and the prefill-sized ones from
+  1.5 to 12.5 MB. Larger messages are left out: Vidur's times there imply a bus bandwidth above the NVLink
+  spec (633 GB/s on NVLink 4's 450), which no ring reaches, so even the bound would sit above them.
+- Splitwise (Patel et al., ISCA 2024): its simulator's measured performance model (Mutinifni/splitwise-sim
+  at 8f99e7dc, data/perf_model.csv; vLLM on a DGX-A100 and a DGX-H100), median of the repeated runs.
+- vLLM (Kwon et al., SOSP 2023), Fig. 13a: OPT-13B on an A100-40GB at 2 requests/s of ShareGPT (338 output
+  tokens on average) batches 30.42 requests, so by Little's law a step takes 30.42 / (2 x 338) = 45 ms.
+
+The largest misses and their cause:
+
+1. All-reduce of 94 KB over 4 A100s, 1.98x: Vidur's small-message times are noisy (16-61 us between
+   adjacent bins); one latency per link (40 us on NVLink 3) is their median, not each bin.
+2. Splitwise, time between tokens on 8 A100s, 0.57x, and on 8 H100s, 0.59x: the 2023 engine's per-step
+   overhead grows with the GPU count (3.5 ms over the kernels on 2 A100s, 14 on 4, 24 on 8: one Ray worker
+   and NCCL launch path per GPU); the overhead was fitted on 2 GPUs and has no GPU-count term.
+3. All-reduce of 94 KB and 1.5 MB over 4 H100s, 0.63x and 0.71x: the 4-GPU latency (about 40 us) is above
+   the 24 us fitted over 2 and 8 GPUs.
+4. Splitwise prompts of 8,192 and 2,048 tokens on 2 H100s, 0.75x and 0.83x: Vidur's H100 linear layers
+   reach 0.79 of the peak, Splitwise's vLLM of 2023 about 0.5 on long prompts (kernels not yet tuned for
+   Hopper); H100 attention is extrapolated from the A100 profile.
+5. vLLM OPT-13B step, 0.79x: vLLM's first release (2023) spent more per step than the 2024 Splitwise stack
+   the overhead was fitted to; OPT-13B is given by its size only, so its shapes are placeholders.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from calculators import calibration, custom_dense_model, custom_gpu, decode_step, make_setup, prefill
+from calculators import calibration_points as points
+from calculators.calibration_fit import llama_2_70b
+
+# (GPU, model, hidden, MLP width, heads, KV heads, tokens, tensor-parallel degree, measured ms per layer)
+LINEAR_LAYERS = (
+    ("a100", "CodeLlama-34B", 8192, 22016, 64, 8, 1, 2, 0.434),
+    ("a100", "CodeLlama-34B", 8192, 22016, 64, 8, 256, 4, 0.468),
+    ("a100", "CodeLlama-34B", 8192, 22016, 64, 8, 2048, 1, 12.21),
+    ("h100", "CodeLlama-34B", 8192, 22016, 64, 8, 1, 2, 0.246),
+    ("h100", "CodeLlama-34B", 8192, 22016, 64, 8, 256, 4, 0.1845),
+    ("h100", "CodeLlama-34B", 8192, 22016, 64, 8, 2048, 1, 4.08),
+    ("a100", "Qwen-72B", 8192, 24576, 64, 64, 1, 4, 0.284),
+    ("a100", "Qwen-72B", 8192, 24576, 64, 64, 128, 8, 0.225),
+    ("a100", "Qwen-72B", 8192, 24576, 64, 64, 4096, 2, 15.4),
+    ("h100", "Qwen-72B", 8192, 24576, 64, 64, 1, 4, 0.164),
+    ("h100", "Qwen-72B", 8192, 24576, 64, 64, 128, 8, 0.103),
+    ("h100", "Qwen-72B", 8192, 24576, 64, 64, 4096, 2, 4.88),
+    ("a100", "InternLM-20B", 5120, 13824, 40, 40, 1, 1, 0.4045),
+    ("a100", "InternLM-20B", 5120, 13824, 40, 40, 512, 2, 0.7565),
+    ("h100", "InternLM-20B", 5120, 13824, 40, 40, 1, 1, 0.233),
+    ("h100", "InternLM-20B", 5120, 13824, 40, 40, 512, 2, 0.282),
+    ("a100", "Meta-Llama-3-8B", 4096, 14336, 32, 8, 16, 1, 0.2905),
+    ("a100", "Meta-Llama-3-8B", 4096, 14336, 32, 8, 1024, 1, 2.175),
+    ("h100", "CodeLlama-34B", 8192, 22016, 64, 8, 16, 8, 0.075),
+    ("a100", "InternLM-20B", 5120, 13824, 40, 40, 4096, 4, 2.697),
+)
+
+# (link, GPUs, bytes per GPU, measured ms): Vidur's 4-GPU all-reduces, median per size bin.
+ALL_REDUCES = (
+    ("nvlink3", 4, 94208, 0.0205),
+    ("nvlink3", 4, 1568768, 0.041),
+    ("nvlink3", 4, 3112960, 0.051),
+    ("nvlink3", 4, 6258688, 0.072),
+    ("nvlink3", 4, 12550144, 0.1135),
+    ("nvlink4", 4, 94208, 0.039),
+    ("nvlink4", 4, 1568768, 0.042),
+    ("nvlink4", 4, 3112960, 0.033),
+    ("nvlink4", 4, 6258688, 0.04),
+    ("nvlink4", 4, 12550144, 0.052),
+)
+SPEC_LATENCY_S = 5e-6  # the link presets' small-collective latency (calculators.interconnect)
+
+# Splitwise (Patel et al., ISCA 2024), its simulator's measured performance model: Mutinifni/splitwise-sim
+# at 8f99e7dc, data/perf_model.csv, vLLM on a DGX-A100 and a DGX-H100, Llama-2-70B, 128 output tokens,
+# median of the repeated runs. "tbt": token_time, the mean time between tokens of a batch (context: the
+# prompt plus half the output); "prompt": prompt_time, the prefill of one prompt (time to first token with
+# no queue). (kind, GPU preset, GPUs, prompt tokens, batch, measured ms). The A100 two-GPU times between
+# tokens are the engine-overhead fit's points (calculators.calibration_points.SPLITWISE_DECODE), so none is
+# here.
+SPLITWISE = (
+    ("tbt", "h100-sxm", 2, 512, 1, 37.0),
+    ("tbt", "h100-sxm", 2, 512, 2, 37.39),
+    ("tbt", "h100-sxm", 2, 512, 4, 39.98),
+    ("tbt", "h100-sxm", 2, 512, 8, 40.4),
+    ("tbt", "h100-sxm", 2, 512, 16, 41.97),
+    ("tbt", "h100-sxm", 2, 512, 32, 52.3),
+    ("tbt", "h100-sxm", 2, 128, 1, 37.24),
+    ("tbt", "h100-sxm", 2, 2048, 1, 37.37),
+    ("tbt", "h100-sxm", 2, 8192, 1, 37.8),
+    ("prompt", "a100-sxm-80gb", 2, 128, 1, 81.08),
+    ("prompt", "a100-sxm-80gb", 2, 512, 1, 196.9),
+    ("prompt", "a100-sxm-80gb", 2, 2048, 1, 688.1),
+    ("prompt", "a100-sxm-80gb", 2, 8192, 1, 2990.0),
+    ("prompt", "h100-sxm", 2, 128, 1, 48.33),
+    ("prompt", "h100-sxm", 2, 512, 1, 83.83),
+    ("prompt", "h100-sxm", 2, 2048, 1, 310.3),
+    ("prompt", "h100-sxm", 2, 8192, 1, 1340.0),
+    ("tbt", "a100-sxm-80gb", 8, 512, 1, 44.85),
+    ("prompt", "a100-sxm-80gb", 8, 512, 1, 94.31),
+    ("tbt", "h100-sxm", 8, 512, 1, 29.76),
+    ("prompt", "h100-sxm", 8, 512, 1, 53.39),
+)
+
+VLLM_OPT_13B_STEP_MS = 30.42 / (2 * 337.99) * 1e3  # vLLM Fig. 13a by Little's law: 45.0 ms
+
+
+def _linear_layers(row: tuple[object, ...]) -> tuple[float, float]:
+    """(calibrated, spec-peak bound) seconds of one decoder layer's four linear layers."""
+    gpu, _, h, f, heads, kv_heads, tokens, tp, _ = row
+    assert isinstance(gpu, str)
+    assert all(isinstance(v, int) for v in (h, f, heads, kv_heads, tokens, tp))
+    assert isinstance(h, int)
+    assert isinstance(f, int)
+    assert isinstance(heads, int)
+    assert isinstance(kv_heads, int)
+    assert isinstance(tokens, int)
+    assert isinstance(tp, int)
+    d = h // heads
+    shapes = ((h, (heads + 2 * kv_heads) * d // tp), (h // tp, h), (h, 2 * f // tp), (f // tp, h))
+    peak, bandwidth = calibration.PEAKS[gpu]
+    fitted = calibration.FITTED[f"matmul/{gpu}"]
+    estimate = bound = 0.0
+    for k, n in shapes:
+        flops, moved = 2.0 * tokens * k * n, 2.0 * (k * n + tokens * k + tokens * n)
+        estimate += calibration.matmul_time_s(fitted, flops, moved, tokens, peak, bandwidth)
+        bound += max(flops / peak, moved / bandwidth)
+    return estimate, bound
+
+
+def _all_reduce(row: tuple[str, int, int, float]) -> tuple[float, float]:
+    link, gpus, size, _ = row
+    spec = calibration.LINK_SPEC[link]
+    latency, bandwidth = calibration.collective_latency_and_bandwidth(
+        link, SPEC_LATENCY_S, spec, "as-published"
+    )
+    sent = 2.0 * (gpus - 1) / gpus * size
+    return latency + sent / bandwidth, SPEC_LATENCY_S + sent / spec
+
+
+def _splitwise(row: tuple[str, str, int, int, int, float]) -> tuple[float, float]:
+    kind, gpu, gpus, prompt, batch, _ = row
+    setup = make_setup(llama_2_70b(), gpu, level="refined", gpus=gpus, mode="calibrated", ignore_memory=True)
+    if kind == "tbt":
+        result = decode_step(setup, batch=batch, context_tokens=prompt + 64)
+    else:
+        result = prefill(setup, prompt)
+    return result.time_s, result.bound_time_s
+
+
+def _vllm_step() -> tuple[float, float]:
+    gpu = custom_gpu(bf16_tflops=312, memory_bandwidth_tb_per_s=1.555, memory_gb=40, name="A100-40GB")
+    setup = make_setup(custom_dense_model(params_billion=13), gpu, mode="calibrated")
+    step = decode_step(setup, batch=30, context_tokens=500)
+    return step.time_s, step.bound_time_s
+
+
+def table() -> list[tuple[str, float, float, float]]:
+    """(case, measured s, spec-peak bound s, calibrated s) for every held-out row."""
+    rows = []
+    for row in LINEAR_LAYERS:
+        estimate, bound = _linear_layers(row)
+        rows.append((f"{row[0]} {row[1]} T={row[6]} TP{row[7]}", row[8] * 1e-3, bound, estimate))
+    for ar in ALL_REDUCES:
+        estimate, bound = _all_reduce(ar)
+        rows.append((f"all-reduce {ar[0]} x{ar[1]} {ar[2]:,} B", ar[3] * 1e-3, bound, estimate))
+    for sw in SPLITWISE:
+        estimate, bound = _splitwise(sw)
+        rows.append(
+            (
+                f"Splitwise {sw[0]} {sw[1]} x{sw[2]} prompt {sw[3]} batch {sw[4]}",
+                sw[5] * 1e-3,
+                bound,
+                estimate,
+            )
+        )
+    estimate, bound = _vllm_step()
+    rows.append(("vLLM OPT-13B step, batch 30", VLLM_OPT_13B_STEP_MS * 1e-3, bound, estimate))
+    return rows
+
+
+def test_the_validation_set_is_large_enough_and_held_out() -> None:
+    rows = table()
+    assert len(rows) >= 20
+    fitted_models = {(k, n) for pts in points.MATMUL.values() for k, n, _, _ in pts}
+    for row in LINEAR_LAYERS:
+        _, _, h, f, _, _, _, tp, _ = row
+        assert (h, 2 * f // tp) not in fitted_models  # an MLP shape the fit never saw
+    assert all(gpus not in points.ALL_REDUCE[link] for link, gpus, _, _ in ALL_REDUCES)
+    fitted_steps = {(gpu, gpus, prompt, batch) for gpu, gpus, prompt, batch, _ in points.SPLITWISE_DECODE}
+    assert all(
+        row[0] == "prompt" or (row[1], row[2], row[3], row[4]) not in fitted_steps for row in SPLITWISE
+    )
+
+
+def test_the_spec_peak_bound_is_below_every_measurement() -> None:
+    for case, measured, bound, _ in table():
+        assert bound <= measured, case
+
+
+def test_calibrated_within_15_percent_on_at_least_80_percent() -> None:
+    rows = table()
+    within = [case for case, measured, _, estimate in rows if abs(estimate / measured - 1.0) <= 0.15]
+    assert len(within) / len(rows) >= 0.80, sorted(set(c for c, *_ in rows) - set(within))
+
+
+def test_linear_layers_of_unseen_models_within_15_percent() -> None:
+    for row in LINEAR_LAYERS:
+        estimate, _ = _linear_layers(row)
+        assert estimate == pytest.approx(row[8] * 1e-3, rel=0.15), row[:8]
+
+
+def test_the_engine_overhead_fitted_on_a100s_carries_to_h100s() -> None:
+    """The overhead was fitted to A100 steps; on H100s the kernels alone would miss by 20 %, with it 7 %."""
+    row = SPLITWISE[0]  # 2 H100s, prompt 512, batch 1: 37.0 ms between tokens
+    estimate, bound = _splitwise(row)
+    kernels = estimate - calibration.step_overhead_s("as-published", 1)
+    measured = row[5] * 1e-3
+    assert bound < kernels < estimate < measured
+    assert kernels / measured < 0.85
+    assert estimate / measured == pytest.approx(0.93, abs=0.02)
