@@ -289,7 +289,9 @@ def test_a_formula_box_is_ours_and_its_mathml_is_sanitised_with_the_page() -> No
     mathml = '<math><mi style="position:fixed">y</mi><mtext><script>z()</script></mtext></math>'
     box = marked(f'<div class="rp-math" tabindex="0" role="group">{untrusted(mathml)}</div>')
     final = sanitise_final_page(marked_content(f"<p>Text</p>{box}"), sanitise_html)
-    assert '<div class="rp-math" tabindex="0" role="group"><math><mi>y</mi><mtext></mtext></math></div>' in final
+    assert (
+        '<div class="rp-math" tabindex="0" role="group"><math><mi>y</mi><mtext></mtext></math></div>' in final
+    )
 
 
 def test_a_page_without_content_marks_is_left_as_the_theme_wrote_it() -> None:
