@@ -11,7 +11,7 @@ points in :mod:`calculators.calibration_points`):
   slow; the overlap term makes shapes near the ridge slower than either limit, as measured.
 - **Element-wise kernels** (norms, activation, rotary embedding, residual adds): ``n x t0 + B / (bw x e)``.
 - **Attention**, FlashAttention-class kernels over a paged cache: decode
-  ``L (t0 + c x batch) + KV / (bw x e)``; prefill ``L x t0 + c x tokens x heads + F / (peak x e)``.
+  ``L t0 + max(L c x batch, KV / (bw x e))``; prefill ``L x t0 + c x tokens x heads + F / (peak x e)``.
 - **Collectives**: ``alpha + bytes x 2 (G - 1) / G / bus_bandwidth``; small decode all-reduces are
   latency-bound.
 - **Per-step engine overhead**: ``a + b x sequences`` (scheduling, input preparation, sampling, output
@@ -25,14 +25,14 @@ nearer ridge point) and is labelled "extrapolated".
 Two named calibrations:
 
 - ``"as-published"``: the kernels and collectives as Vidur profiled them in 2024 (PyTorch eager kernels,
-  NCCL all-reduces of 25-40 us), plus a per-step engine overhead of 4.4 ms + 0.32 ms per sequence fitted to
+  NCCL all-reduces of 25-40 us), plus a per-step engine overhead of 4.5 ms + 0.34 ms per sequence fitted to
   what Splitwise's measured vLLM steps of Llama-2-70B on two A100s leave over once these kernels are
   subtracted (Patel et al., ISCA 2024; their simulator's data/perf_model.csv): the 2023-24 engines the
   papers measured. The validation test uses this one (tests/test_calibration_validation.py).
 - ``"current"``: the same kernel efficiencies with the launch floors of a CUDA-graph engine (kernels
-  replayed from a graph: 40 % of the eager floor), a one-shot custom all-reduce (the link preset's 5-10 us
-  latency) and no per-step overhead (asynchronous scheduling overlaps the CPU's work with the GPU's). A
-  rule, not a fit: no validation case checks it.
+  replayed from a graph: 40 % of the eager floor, a rule), a one-shot custom all-reduce (the link preset's
+  5-10 us latency, a rule) and a small constant per-step overhead fitted to one published step of vLLM
+  0.23 (Llama-3.1-8B on an A100 40GB); a step of vLLM 0.21 on an H100 is its held-out check.
 
 The lessons quote the spec-peak bound (``mode="peak"``), which stays the default everywhere.
 """
@@ -97,8 +97,14 @@ def streaming_time_s(p: Sequence[float], bytes_moved: float, bandwidth: float, k
 def decode_attention_time_s(
     p: Sequence[float], kv_bytes: float, sequences: float, layers: float, bandwidth: float
 ) -> float:
-    """Seconds of decode attention; ``p`` = (t0 us per layer, us per sequence and layer, e)."""
-    return layers * (p[0] + p[1] * sequences) * 1e-6 + kv_bytes / (bandwidth * p[2])
+    """Seconds of decode attention; ``p`` = (t0 us per layer, us per sequence and layer, e).
+
+    Each sequence's fixed work (its query, block table and output) and the streaming of the KV cache run in
+    the same thread blocks across the GPU, so they overlap: the larger of the two counts, plus a launch
+    floor. (A sum fits Vidur's profile worse: 0.119 against 0.109 RMS log error.)
+    """
+    per_sequence = layers * p[1] * sequences * 1e-6
+    return layers * p[0] * 1e-6 + max(per_sequence, kv_bytes / (bandwidth * p[2]))
 
 
 def prefill_attention_time_s(
@@ -122,11 +128,12 @@ FITTED: Mapping[str, tuple[float, ...]] = MappingProxyType(
         "matmul/h100": (4.524, 0.7936, 2.995e-05, 0.9287, 0.4318),
         "elementwise/a100": (3.273, 0.639),
         "elementwise/h100": (2.479, 0.7276),
-        "attention-decode/a100": (8.532, 0.9528, 0.8769),
+        "attention-decode/a100": (8.314, 1.279, 0.8132),
         "attention-prefill/a100": (161.9, 0.4211, 0.3805),
         "all-reduce/nvlink3": (40.11, 312.6),
         "all-reduce/nvlink4": (24.44, 633.4),
-        "engine-overhead/as-published": (4.434, 0.3151),
+        "engine-overhead/as-published": (4.454, 0.3425),
+        "engine-overhead/current": (1.145, 0.0),
     }
 )
 
@@ -246,9 +253,7 @@ def operator_time_s(
 
 def step_overhead_s(calibration: str, sequences: int) -> float:
     """Per-step engine overhead a + b x sequences in the step (scheduling, input preparation, sampling,
-    output handling): fitted to Splitwise's vLLM measurements for "as-published"; none for "current",
-    whose CUDA graphs and asynchronous scheduling overlap that CPU work with the GPU's (a rule)."""
-    if calibration == "current":
-        return 0.0
-    a_ms, b_ms = FITTED["engine-overhead/as-published"]
+    output handling): fitted to Splitwise's vLLM measurements for "as-published"; for "current" a constant
+    fitted to one published step of vLLM 0.23 (CUDA graphs and asynchronous scheduling hide most of it)."""
+    a_ms, b_ms = FITTED[f"engine-overhead/{calibration}"]
     return (a_ms + b_ms * sequences) * 1e-3

@@ -1183,3 +1183,10 @@ SPLITWISE_DECODE = (
     ("a100-sxm-80gb", 2, 4096, 1, 55.869),
     ("a100-sxm-80gb", 2, 8192, 1, 57.32),
 )
+
+# Per-step overhead of the current calibration: one measured step of a CUDA-graph engine of today.
+# J. Musgrave, "vLLM throughput-latency sweep on NVIDIA A100" (johnmusgrave.com): vLLM 0.23.0,
+# Llama-3.1-8B-Instruct BF16 on one A100 40GB (1,555 GB/s), 1,024-token prompts, 128 output tokens,
+# one request at a time: "about 75 tokens/sec", 13.3 ms between tokens.
+# (model preset, GPU: BF16 TFLOP/s, TB/s, GB, batch, context tokens, ms between tokens).
+CURRENT_DECODE = (("llama-3.1-8b", 312, 1.555, 40, 1, 1088, 13.33),)

@@ -475,8 +475,9 @@ def _add_setup_options(parser: argparse.ArgumentParser) -> None:
         "--calibration",
         default="as-published",
         choices=("as-published", "current"),
-        help="with --mode calibrated: as-published (kernels and collectives as Vidur measured them; used "
-        "by the validation) or current (CUDA-graph launch floors, one-shot all-reduce latency; a rule)",
+        help="with --mode calibrated: as-published (the default: kernels and collectives as Vidur measured "
+        "them, engine overhead as Splitwise's vLLM of 2023-24; what the validation checks) or current "
+        "(CUDA-graph launch floors, one-shot all-reduce, the overhead of a vLLM 0.23 step)",
     )
     parser.add_argument(
         "--memory-utilization",

@@ -85,10 +85,15 @@ def on_config(config: Any) -> Any:
     config.mdx_configs.setdefault("course.lesson_format.takeaways", {})["docs_dir"] = config.docs_dir
     # Pages are sanitised once, on their final HTML (on_post_page); the extension marks our blocks for it.
     config.mdx_configs.setdefault("course.sanitising.extension", {})["final_pass"] = True
+    from course.lesson_format.glossary import glossary_problems
     from course.redirects.pages import redirect_problems
     from course.references.bibliography import bibliography_problems
 
-    _BUILD["problems"].extend(redirect_problems(config.docs_dir) + bibliography_problems(config.docs_dir))
+    _BUILD["problems"].extend(
+        redirect_problems(config.docs_dir)
+        + bibliography_problems(config.docs_dir)
+        + glossary_problems(config.docs_dir)
+    )
     # The hook reports every problem of the course together; the extension fails builds that have no hook.
     config.mdx_configs.setdefault("course.lesson_format.extension", {})["collect"] = True
     from course.notebooks.lesson_notebooks import (

@@ -286,3 +286,63 @@ def test_the_generated_navigation_in_mkdocs_yml_is_current() -> None:
     assert END in text, "mkdocs.yml's generated navigation has no end marker: run `python3 dev.py nav`"
     current = text[text.index(BEGIN) : text.index(END) + len(END)] + "\n"
     assert current == nav_block("docs"), "mkdocs.yml's navigation is not current: run `python3 dev.py nav`"
+
+
+def _glossary_course(docs: Path) -> None:
+    """Two tracks, each of one lesson; the glossary's term "p99" is defined by the second track's lesson."""
+    (docs / "tracks.yml").write_text(
+        "- key: early\n  title: Early\n  summary: E.\n  order: 1\n  notebooks: optional\n"
+        "- key: late\n  title: Late\n  summary: L.\n  order: 2\n  notebooks: optional\n",
+        encoding="utf-8",
+    )
+    for track, lesson, order in (("early", "paging", 1), ("late", "latency", 1)):
+        (docs / track).mkdir()
+        front = f"---\ntitle: {lesson.title()}\nsummary: S.\ntrack: {track}\norder: {order}\n"
+        front += "takeaways: [T.]\n---\n"
+        (docs / track / f"{lesson}.md").write_text(front + "Body.\n", encoding="utf-8")
+    (docs / "glossary.yml").write_text(
+        "- term: latency percentiles\n  lesson: latency\n  forms: [p99, percentile]\n"
+        "- term: SLO\n  lesson: latency\n  forms: [SLO]\n",
+        encoding="utf-8",
+    )
+
+
+def test_a_term_used_before_its_lesson_must_link_there(tmp_path: Path) -> None:
+    from course.lesson_format.glossary import find_problems
+
+    _glossary_course(tmp_path)
+    page = "Body.\n\nThe `p99` in code is not prose.\nThe p99 TTFT rises; an slo is not an SLO-bound.\n"
+    problems = find_problems(page, "early/paging.md", str(tmp_path))
+    assert [(p.line, p.field) for p in problems] == [(4, "term 'p99'"), (4, "term 'SLO'")]
+    assert "'Latency', which comes later in the course" in problems[0].message
+    assert "[p99](../late/latency.md)" in problems[0].fix
+    linked = page + "\nSee [the latency lesson](../late/latency.md#percentiles).\n"
+    assert find_problems(linked, "early/paging.md", str(tmp_path)) == []
+    # The defining lesson, and the lessons after it, use the term freely; a page that is no lesson too.
+    assert find_problems(page, "late/latency.md", str(tmp_path)) == []
+    assert find_problems(page, "index.md", str(tmp_path)) == []
+
+
+def test_a_glossary_entry_must_name_a_written_lesson(tmp_path: Path) -> None:
+    from course.lesson_format.glossary import glossary_problems
+
+    _glossary_course(tmp_path)
+    (tmp_path / "glossary.yml").write_text(
+        "- term: tensor parallelism\n  lesson: tensor-parallelism\n  forms: [tensor parallelism]\n",
+        encoding="utf-8",
+    )
+    problems = glossary_problems(tmp_path)
+    assert [(p.file, p.field) for p in problems] == [
+        ("glossary.yml", "term 'tensor parallelism' field 'lesson'")
+    ]
+    assert "is not a written lesson's id" in problems[0].message
+
+
+def test_the_course_glossary_is_valid_and_every_lesson_keeps_its_order() -> None:
+    from course.lesson_format.glossary import find_problems, glossary_problems
+
+    docs = Path(__file__).resolve().parent.parent / "docs"
+    assert glossary_problems(docs) == []
+    for lesson in load_course(docs).lessons:
+        text = (docs / lesson.path).read_text(encoding="utf-8")
+        assert find_problems(text, lesson.path, str(docs)) == [], lesson.path

@@ -6,6 +6,7 @@ notebooks in a kernel, read the built course (``built_site``) and build a fixtur
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -226,6 +227,17 @@ def test_notebook_cells_and_outputs_are_sanitised() -> None:
     assert '<svg viewBox="0 0 1 1"><path d="M0 0"></path></svg>' in page
 
 
+@pytest.mark.parametrize(
+    ("value", "kept"), [("ab" * 32, True), ("AB" * 32, False), ("ab" * 31, False), ("../x.svg", False)]
+)
+def test_a_notebook_chart_keeps_only_a_sha256_as_its_wide_drawings_name(value: str, kept: bool) -> None:
+    """charts.js fetches ``charts/<data-rp-wide>.svg`` and checks it by that hash: nothing else may pass."""
+    notebook = Notebook("fixture/notebooks/x.py", "X", "fixture-lesson")
+    cells = f'<div class="jp-Cell x"><figure class="rp-chart" data-rp-wide="{value}"></figure></div>'
+    page = finish_notebook_page(cells, notebook, "L", "../")
+    assert (f'data-rp-wide="{value}"' in page) == kept
+
+
 def test_a_rendered_notebook_is_sanitised_once_but_warned_of_on_every_build(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
@@ -353,7 +365,9 @@ def _drawn_widths(html: str) -> list[float]:
 def test_a_course_chart_in_a_notebook_brings_the_lessons_narrow_variant(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``display(build_chart(...).chart)`` shows what a lesson page shows: the wide and narrow drawings."""
+    """``display(build_chart(...).chart)`` shows what a lesson page shows: the narrow drawing in the page,
+    the wide one's frame, and the wide one named by its SHA-256 (its file, in the chart cache, goes to the
+    site)."""
     monkeypatch.setenv("RIDGEPOINT_CHART_CACHE", str(tmp_path))
     built = build_chart("serving-latency", compare=["static", "continuous"], requests=12, output=24)
     html = course_chart_renderer(built.chart.to_dict())["text/html"]
@@ -362,9 +376,17 @@ def test_a_course_chart_in_a_notebook_brings_the_lessons_narrow_variant(
     assert 'class="rp-chart__spec rp-chart__spec--narrow"' in html
     narrow = json.loads(html.split('rp-chart__spec--narrow">', 1)[1].split("</script>", 1)[0])
     assert narrow["vconcat"] == course_spec(built.data, narrow=True)["vconcat"]  # the panels stacked
-    wide, small = _drawn_widths(html)
-    assert WIDE_WIDTH * 0.85 <= wide <= WIDE_WIDTH
+    frame, small = _drawn_widths(html)
+    assert WIDE_WIDTH * 0.85 <= frame <= WIDE_WIDTH
     assert NARROW_WIDTH * 0.85 <= small <= NARROW_WIDTH
+    assert 'class="rp-chart__frame"' in html
+    assert "rp-chart__svg--wide" not in html
+    wide = re.search(r'data-rp-spec="([0-9a-f]{24})"', html)
+    digest = re.search(r'data-rp-wide="([0-9a-f]{64})"', html)
+    assert wide is not None
+    assert digest is not None
+    drawn = (tmp_path / f"{wide.group(1)}.svg").read_bytes()
+    assert hashlib.sha256(drawn).hexdigest() == digest.group(1)
 
 
 def test_a_notebooks_own_chart_is_drawn_at_the_course_widths_its_long_titles_in_lines() -> None:

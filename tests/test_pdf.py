@@ -29,6 +29,7 @@ from course.pdf.combine import (
     NavSection,
     SiteInfo,
     adapt_page,
+    inline_wide_drawings,
     plan_chapters,
     without_prefixes,
 )
@@ -216,6 +217,29 @@ def test_ids_get_the_page_prefix_and_every_reference_follows() -> None:
     assert article.find("label")["for"] == "page-inference-decode--x"
     assert article.find("g")["clip-path"] == "url(#page-inference-decode--clip1)"
     assert article.find("use")["href"] == "#page-inference-decode--clip1"
+
+
+def test_the_print_page_holds_each_charts_wide_drawing(tmp_path: Path) -> None:
+    """A page holds a chart's narrow drawing and fetches the wide one with a script; the print page runs
+    none, so the combining step puts the site's file in, beside the narrow one (print.css picks)."""
+    digest = "a" * 64
+    drawings = tmp_path / "assets/ridgepoint/charts"
+    drawings.mkdir(parents=True)
+    (drawings / f"{digest}.svg").write_text('<svg width="640" height="300"><g id="w"></g></svg>', "utf-8")
+    figure = (
+        '<figure class="rp-chart" data-rp-wide="{}"><div class="rp-chart__view"><svg class="rp-chart__frame">'
+        '</svg><div class="rp-chart__svg rp-chart__svg--narrow"><svg width="316"></svg></div></div></figure>'
+    )
+    article = BeautifulSoup(
+        f"<article>{figure.format(digest)}{figure.format('b' * 64)}</article>", "html.parser"
+    )
+    problems = inline_wide_drawings(article.article, tmp_path, "lesson/index.html")
+    first, second = article.select("figure")
+    assert "rp-chart--wide" in first["class"]
+    assert first.select_one(".rp-chart__svg--wide svg")["width"] == "640"
+    assert first.select_one(".rp-chart__svg--narrow svg") is not None
+    assert second.select_one(".rp-chart__svg--wide") is None
+    assert problems == [f"lesson/index.html: a chart's wide drawing {'b' * 64}.svg is missing from the site"]
 
 
 @pytest.mark.parametrize(

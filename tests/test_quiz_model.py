@@ -35,7 +35,7 @@ GOOD = textwrap.dedent(
         kind: single
         prompt: What limits prefill of a 2,000-token prompt on an H100?
         options:
-          - text: The maths units (compute)
+          - text: Compute
             correct: true
             explain: Each weight is used for all 2,000 tokens.
           - text: Memory bandwidth
@@ -325,3 +325,64 @@ def test_numeric_range_is_the_stated_range_rounded_as_shown() -> None:
     )
     assert accepted_range(question) == (6.09, 7.45)
     assert _numeric_answer_text(question)[1] == "within 10%: 6.09 to 7.45 steps"
+
+
+def _single(ident: str, right: str, wrong: str) -> str:
+    return (
+        f"  - id: {ident}\n    kind: single\n    prompt: Which?\n    options:\n"
+        f"      - text: {right}\n        correct: true\n        explain: Why it is right.\n"
+        f"      - text: {wrong}\n        explain: Why it is wrong.\n"
+    )
+
+
+def _page(*questions: str) -> str:
+    return "# Lesson\n\n```quiz\nquestions:\n" + "".join(questions) + "```\n"
+
+
+def test_a_page_whose_right_options_are_mostly_the_longest_fails_naming_them() -> None:
+    page = _page(
+        _single("first", "The weights are read once per step for every request", "Compute"),
+        _single("second", "Paging hands out fixed-size blocks as a request grows", "Compression"),
+        _single("third", "Right", "Wrong, never"),
+    )
+    problems = [p for p in find_problems(page, "serving/lesson.md") if p.field == "quiz options"]
+    assert len(problems) == 1
+    problem = problems[0]
+    assert problem.file == "serving/lesson.md"
+    assert "longest in 2 of the page's 3 single-choice questions" in problem.message
+    assert "'first' (line 5)" in problem.message
+    assert "'second' (line 14)" in problem.message
+    assert "'third'" not in problem.message
+    assert problem.line == 5
+    assert "shorten the right option" in problem.fix
+
+
+def test_a_third_of_longest_right_options_passes_and_ties_do_not_count() -> None:
+    page = _page(
+        _single("first", "The weights are read once per step for every request", "Compute"),
+        _single("second", "Blocks", "Slabs of memory"),
+        _single("third", "Same size", "Same-size"),  # a tie: length tells nothing
+    )
+    assert [p for p in find_problems(page, "serving/lesson.md") if p.field == "quiz options"] == []
+
+
+def test_one_single_choice_question_with_the_longest_right_option_is_too_many() -> None:
+    page = _page(_single("only", "Memory bandwidth", "Compute"))
+    assert [p.field for p in find_problems(page, "l.md")] == ["quiz options"]
+
+
+def test_quiz_text_quotes_computed_figures_and_a_broken_one_is_reported() -> None:
+    source = GOOD.replace(
+        "explain: 989.4 TFLOP/s over 3.35 TB/s.",
+        "explain: Peak over bandwidth, {{ ridge_point('h100-sxm') | FLOP/byte | .0f }}.",
+    )
+    assert "{{" in source
+    parsed = parse_quiz(source)
+    assert parsed.quiz is not None
+    assert "Peak over bandwidth, 295 FLOP/byte." in render_quiz(parsed.quiz)
+    broken = parse_quiz(source.replace("{{ ridge_point(", "{{ ridge_pont("))
+    assert broken.quiz is None
+    assert [issue.field for issue in broken.issues] == [
+        "question 'ridge' field 'explain': number {{ ridge_pont('h100-sxm') | FLOP/byte | .0f }}"
+    ]
+    assert "ridge_pont" in broken.issues[0].message

@@ -109,6 +109,10 @@ PROBE = """() => {
   return out;
 }"""
 
+# A wide chart box shows the wide drawing once charts.js has fetched it, after the page's load.
+CHARTS_DRAWN = """() => [...document.querySelectorAll("figure.rp-chart[data-rp-wide]")].every((figure) =>
+  figure.classList.contains("rp-chart--wide") || figure.querySelector(".rp-chart__view").clientWidth < 640)"""
+
 AXE_RUN = """async () => {
   const result = await axe.run(document, { resultTypes: ["violations"] });
   return result.violations
@@ -148,6 +152,7 @@ def findings(browser: Any, built_site: Path, site_url: str) -> dict[tuple[str, i
             page.goto(site_url + path)
             page.wait_for_load_state("load")
             page.evaluate("document.fonts.ready.then(() => true)")
+            page.wait_for_function(CHARTS_DRAWN)  # each chart as wide as its box allows (charts.js)
             expected = "slate" if scheme == "dark" else "default"
             assert page.get_attribute("body", "data-md-color-scheme") == expected, path
             found["pages"][path] = page.evaluate(PROBE)

@@ -139,7 +139,10 @@ def test_rendered_widget_shows_the_default_numbers_and_labelled_controls() -> No
     assert '<dd data-shown="decode_step_time_s">4.78 ms</dd>' in html
     for control in ("model", "gpu", "prompt", "output", "batch", "kv"):
         assert f'<label for="widget-prefill-decode-{control}">' in html
-    assert html.count("<svg") == 4  # the timeline and the roofline, static, each wide and narrow
+    # The timeline and the roofline, static: each its narrow drawing, and a frame where the wide one goes
+    assert html.count('<div class="rp-chart__svg rp-chart__svg--narrow"><svg') == 2
+    assert html.count('<svg class="rp-chart__frame"') == 2
+    assert html.count("<svg") == 4
     # Runtime addresses and hashes come from the build's runtime.json, never from the page.
     assert widget_package().sha256 not in html
     assert pyodide_site_path() not in html

@@ -260,8 +260,10 @@ def test_static_figure_stays_when_pyodide_cannot_load(page: Any, widget_site_url
     page.wait_for_selector(f'{PD}[data-rp-state="failed"]', timeout=LIVE_TIMEOUT_MS)
     assert "could not start" in page.inner_text(f"{PD} .rp-widget__status")
     assert shown(page, PD)["decode_step_time_s"] == "4.78 ms"
-    drawings = page.locator(f'{PD} [data-widget-chart="timeline"] svg')
-    assert drawings.count() == 2  # the wide drawing and its narrow variant; CSS shows one
+    # At 1280 px the wide drawing was fetched beside the narrow one; CSS shows one
+    page.wait_for_selector(f'{PD} [data-widget-chart="timeline"] .rp-chart__svg--wide svg', state="attached")
+    drawings = page.locator(f'{PD} [data-widget-chart="timeline"] .rp-chart__svg svg')
+    assert drawings.count() == 2
     assert len([i for i in range(2) if drawings.nth(i).is_visible()]) == 1
     assert page.is_disabled(f"{PD}-prompt")
     page.watch.console_errors.clear()  # the blocked wasm request is logged by Chromium on purpose

@@ -175,7 +175,8 @@ def test_block_picks_controls_and_keeps_the_rest_hidden() -> None:
     assert '<label for="widget-serving-simulator-rate">' not in html
     assert '<input type="hidden" name="rate" value="10">' in html
     assert html.count('data-widget-chart="memory"') == 1
-    assert html.count("<svg") == 2  # the memory chart only, wide and narrow
+    assert html.count("<svg") == 2  # the memory chart only: its narrow drawing and the wide one's frame
+    assert html.count('<svg class="rp-chart__frame"') == 1
 
 
 WIDGETS_JS = Path(__file__).parents[1] / "overrides/assets/ridgepoint/widgets.js"

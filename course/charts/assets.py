@@ -1,4 +1,5 @@
-"""The charts' browser side: the pinned Vega runtime and the spec files, copied into the built site.
+"""The charts' browser side: the pinned Vega runtime, the spec files and the wide drawings, copied into the
+built site.
 
 The runtime is vl-convert's own bundle of Vega, Vega-Lite and vega-embed (``vl_convert.javascript_bundle()``,
 about 0.9 MB), the same code that renders the static SVGs at build, so the interactive chart draws exactly
@@ -34,6 +35,8 @@ RUNTIME_FOLDER = "vega"
 SPEC_FOLDER = "charts"
 FIGURE_TAG = re.compile(r"<figure\b[^>]*\bdata-rp-spec=\"[0-9a-f]{24}\"[^>]*>")
 SPEC_REFERENCE = re.compile(r'data-rp-spec(?:-narrow)?="([0-9a-f]{24})"')
+WIDE_SPEC = re.compile(r'\bdata-rp-spec="([0-9a-f]{24})"')
+WIDE_DRAWING = re.compile(r'\bdata-rp-wide="([0-9a-f]{64})"')
 
 
 class RuntimeMismatch(RuntimeError):
@@ -119,6 +122,36 @@ def referenced_specs(site_dir: Path) -> set[str]:
     return keys
 
 
+def referenced_wide_drawings(site_dir: Path) -> dict[str, str]:
+    """The wide drawings the built pages' charts fetch: their SHA-256 (``data-rp-wide``, the file's name)
+    mapped to the key of the spec drawn (``data-rp-spec``), whose SVG the chart cache holds."""
+    drawings: dict[str, str] = {}
+    for page in site_dir.rglob("*.html"):
+        for tag in FIGURE_TAG.findall(page.read_text(encoding="utf-8", errors="replace")):
+            digest, spec = WIDE_DRAWING.search(tag), WIDE_SPEC.search(tag)
+            if digest is not None and spec is not None:
+                drawings[digest.group(1)] = spec.group(1)
+    return drawings
+
+
+def wide_drawing(digest: str, key: str, folder: Path) -> bytes:
+    """The wide drawing of spec ``key`` from the chart cache, checked against the ``digest`` pages name it by
+    (the browser checks it too: a file that differs would never be shown)."""
+    source = folder / f"{key}.svg"
+    if not source.exists():
+        raise FileNotFoundError(
+            f"the drawing of chart spec {key} is referenced by a page but missing from {folder}; "
+            "Fix: rebuild without deleting the chart cache during the build"
+        )
+    content = source.read_bytes()
+    if hashlib.sha256(content).hexdigest() != digest:
+        raise RuntimeError(
+            f"{source} is not the drawing the pages were built with (its SHA-256 is not {digest}); "
+            "Fix: build again (the chart cache changed during the build)"
+        )
+    return content
+
+
 def vega_spec(key: str, folder: Path) -> bytes:
     """The Vega spec of the cached Vega-Lite spec ``key`` (compact JSON), compiled once and cached.
 
@@ -146,7 +179,8 @@ def vega_spec(key: str, folder: Path) -> bytes:
 
 
 def copy_into(site_dir: str | Path, cache_dir: Path | None = None) -> list[Path]:
-    """Copy the verified runtime and every spec the built pages reference (as Vega) into ``site_dir``.
+    """Copy the verified runtime, every spec the built pages reference (as Vega) and every wide drawing they
+    fetch into ``site_dir``.
 
     Called once after the build (MkDocs ``on_post_build``). A spec missing from the cache is an error: the
     page would show a chart that can never become interactive.
@@ -163,6 +197,11 @@ def copy_into(site_dir: str | Path, cache_dir: Path | None = None) -> list[Path]
         destination = target / SPEC_FOLDER / f"{key}.json"
         destination.parent.mkdir(parents=True, exist_ok=True)
         destination.write_bytes(vega_spec(key, folder))
+        written.append(destination)
+    for digest, key in sorted(referenced_wide_drawings(site).items()):
+        destination = target / SPEC_FOLDER / f"{digest}.svg"
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        destination.write_bytes(wide_drawing(digest, key, folder))
         written.append(destination)
     return written
 

@@ -5,6 +5,13 @@ behaves the same everywhere: readers without JavaScript, and the PDF, get the SV
 ``charts.js`` turns the figure into a live Vega view (tooltips) when the reader hovers, focuses or taps it,
 loading the runtime only then.
 
+A chart drawn at two widths (a course chart: wide, and narrow for a phone) carries one drawing in the page,
+the narrow one, which reads at every width (it is never enlarged); the wide drawing is a file of the site
+named by its SHA-256 (:func:`wide_drawing_digest`), which ``charts.js`` fetches, checked by that hash, only
+where a figure is wide enough to show it, and which the PDF inlines. Every chart drawn twice made the pages
+with the most charts the heaviest (issue 23: 36-152 kB of SVG per lesson that no reader sees). An empty
+frame the wide drawing's size keeps its place, so that it arrives without moving the page.
+
 Two ways to give the browser the spec: by key (``data-rp-spec``; the file is copied into the site after the
 build by :func:`course.charts.assets.copy_into`, so the spec costs no bytes until the reader interacts), or
 inline (a ``<script type="application/json">``, for notebook outputs rendered in another process).
@@ -12,8 +19,10 @@ inline (a ``<script type="application/json">``, for notebook outputs rendered in
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
+import re
 from collections.abc import Sequence
 from html import escape
 from pathlib import Path
@@ -22,6 +31,25 @@ from typing import Any
 from calculators.charts.render import RenderedChart, render_spec
 
 MAX_TABLE_ROWS = 60  # beyond this a data table stops being a useful text alternative
+_SIZE_RE = re.compile(r'^<svg\b[^>]*?\swidth="([\d.]+)"[^>]*?\sheight="([\d.]+)"')
+
+
+def wide_drawing_digest(svg: str) -> str:
+    """The SHA-256 (hex) of a wide drawing: its file's name in the site (``assets/ridgepoint/charts/<digest>
+    .svg``, :func:`course.charts.assets.copy_into`), and what the browser checks the file against."""
+    return hashlib.sha256(svg.encode("utf-8")).hexdigest()
+
+
+def _frame(svg: str) -> str:
+    """An empty SVG the size of ``svg``: it holds the wide drawing's place until the drawing is fetched."""
+    size = _SIZE_RE.match(svg)
+    if size is None:
+        return ""
+    width, height = size.groups()
+    return (
+        f'<svg class="rp-chart__frame" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+        'aria-hidden="true"></svg>'
+    )
 
 
 def _cell(value: Any) -> str:
@@ -64,13 +92,14 @@ def figure_html(
     drawing = rendered.svg
     narrow_flag = ""
     if rendered.narrow is not None:
-        # Both variants are in the page; charts.css shows the one that fits the figure's width (a container
-        # query), so no chart is ever shrunk below readable text, and charts.js goes live with the same one.
-        drawing = (
-            f'<div class="rp-chart__svg rp-chart__svg--wide">{rendered.svg}</div>'
-            f'<div class="rp-chart__svg rp-chart__svg--narrow">{rendered.narrow.svg}</div>'
+        # The narrow drawing is in the page; the wide one is fetched by charts.js where the figure is wide
+        # enough for it (charts.css then shows it, a container query), so no chart is ever shrunk below
+        # readable text, and charts.js goes live with the variant of the same width.
+        narrow = rendered.narrow.svg
+        drawing = f'{_frame(rendered.svg)}<div class="rp-chart__svg rp-chart__svg--narrow">{narrow}</div>'
+        narrow_flag = (
+            f'data-rp-spec-narrow="{rendered.narrow.key}" data-rp-wide="{wide_drawing_digest(rendered.svg)}" '
         )
-        narrow_flag = f'data-rp-spec-narrow="{rendered.narrow.key}" '
     return (
         f'<figure class="rp-chart" data-rp-chart="{escape(chart, quote=True)}" data-rp-spec="{rendered.key}" '
         f"{narrow_flag}{inline_flag}>"

@@ -77,7 +77,7 @@ def read_settings(config: Path) -> Settings:
 
 def course_problems(docs_dir: Path) -> list[Problem]:
     """Problems of the course as a whole: tracks.yml, every lesson's front matter, notebook headers,
-    redirects.yml and references.yml."""
+    redirects.yml, references.yml and glossary.yml."""
     course = load_course(docs_dir)
     problems = list(course.problems)
     from course.notebooks.lesson_notebooks import (
@@ -85,10 +85,12 @@ def course_problems(docs_dir: Path) -> list[Problem]:
     )
 
     problems.extend(load_notebooks(docs_dir, course)[1])
+    from course.lesson_format.glossary import glossary_problems
     from course.redirects.pages import redirect_problems
     from course.references.bibliography import bibliography_problems
 
     problems.extend(redirect_problems(docs_dir) + bibliography_problems(docs_dir))
+    problems.extend(glossary_problems(docs_dir))
     return problems
 
 

@@ -18,6 +18,7 @@ from markdown import Markdown
 from markdown.extensions import Extension
 from markdown.preprocessors import Preprocessor
 
+from course.lesson_format.glossary import find_problems as find_problems  # the page check of terms' order
 from course.lesson_format.problems import LessonProblems
 from course.lesson_format.validation import DEFAULT_BLOCK_MODULES, block_validators, validate_page
 

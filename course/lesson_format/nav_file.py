@@ -19,7 +19,8 @@ BEGIN = (
     "# BEGIN generated navigation: python3 dev.py nav (from docs/tracks.yml and the lessons' front matter)"
 )
 END = "# END generated navigation"
-EXCLUDED = ("tracks.yml", "redirects.yml", "references.yml")  # mkdocs.yml's exclude_docs: not pages
+# mkdocs.yml's exclude_docs: not pages
+EXCLUDED = ("tracks.yml", "redirects.yml", "references.yml", "glossary.yml")
 
 
 def course_nav(docs_dir: str | Path) -> list[NavItem]:

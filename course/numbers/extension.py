@@ -257,8 +257,9 @@ def _rewrite(quoted: str, value: float) -> str:
     return quoted[: match.start()] + text + quoted[match.end() :]
 
 
-def _prose_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
-    """``(index, line with its code spans blanked)`` of each line outside fenced code: where numbers live."""
+def prose_lines(lines: list[str]) -> Iterator[tuple[int, str]]:
+    """``(index, line with its code spans blanked)`` of each line outside fenced code: where numbers live,
+    and where the glossary check looks for terms (course.lesson_format.glossary)."""
     fence: str | None = None
     for index, line in enumerate(lines):
         opening = FENCE_RE.match(line)
@@ -276,7 +277,7 @@ def find_numbers(markdown: str) -> list[tuple[int, str]]:
     """Every ``{{ ... }}`` of a page outside code, with its 1-based line: ``[(line, inside), ...]``."""
     return [
         (index + 1, m.group("body"))
-        for index, visible in _prose_lines(markdown.split("\n"))
+        for index, visible in prose_lines(markdown.split("\n"))
         for m in NUMBER_RE.finditer(visible)
     ]
 
@@ -289,7 +290,7 @@ def protect_pipes_in_table_rows(markdown: str) -> str:
     A line is a table row when it has a ``|`` outside its numbers and code spans; others stay as written.
     """
     lines = markdown.split("\n")
-    for index, visible in list(_prose_lines(lines)):
+    for index, visible in list(prose_lines(lines)):
         line = lines[index]
         numbers = list(NUMBER_RE.finditer(visible))
         outside = NUMBER_RE.sub(lambda m: " " * len(m.group(0)), visible)
@@ -318,6 +319,31 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
             field = f'claim "{reference.quoted}"' if reference.is_claim else label
             problems.append(Problem(path, field, result.problem, result.fix or EXAMPLE_INSERT, line))
     return problems
+
+
+def fill_figures(text: str) -> tuple[str, list[tuple[str, str, str]]]:
+    """``text`` with each ``{{ ... }}`` replaced by the figure it computes, and what is wrong with any that
+    fails, as ``(source, problem, fix)``.
+
+    For short texts outside the prose, such as a quiz's explanations, which another block renders: they quote
+    computed figures exactly as the prose does, checked by the same rules.
+    """
+    problems: list[tuple[str, str, str]] = []
+
+    def figure(match: re.Match[str]) -> str:
+        source = match.group("body")
+        try:
+            reference = parse_number(source)
+        except NumberSyntaxError as error:
+            example = EXAMPLE_CLAIM if "==" in source else EXAMPLE_INSERT
+            problems.append((source, str(error), error.fix or example))
+            return match.group(0)
+        result = evaluate_reference(reference)
+        if result.problem:
+            problems.append((source, result.problem, result.fix or EXAMPLE_INSERT))
+        return result.text
+
+    return NUMBER_RE.sub(figure, text), problems
 
 
 def render_html(source: str) -> etree.Element:

@@ -207,6 +207,7 @@ def combine(site_dir: Path, nav: Sequence[NavItem], info: SiteInfo) -> Combined:
         if article is None:
             problems.append(f"{chapter.page.dest}: no article found in the built page")
             continue
+        problems.extend(inline_wide_drawings(article, site_dir, chapter.page.dest))
         adapt_page(article, chapter, targets, info)
         inner = article.decode_contents()
         parts.append(
@@ -220,6 +221,36 @@ def combine(site_dir: Path, nav: Sequence[NavItem], info: SiteInfo) -> Combined:
         f"{table_of_contents(chapters)}{''.join(parts)}</div></body></html>\n"
     )
     return Combined(document, chapters, head, body_attributes, problems)
+
+
+WIDE_DRAWINGS = "assets/ridgepoint/charts"  # course.charts.assets: SITE_FOLDER / SPEC_FOLDER
+_WIDE_DIGEST = re.compile(r"^[0-9a-f]{64}$")
+
+
+def inline_wide_drawings(article: Tag, site_dir: Path, page: str) -> list[str]:
+    """Put each chart's wide drawing into its figure (in place), as charts.js does on a wide screen.
+
+    A page holds a chart's narrow drawing only and fetches the wide one (``data-rp-wide``, the file's SHA-256)
+    where it has the room; the print page runs no script, so the drawing is read here, and print.css shows the
+    variant that fits the paper. Returns a problem for each drawing missing from the site.
+    """
+    problems: list[str] = []
+    for figure in article.select("figure.rp-chart[data-rp-wide]"):
+        digest = str(figure.get("data-rp-wide", ""))
+        view = figure.select_one(".rp-chart__view")
+        if not _WIDE_DIGEST.match(digest) or view is None:
+            continue
+        drawing = site_dir / WIDE_DRAWINGS / f"{digest}.svg"
+        if not drawing.is_file():
+            problems.append(f"{page}: a chart's wide drawing {drawing.name} is missing from the site")
+            continue
+        holder = BeautifulSoup(
+            f'<div class="rp-chart__svg rp-chart__svg--wide">{drawing.read_text(encoding="utf-8")}</div>',
+            "html.parser",
+        )
+        view.insert(0, holder)
+        figure["class"] = " ".join([*_classes(figure), "rp-chart--wide"])
+    return problems
 
 
 def table_of_contents(chapters: Iterable[Chapter]) -> str:

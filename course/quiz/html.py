@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 import markdown
 
 from calculators.units import UNITS, format_value, significant
+from course.numbers.extension import fill_figures
 from course.quiz.model import ChoiceQuestion, Issue, NumericQuestion, Quiz
 from course.sanitising.policy import sanitise_html
 
@@ -25,7 +26,8 @@ LETTERS = string.ascii_uppercase
 
 
 def inline_renderer() -> Callable[[str], str]:
-    """Render a short text's inline Markdown (code, emphasis, links), with raw HTML shown as text.
+    """Render a short text's inline Markdown (code, emphasis, links), with raw HTML shown as text, and its
+    ``{{ ... }}`` figures computed (the quiz model has checked them).
 
     Quiz text is content: it may format, never inject markup or scripts; links go through the same
     allow-list as lessons (no ``javascript:``), since the quiz's HTML is inserted as trusted.
@@ -36,7 +38,7 @@ def inline_renderer() -> Callable[[str], str]:
 
     def render(text: str) -> str:
         md.reset()
-        out = sanitise_html(md.convert(text)).strip()
+        out = sanitise_html(md.convert(fill_figures(text)[0])).strip()
         if out.startswith("<p>") and out.endswith("</p>") and out.count("<p>") == 1:
             out = out[3:-4]
         return out

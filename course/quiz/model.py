@@ -23,6 +23,7 @@ import yaml
 from calculators.expressions import ExpressionError
 from calculators.units import UNITS
 from course.lesson_format.problems import Problem
+from course.numbers.extension import fill_figures
 from course.numbers.value_cache import computed_number
 from course.sanitising.source_files import MAX_YAML_CHARS, BoundedLoader
 
@@ -205,8 +206,16 @@ class _Checker:
                     data.key_lines.get(key, data.line),
                 )
 
+    def figures(self, text: str, field: str, line: int | None) -> None:
+        """Each ``{{ ... }}`` quoted in a piece of quiz text must compute, like the prose's figures."""
+        for source, problem, fix in fill_figures(text)[1]:
+            self.add(f"{field}: number {{{{{source}}}}}", problem, fix, line)
+
     def text(self, data: _LocatedDict, key: str, where: str, fix: str) -> str:
-        """A required, non-empty piece of text; YAML numbers are taken as written, other types are refused."""
+        """A required, non-empty piece of text; YAML numbers are taken as written, other types are refused.
+
+        It may quote computed figures (``{{ ... }}``), which are checked here and filled in when rendered.
+        """
         line = data.key_lines.get(key, data.line)
         value = data.get(key)
         if value is None:
@@ -225,6 +234,7 @@ class _Checker:
         text = str(value).strip()
         if not text:
             self.add(f"{where} field {key!r}", "is empty", fix, line)
+        self.figures(text, f"{where} field {key!r}", line)
         return text
 
 
@@ -536,14 +546,56 @@ def find_quiz_fences(markdown: str, first_line: int = 1) -> list[QuizFence]:
     return fences
 
 
+LONGEST_CORRECT_SHARE = 1 / 3
+"""The most single-choice questions of a page whose right option may be the longest one.
+
+Writers tend to qualify the right answer until it is the most careful, and so the longest, option; a reader
+who has learnt nothing then scores well by picking the longest. A third is what chance gives with three or
+four options, so above it length starts to give the key away (shuffling the options hides their order, not
+their length)."""
+
+
+def correct_is_longest(question: ChoiceQuestion) -> bool:
+    """Whether the one right option of a single-choice question is strictly longer than every other."""
+    right = [option for option in question.options if option.correct]
+    if question.kind != "single" or len(right) != 1:
+        return False
+    others = [len(option.text) for option in question.options if not option.correct]
+    return bool(others) and len(right[0].text) > max(others)
+
+
+def _longest_correct_problem(singles: list[tuple[ChoiceQuestion, int]], path: str) -> Problem | None:
+    """One problem naming every single-choice question whose right option is longest, when too many are.
+
+    ``singles`` holds a page's single-choice questions with their file lines; a page passes while at most
+    a third of them (rounded down) have the right option as the longest.
+    """
+    flagged = [(question, line) for question, line in singles if correct_is_longest(question)]
+    allowed = int(len(singles) * LONGEST_CORRECT_SHARE)
+    if len(flagged) <= allowed:
+        return None
+    named = ", ".join(f"{question.id!r} (line {line})" for question, line in flagged)
+    return Problem(
+        path,
+        "quiz options",
+        f"the right option is the longest in {len(flagged)} of the page's {len(singles)} single-choice "
+        f"questions ({named}); at most {allowed} may be, or a reader can pick the longest option and pass",
+        f"in {len(flagged) - allowed} of them, shorten the right option (keep its detail for its explain) "
+        "or give a wrong option the same care and length",
+        flagged[0][1],
+    )
+
+
 def find_problems(markdown: str, path: str, *, first_line: int = 1) -> list[Problem]:
-    """Every problem of every quiz in a page, with file lines; also ids repeated across a page's quizzes.
+    """Every problem of every quiz in a page, with file lines; also ids repeated across a page's quizzes,
+    and a right option that is the longest in too many of the page's single-choice questions.
 
     ``path`` is the page's path relative to docs/ (e.g. ``inference/prefill-vs-decode.md``); ``first_line``
     is the file line where ``markdown`` starts (see :func:`find_quiz_fences`).
     """
     problems: list[Problem] = []
     seen_ids: dict[str, int] = {}
+    singles: list[tuple[ChoiceQuestion, int]] = []
     for fence in find_quiz_fences(markdown, first_line):
         parsed = parse_quiz(fence.source)
         for issue in parsed.issues:
@@ -553,6 +605,8 @@ def find_problems(markdown: str, path: str, *, first_line: int = 1) -> list[Prob
             continue
         for question in parsed.quiz.questions:
             line = fence.first_line + question.line - 1
+            if isinstance(question, ChoiceQuestion) and question.kind == "single":
+                singles.append((question, line))
             if question.id in seen_ids:
                 problems.append(
                     Problem(
@@ -565,4 +619,7 @@ def find_problems(markdown: str, path: str, *, first_line: int = 1) -> list[Prob
                 )
             else:
                 seen_ids[question.id] = line
+    longest = _longest_correct_problem(singles, path)
+    if longest is not None:
+        problems.append(longest)
     return problems

@@ -64,7 +64,10 @@ _HEAD_RE = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 # A content hash in the name: Material's "bundle.a5f9d56c.min.js", ours "vega-runtime-3425bd951a44.js".
-_HASHED_NAME_RE = re.compile(r"(?:\.[0-9a-f]{8}\.min\.(?:css|js)|-[0-9a-f]{12,}\.(?:js|zip))$")
+# A chart's wide drawing is named by its SHA-256 alone: "<64 hex>.svg" (course/charts/markup.py).
+_HASHED_NAME_RE = re.compile(
+    r"(?:\.[0-9a-f]{8}\.min\.(?:css|js)|-[0-9a-f]{12,}\.(?:js|zip)|^[0-9a-f]{64}\.svg)$"
+)
 
 
 def script_hash(body: str) -> str:
@@ -178,8 +181,9 @@ def immutable_assets(site_dir: str | Path) -> list[str]:
     """Site paths of the files whose address changes with their content, so a browser may keep them.
 
     Material's bundles and stylesheets (``main.<hash>.min.css``), the pinned Vega runtime
-    (``vega-runtime-<hash>.js``), the calculators archive (``calculators-<sha256>.zip``) and Pyodide's
-    versioned folder. Anything else (our own CSS and JS, pages, chart specs) keeps the host's default.
+    (``vega-runtime-<hash>.js``), the calculators archive (``calculators-<sha256>.zip``), the charts' wide
+    drawings (``<sha256>.svg``) and Pyodide's versioned folder. Anything else (our own CSS and JS, pages,
+    chart specs) keeps the host's default.
     """
     site = Path(site_dir)
     paths = sorted(

@@ -390,22 +390,30 @@ SVG_ATTRIBUTES: frozenset[str] = frozenset(
 NOTEBOOK_ATTRIBUTES: dict[str, frozenset[str]] = {
     **{tag: ATTRIBUTES.get(tag, frozenset()) | {"role", "aria-label", "tabindex", "hidden"} for tag in TAGS},
     **{tag: SVG_ATTRIBUTES for tag in SVG_TAGS},
-    # The course's chart figure from the notebooks' renderer: its name and the content hash of its spec,
-    # both checked by value in _keep_notebook_attribute (charts.js takes nothing else from a figure).
-    "figure": ATTRIBUTES.get("figure", frozenset()) | {"data-rp-chart", "data-rp-spec"},
+    # The course's chart figure from the notebooks' renderer: its name, the content hashes of its specs and
+    # of its wide drawing, each checked by value in _keep_notebook_attribute (charts.js takes nothing else
+    # from a figure).
+    "figure": ATTRIBUTES.get("figure", frozenset())
+    | {"data-rp-chart", "data-rp-spec", "data-rp-spec-narrow"}
+    | {"data-rp-wide"},
     # The chart's data table stays out of the search index, as on lesson pages.
     "details": ATTRIBUTES["details"] | {"data-search-exclude"},
     "*": GLOBAL_ATTRIBUTES,
 }
 _CHART_VALUE_RE = re.compile(r"^[a-z0-9-]{1,64}$")
+_DIGEST_RE = re.compile(r"^[0-9a-f]{64}$")
 _CLIP_PATH_RE = re.compile(r"^url\(#[\w-]+\)$")
 
 
 def _keep_notebook_attribute(tag: str, attribute: str, value: str) -> str | None:
     if attribute == "data-search-exclude":
         return ""
-    if attribute in {"data-rp-chart", "data-rp-spec"}:
+    if attribute in {"data-rp-chart", "data-rp-spec", "data-rp-spec-narrow"}:
         return value if _CHART_VALUE_RE.match(value) else None
+    if (
+        attribute == "data-rp-wide"
+    ):  # the SHA-256 that names the wide drawing's file (course/charts/markup.py)
+        return value if _DIGEST_RE.match(value) else None
     if attribute == "clip-path" or (tag in SVG_TAGS and attribute in {"fill", "stroke"} and "url(" in value):
         return value if _CLIP_PATH_RE.match(value) else None  # only references within the figure
     return _keep_attribute(tag, attribute, value)

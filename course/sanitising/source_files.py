@@ -33,11 +33,12 @@ ALLOWED_FILES: tuple[tuple[str, str], ...] = (
     ("tracks.yml", "the tracks"),
     ("references.yml", "the bibliography"),
     ("redirects.yml", "moved pages"),
+    ("glossary.yml", "the terms and the lessons that define them"),
     ("*/notebooks/*.py", "a worked notebook"),
     *((f"*.{kind}", "an image") for kind in ("png", "jpg", "jpeg", "gif", "webp", "avif")),
 )
 """Patterns (relative to docs/, matched from the right; root files are matched whole) and what each is."""
-_ROOT_ONLY = frozenset({"tracks.yml", "references.yml", "redirects.yml"})
+_ROOT_ONLY = frozenset({"tracks.yml", "references.yml", "redirects.yml", "glossary.yml"})
 SOURCE_FIELD = "file"  # the field of problems that stop a build before MkDocs reads the file
 FIX_ALIAS = "write each value out in full (no &anchors and *aliases)"
 

@@ -6,6 +6,9 @@
 // and swaps it in place of the static image. Nothing is loaded before that.
 // The main thread never freezes for it: see `embed` for how the work is cut into tasks under 50 ms. It re-initialises on Material's
 // document$ (instant navigation) and exposes window.ridgepoint.charts for widgets that push new rows.
+// A course chart's page holds its narrow drawing only; where the figure is wide enough for the wide one, this
+// script fetches it (a file of this site named by its SHA-256, checked by the browser) once the page has
+// loaded, and charts.css shows it in the place an empty frame held for it (see `showWide`).
 (() => {
   "use strict";
   const here = document.currentScript ? document.currentScript.src : location.href;
@@ -74,6 +77,60 @@
     if (!response.ok) throw new Error(`chart spec ${key}: HTTP ${response.status}`);
     return { spec: await response.json(), mode: "vega" };
   }
+
+  // The wide drawing, where the figure is at least as wide as it (charts.css's threshold too). Fetched after
+  // the page's load, when the browser is idle: it replaces a drawing the reader already sees. Its name is its
+  // SHA-256, which the browser checks (Subresource Integrity), so only the build's own drawing is shown.
+  const wideDrawings = new WeakMap(); // figure -> Promise, once per figure
+  const pageLoaded = new Promise((resolve) => {
+    if (document.readyState === "complete") resolve();
+    else window.addEventListener("load", resolve, { once: true });
+  }).then(() => new Promise((resolve) => (window.requestIdleCallback ? requestIdleCallback(resolve, { timeout: 2000 }) : setTimeout(resolve, 0))));
+
+  function integrityOf(hex) {
+    let binary = "";
+    for (let index = 0; index < hex.length; index += 2) binary += String.fromCharCode(parseInt(hex.slice(index, index + 2), 16));
+    return `sha256-${btoa(binary)}`;
+  }
+
+  async function fetchWide(figure) {
+    const digest = figure.dataset.rpWide;
+    if (!/^[0-9a-f]{64}$/.test(digest || "")) return;
+    await pageLoaded;
+    const response = await fetch(new URL(`charts/${digest}.svg`, BASE), { integrity: integrityOf(digest) });
+    if (!response.ok) throw new Error(`wide drawing ${digest.slice(0, 12)}: HTTP ${response.status}`);
+    const drawing = new DOMParser().parseFromString(await response.text(), "image/svg+xml").documentElement;
+    if (drawing.localName !== "svg" || drawing.namespaceURI !== "http://www.w3.org/2000/svg") {
+      throw new Error("the wide drawing is not an SVG");
+    }
+    const view = figure.querySelector(".rp-chart__view");
+    if (!view || figure.classList.contains("rp-chart--live") || view.querySelector(".rp-chart__svg--wide")) return;
+    const holder = document.createElement("div");
+    holder.className = "rp-chart__svg rp-chart__svg--wide";
+    holder.append(document.importNode(drawing, true));
+    view.prepend(holder);
+    figure.classList.remove("rp-chart--narrow-only");
+    figure.classList.add("rp-chart--wide");
+  }
+
+  function showWide(figure) {
+    if (!wideDrawings.has(figure)) {
+      const pending = fetchWide(figure).catch((error) => {
+        wideDrawings.delete(figure); // the narrow drawing stays, at its own size; a later resize tries again
+        figure.classList.add("rp-chart--narrow-only");
+        console.warn(`Ridgepoint: chart keeps its narrow drawing (${error.message})`);
+      });
+      wideDrawings.set(figure, pending);
+    }
+  }
+
+  const widths = typeof ResizeObserver === "function"
+    ? new ResizeObserver((entries) => {
+      for (const entry of entries) {
+        if (entry.contentRect.width >= NARROW_BELOW_PX) showWide(entry.target.closest("figure.rp-chart"));
+      }
+    })
+    : null;
 
   function darkScheme() {
     return document.body.getAttribute("data-md-color-scheme") === "slate";
@@ -210,6 +267,8 @@
     for (const figure of document.querySelectorAll("figure.rp-chart:not([data-rp-ready])")) {
       figure.dataset.rpReady = "";
       for (const type of TRIGGERS) figure.addEventListener(type, onReach, { passive: true });
+      const view = figure.querySelector(".rp-chart__view");
+      if (widths && view && figure.dataset.rpWide) widths.observe(view);
     }
   }
 
