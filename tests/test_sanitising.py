@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import markdown
 import pytest
@@ -311,22 +312,40 @@ def test_formulas_come_out_of_the_page_sanitiser_inert() -> None:
 
 
 def test_titles_are_plain_text_escaped_once() -> None:
-    from types import SimpleNamespace
+    from mkdocs.utils import weak_property
 
     from course.sanitising.titles import give_plain_title, text_of_html
 
     assert text_of_html("&lt;/title&gt;&lt;script&gt; <b>x</b> <!-- c -->") == "</title><script> x"
 
-    def page(**fields: object) -> SimpleNamespace:
-        values: dict[str, object] = {"meta": {}, "is_homepage": False, "title": None, "toc": []}
-        return SimpleNamespace(**{**values, **fields})
+    class Page:
+        """A page as MkDocs makes one: ``title`` falls back to the file's name until something sets it."""
+
+        def __init__(self, **fields: object) -> None:
+            self.meta: dict[str, object] = {}
+            self.is_homepage = False
+            self.toc: list[object] = []
+            self.file_title: str | None = None
+            vars(self).update(fields)
+
+        @weak_property
+        def title(self) -> str | None:
+            return self.file_title
+
+    def page(**fields: object) -> Any:
+        return Page(**fields)
 
     heading = page(_title_from_render="&lt;/title&gt;&lt;script&gt;CANARY")
     assert give_plain_title(heading) == "&lt;/title&gt;&lt;script&gt;CANARY"
     assert heading.meta["title"] == heading.title  # <title> prints meta.title, never through striptags
-    file_name = page(title="<img src=x onerror=CANARY>")
+    file_name = page(file_title="<img src=x onerror=CANARY>")
     assert give_plain_title(file_name) == "&lt;img src=x onerror=CANARY&gt;"
-    notebook = page(title="<img src=x onerror=CANARY>")  # mkdocs-jupyter's, from the cells
+    home = page(is_homepage=True, _title_from_render="Welcome")
+    home.title = "Home"  # the navigation's title wins over the heading, as in MkDocs
+    assert give_plain_title(home) == "Home"
+    assert "title" not in home.meta  # the home page's <title> stays the site's name
+    notebook = page()
+    notebook.title = "<img src=x onerror=CANARY>"  # mkdocs-jupyter's, from the cells
     assert give_plain_title(notebook, "KV & paging") == "KV &amp; paging"
 
 

@@ -42,6 +42,8 @@ def give_plain_title(page: Any, notebook_title: str | None = None) -> str | None
         title = escape_text(notebook_title)
     elif "title" in meta:
         title = str(meta["title"])  # front matter, already escaped by escape_meta
+    elif "title" in vars(page) and page.title is not None:
+        title = str(page.title)  # the navigation's (course.lesson_format.navigation escapes it)
     elif rendered := getattr(page, "_title_from_render", None):
         title = escape_text(text_of_html(rendered))  # the first heading's HTML
     elif page.is_homepage:
