@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from calculators.precision import get_precision
-from calculators.validation import bounded_number, positive_number, unknown_name
+from calculators.validation import bounded_number, unknown_name
 
 TERA = 1e12
 GIGA = 1e9
@@ -45,13 +45,28 @@ class GPU:
     interconnect: str = "pcie4"  # the link between GPUs of one server (a calculators.interconnect preset)
 
     def __post_init__(self) -> None:
-        positive_number(f"{self.key}: memory_bandwidth_bytes_per_s", self.memory_bandwidth_bytes_per_s)
-        positive_number(f"{self.key}: memory_capacity_bytes", self.memory_capacity_bytes)
+        # The custom GPU's ranges, in base units: a peak of 1e-300 FLOP/s would make every time infinite.
+        low, high = CUSTOM_LIMITS["tb_per_s"]
+        bounded_number(
+            f"{self.key}: memory_bandwidth_bytes_per_s",
+            self.memory_bandwidth_bytes_per_s,
+            high * TERA,
+            low * TERA,
+        )
+        low, high = CUSTOM_LIMITS["gb"]
+        bounded_number(
+            f"{self.key}: memory_capacity_bytes", self.memory_capacity_bytes, high * GIGA, low * GIGA
+        )
         if self.memory_exposed_bytes is not None:
-            positive_number(f"{self.key}: memory_exposed_bytes", self.memory_exposed_bytes)
+            bounded_number(
+                f"{self.key}: memory_exposed_bytes", self.memory_exposed_bytes, high * GIGA, low * GIGA
+            )
+        if not isinstance(self.dense_flops_per_s, Mapping) or "bf16" not in self.dense_flops_per_s:
+            raise ValueError(f"{self.key}: dense_flops_per_s must map precisions to FLOP/s, bf16 included")
+        low, high = CUSTOM_LIMITS["tflops"]
         for precision, flops in self.dense_flops_per_s.items():
             get_precision(precision)
-            positive_number(f"{self.key}: dense_flops_per_s[{precision}]", flops)
+            bounded_number(f"{self.key}: dense_flops_per_s[{precision}]", flops, high * TERA, low * TERA)
         object.__setattr__(self, "dense_flops_per_s", MappingProxyType(dict(self.dense_flops_per_s)))
 
     @property

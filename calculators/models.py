@@ -11,9 +11,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from types import MappingProxyType
 
-from calculators.validation import bounded_number, choice, count, positive_number, unknown_name
+from calculators.validation import bounded_number, choice, count, flag, positive_number, unknown_name
 
 ATTENTION_KINDS = ("mha", "gqa", "mla")
+# Bounds on a shape given by hand: far beyond any published model, far inside a float once multiplied out
+# (a width squared, times layers, experts and a billion tokens).
+MAX_WIDTH = 1_000_000
+MAX_LAYERS = 10_000
+MAX_EXPERTS = 100_000
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,10 @@ class MLAShape:
     qk_rope_head_dim: int
     v_head_dim: int
 
+    def __post_init__(self) -> None:
+        for name in ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"):
+            count(f"MLA shape: {name}", getattr(self, name), maximum=MAX_WIDTH)
+
 
 @dataclass(frozen=True)
 class MoEShape:
@@ -37,6 +46,19 @@ class MoEShape:
     shared_experts: int = 0
     dense_layers: int = 0  # leading layers that keep an ordinary dense MLP (DeepSeek's first_k_dense_replace)
     router_bias: bool = False  # DeepSeek-V3 stores a per-expert score-correction bias
+
+    def __post_init__(self) -> None:
+        count("MoE shape: experts", self.experts, maximum=MAX_EXPERTS)
+        count("MoE shape: experts_per_token", self.experts_per_token, maximum=MAX_EXPERTS)
+        count("MoE shape: expert_mlp_width", self.expert_mlp_width, maximum=MAX_WIDTH)
+        count("MoE shape: shared_experts", self.shared_experts, minimum=0, maximum=MAX_EXPERTS)
+        count("MoE shape: dense_layers", self.dense_layers, minimum=0, maximum=MAX_LAYERS)
+        flag("MoE shape: router_bias", self.router_bias)
+        if self.experts_per_token > self.experts:
+            raise ValueError(
+                f"MoE shape: experts_per_token ({self.experts_per_token}) must be at most experts "
+                f"({self.experts}); a token is routed to some of the experts"
+            )
 
 
 @dataclass(frozen=True)
@@ -79,12 +101,30 @@ class Model:
             "mlp_width",
             "vocab_size",
         ):
-            count(f"{self.key}: {name}", getattr(self, name))
+            count(
+                f"{self.key}: {name}",
+                getattr(self, name),
+                maximum=MAX_LAYERS if name == "layers" else MAX_WIDTH,
+            )
         choice(f"{self.key}: attention", self.attention, ATTENTION_KINDS)
         if (self.attention == "mla") != (self.mla is not None):
             raise ValueError(f"{self.key}: attention 'mla' needs an MLA shape, and only MLA has one")
         if self.moe is not None and not 1 <= self.moe.experts_per_token <= self.moe.experts:
             raise ValueError(f"{self.key}: experts_per_token must be between 1 and experts")
+        if self.moe is not None and not isinstance(self.moe, MoEShape):
+            raise ValueError(f"{self.key}: moe must be a MoEShape or None, got {self.moe!r}")
+        if self.mla is not None and not isinstance(self.mla, MLAShape):
+            raise ValueError(f"{self.key}: mla must be an MLAShape or None, got {self.mla!r}")
+        if self.moe is not None and self.moe.dense_layers > self.layers:
+            raise ValueError(
+                f"{self.key}: moe.dense_layers ({self.moe.dense_layers}) must be at most layers "
+                f"({self.layers})"
+            )
+        if self.sliding_window is not None:
+            count(
+                f"{self.key}: sliding_window (tokens each query attends to; None for full attention)",
+                self.sliding_window,
+            )
 
     # --- parameter counts, all from the shapes -------------------------------------------------------------
     @property

@@ -264,6 +264,7 @@ class Setup:
 
         A model given only by its size has no shapes, so its cache is unknown and counted as 0 bytes.
         """
+        batch, context_tokens = count("batch", batch), count("context_tokens", context_tokens)
         return batch * self.model.cached_tokens(context_tokens) * self.kv_bytes_per_token
 
     @property

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calculators.hardware import GPU, get_gpu
-from calculators.validation import count, fraction, positive_number
+from calculators.validation import bounded_number, count, fraction, positive_number
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,12 @@ class RooflineTime:
     memory_time_s: float
     time_s: float
     bound: str  # "compute" or "memory"
+
+
+# The largest and smallest FLOP or byte count a roofline time takes: their quotient (the intensity) and
+# their times stay finite, and no real pass comes near either end.
+MAX_AMOUNT = 1e30
+MIN_AMOUNT = 1e-30
 
 
 def achieved_peaks(
@@ -75,8 +81,8 @@ def roofline_time(
     least memory time" except when the two times are equal to within float rounding.
     """
     gpus = count("gpus", gpus)
-    flops = positive_number("flops", flops)
-    bytes_moved = positive_number("bytes_moved", bytes_moved)
+    flops = bounded_number("flops", flops, MAX_AMOUNT, MIN_AMOUNT)
+    bytes_moved = bounded_number("bytes_moved", bytes_moved, MAX_AMOUNT, MIN_AMOUNT)
     peak, bandwidth = achieved_peaks(
         gpu, precision, compute_efficiency=compute_efficiency, memory_efficiency=memory_efficiency
     )
@@ -98,6 +104,8 @@ def roofline_time(
 
 def bound_at(intensity_flop_per_byte: float, ridge_point_flop_per_byte: float) -> str:
     """Which limit applies at an intensity: "compute" at or above the ridge point, "memory" below it."""
+    intensity_flop_per_byte = positive_number("intensity_flop_per_byte", intensity_flop_per_byte)
+    ridge_point_flop_per_byte = positive_number("ridge_point_flop_per_byte", ridge_point_flop_per_byte)
     return "compute" if intensity_flop_per_byte >= ridge_point_flop_per_byte else "memory"
 
 

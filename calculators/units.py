@@ -9,7 +9,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from calculators.validation import choice
+from calculators.validation import choice, count
+
+HUGE = 1e15  # from here on, numbers are shown in scientific notation
+MAX_DIGITS = 17  # a float holds 17 significant digits; more would only print noise (and 1e9 would hang)
+
+
+def _finite(field: str, value: object) -> float:
+    """``value`` as a float if it is a finite number, else a ``ValueError`` naming ``field``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(f"{field} must be a finite number to format, got {value!r}")
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -56,7 +66,9 @@ def get_unit(name: str) -> Unit:
 
 def significant(value: float, digits: int = 3) -> float:
     """Round ``value`` to ``digits`` significant figures (4.776 -> 4.78)."""
-    if value == 0 or not math.isfinite(value):
+    value = _finite("value", value)
+    digits = count("digits", digits, maximum=MAX_DIGITS)
+    if value == 0:
         return value
     return round(value, digits - 1 - math.floor(math.log10(abs(value))))
 
@@ -70,10 +82,13 @@ def format_value(
     Thousands are separated by commas, as in English prose.
     """
     chosen = get_unit(unit)
-    shown = value / chosen.scale
-    if decimals is not None:
-        text = f"{shown:,.{decimals}f}"
-    elif shown == 0 or not math.isfinite(shown):
+    shown = _finite("value", value) / chosen.scale
+    if abs(shown) >= HUGE:  # "1.00e+17": a thousand digits with commas would be no help to a reader
+        places = (3 if digits is None else count("digits", digits, maximum=MAX_DIGITS)) - 1
+        text = f"{shown:.{places}e}"
+    elif decimals is not None:
+        text = f"{shown:,.{count('decimals', decimals, minimum=0, maximum=MAX_DIGITS)}f}"
+    elif shown == 0:
         text = f"{shown:g}"
     else:
         digits = 3 if digits is None else digits
@@ -89,6 +104,7 @@ def format_duration(seconds: float, *, digits: int = 3) -> str:
     Widgets show times that range from a decode step to a whole long request; "2,590 ms" reads worse than
     "2.59 s". Rounding happens before the unit is chosen, so 0.9996 s shows as "1.00 s", not "1,000 ms".
     """
+    seconds = _finite("seconds", seconds)
     for unit in ("us", "ms"):
         shown = significant(seconds / UNITS[unit].scale, digits)
         if abs(shown) < 1000:

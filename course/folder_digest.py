@@ -10,6 +10,7 @@ sources, :func:`fingerprint_folder`, and drop the others.
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from pathlib import Path
 
@@ -26,11 +27,15 @@ def fingerprint_folder(cache_root: str | Path, fingerprint: str) -> Path:
 
 
 def folder_digest(folder: Path | str) -> str:
-    """The SHA-256 (hex) of every file under ``folder``: its path relative to the folder and its bytes."""
+    """The SHA-256 (hex) of every file under ``folder``: its path relative to the folder and its bytes (a
+    symbolic link: the path it points to)."""
     root = Path(folder)
     digest = hashlib.sha256()
     for file in sorted(root.rglob("*")):
-        if file.is_file() and "__pycache__" not in file.parts:
+        if file.is_symlink():  # by its target's name: a link to /proc or a huge file is never read (and
+            digest.update(file.relative_to(root).as_posix().encode() + b"\0@")  # the build refuses links)
+            digest.update(os.readlink(file).encode())
+        elif file.is_file() and "__pycache__" not in file.parts:
             digest.update(file.relative_to(root).as_posix().encode() + b"\0")
             digest.update(hashlib.sha256(file.read_bytes()).digest())
     return digest.hexdigest()

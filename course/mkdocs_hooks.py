@@ -63,10 +63,24 @@ def on_config(config: Any) -> Any:
     course = load_course(config.docs_dir)
     from mkdocs.exceptions import PluginError
 
+    from course.lesson_format.glossary import glossary_problems
     from course.lesson_format.problems import LessonProblems
+    from course.notebooks.lesson_notebooks import load_notebooks
+    from course.redirects.pages import redirect_problems
+    from course.references.bibliography import bibliography_problems
     from course.sanitising.source_files import SOURCE_FIELD
+    from course.sanitising.source_tree import build_input_folders, build_input_problems
 
-    unreadable = [p for p in course.problems if p.field == SOURCE_FIELD]
+    notebooks, notebook_problems = load_notebooks(config.docs_dir, course)  # headers only: not run yet
+    files_problems = (
+        redirect_problems(config.docs_dir)
+        + bibliography_problems(config.docs_dir)
+        + glossary_problems(config.docs_dir)
+    )
+    folders = build_input_folders(config.theme.custom_dir, config.mdx_configs)  # overrides/, snippets
+    early = course.problems + files_problems + notebook_problems  # before MkDocs or jupytext reads them
+    unreadable = [p for p in early if p.field == SOURCE_FIELD]
+    unreadable += build_input_problems(folders)
     if unreadable:  # stop before MkDocs reads or copies these files
         raise PluginError(str(LessonProblems(unreadable)))
     from course.lesson_format.expression_budget import start_build
@@ -85,24 +99,11 @@ def on_config(config: Any) -> Any:
     config.mdx_configs.setdefault("course.lesson_format.takeaways", {})["docs_dir"] = config.docs_dir
     # Pages are sanitised once, on their final HTML (on_post_page); the extension marks our blocks for it.
     config.mdx_configs.setdefault("course.sanitising.extension", {})["final_pass"] = True
-    from course.lesson_format.glossary import glossary_problems
-    from course.redirects.pages import redirect_problems
-    from course.references.bibliography import bibliography_problems
-
-    _BUILD["problems"].extend(
-        redirect_problems(config.docs_dir)
-        + bibliography_problems(config.docs_dir)
-        + glossary_problems(config.docs_dir)
-    )
+    _BUILD["problems"].extend(files_problems)
     # The hook reports every problem of the course together; the extension fails builds that have no hook.
     config.mdx_configs.setdefault("course.lesson_format.extension", {})["collect"] = True
-    from course.notebooks.lesson_notebooks import (
-        configure_execution_cache,
-        load_notebooks,
-        use_local_kernel_sockets,
-    )
+    from course.notebooks.lesson_notebooks import configure_execution_cache, use_local_kernel_sockets
 
-    notebooks, notebook_problems = load_notebooks(config.docs_dir, course)
     _BUILD.update(notebooks=notebooks, notebook_dirs={}, docs_dir=config.docs_dir)  # dirs: see on_files
     _BUILD["problems"].extend(notebook_problems)
     configure_execution_cache(config.plugins, project, config.docs_dir, partial=partial)

@@ -77,6 +77,26 @@ def test_deploy_waits_for_the_tests_and_only_the_deploy_job_may_write_pages() ->
             assert set(granted.values()) <= {"read"}, name
 
 
+def test_no_checkout_keeps_credentials_and_pull_requests_get_no_token_or_secret() -> None:
+    """A pull request's lessons run in the build: a checkout that kept the token in .git/config published it
+    through a symbolic link (issue 24). Every checkout drops it; the workflow that builds pull requests
+    grants read access at most, uses no secret and never runs with the base repository's rights."""
+    for workflow in WORKFLOWS:
+        data = yaml.safe_load(workflow.read_text(encoding="utf-8"))
+        for name, job in data["jobs"].items():
+            for step in job.get("steps", []):
+                if str(step.get("uses", "")).startswith("actions/checkout@"):
+                    assert step.get("with", {}).get("persist-credentials") is False, (workflow.name, name)
+    text = (ROOT / ".github/workflows/tests.yml").read_text(encoding="utf-8")
+    tests = yaml.safe_load(text)
+    assert "pull_request_target" not in tests[True]
+    assert tests["permissions"] == {}
+    for name, job in tests["jobs"].items():
+        assert set(job.get("permissions", {}).values()) <= {"read"}, name
+        assert "environment" not in job, name
+    assert "secrets." not in text
+
+
 def test_actionlint_would_catch_a_broken_workflow(tmp_path: Path) -> None:
     broken = tmp_path / "broken.yml"
     broken.write_text("on: push\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n      - uses:\n")

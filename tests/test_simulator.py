@@ -441,7 +441,11 @@ def test_lognormal_lengths_have_the_stated_mean() -> None:
         ),
         (lambda: MemoryConfig("virtual"), "memory kind must be one of contiguous, paged"),
         (lambda: Disaggregated(link="carrier-pigeon"), "unknown interconnect 'carrier-pigeon'"),
-        (lambda: simulate(trace((0, 10, 2)), max_steps=1), "ran past max_steps"),
+        (
+            lambda: simulate(trace((0, 10, 2)), max_steps=1),
+            "needs at least 2 engine steps and max_steps is 1",
+        ),
+        (lambda: simulate(trace((0, 10, 2), (5, 10, 2)), max_steps=2), "ran past max_steps"),
         (lambda: Request(0, 0.0, 10, 0), "request 0: output_tokens must be a whole number >= 1"),
     ],
 )

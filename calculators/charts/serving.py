@@ -39,6 +39,9 @@ MAX_ROWS = 40  # requests drawn as rows of the timeline
 MAX_PROMPT = LENGTH_CAP
 MAX_OUTPUT = 4_096
 MAX_RATE = 1_000.0
+# Engine steps one run may take (a few seconds in CPython): a reader's settings that need more, such as a
+# token budget of 1 over long prompts, get a message instead of a page that hangs.
+MAX_STEPS = 300_000
 SCHEDULER_NAMES = {
     "continuous": "continuous batching",
     "static": "static batching",
@@ -201,7 +204,9 @@ SIMULATION_NAMES = tuple(param.name for param in SIMULATION_PARAMS)
 
 @functools.lru_cache(maxsize=16)
 def _run(items: tuple[tuple[str, Any], ...]) -> SimulationResult:
-    return run_named(**dict(items), timeline_steps=MAX_TIMELINE_STEPS, timeline_memory=True)
+    return run_named(
+        **dict(items), timeline_steps=MAX_TIMELINE_STEPS, timeline_memory=True, max_steps=MAX_STEPS
+    )
 
 
 def simulation_source(p: Mapping[str, Any]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from calculators.simulator.schedulers import (
 )
 from calculators.simulator.sweep import sweep_rates
 from calculators.simulator.workload import (
+    MAX_REQUESTS,
     Lengths,
     Request,
     burst_workload,
@@ -110,22 +112,51 @@ def _scheduler(args: argparse.Namespace) -> Scheduler:
     return ContinuousBatching(args.max_sequences)
 
 
+# The largest trace file read: a million rows of "arrival_s,prompt_tokens,output_tokens" (MAX_REQUESTS, the
+# most a workload may have) take about 30 MB. The size is checked before a byte is parsed.
+MAX_TRACE_BYTES = 64 * 2**20
+
+
 def _trace(path_text: str) -> tuple[Request, ...]:
     path = Path(path_text)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            data = file.read(MAX_TRACE_BYTES + 1)
     except OSError as error:
         raise ValueError(f"cannot read the trace {path}: {error.strerror}") from None
+    if len(data) > MAX_TRACE_BYTES:
+        raise ValueError(
+            f"the trace {path} is larger than {MAX_TRACE_BYTES // 2**20} MiB; give at most "
+            f"{MAX_REQUESTS:,} rows of arrival_s, prompt_tokens, output_tokens"
+        )
     try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"the trace {path} is not UTF-8 text; save it as UTF-8 CSV or JSON") from None
+    try:
+        rows: Iterable[Any]
         if path.suffix == ".json":
-            rows = json.loads(text)
-            if not isinstance(rows, list):
-                raise ValueError("a JSON trace is a list of rows")
+            rows = _json_rows(text)
         else:
-            rows = [_csv_row(i, r) for i, r in enumerate(csv.DictReader(text.splitlines()))]
-        return trace_workload(rows)
-    except ValueError as error:
+            rows = (_csv_row(i, r) for i, r in enumerate(csv.DictReader(text.splitlines())))
+        return trace_workload(rows)  # reads the rows one by one and stops at the row limit
+    except (ValueError, csv.Error) as error:
         raise ValueError(f"{path}: {error}") from None
+
+
+def _json_rows(text: str) -> list[Any]:
+    """A JSON trace's rows: a list of [arrival_s, prompt_tokens, output_tokens] lists or of mappings."""
+    try:
+        rows = json.loads(text)
+    except RecursionError:  # "[[[[...": deeper than the parser's stack, never a trace
+        raise ValueError("the JSON is nested too deeply; a trace is a list of rows, one level deep") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(
+            f"not valid JSON ({error.msg} at line {error.lineno}, column {error.colno})"
+        ) from None
+    if not isinstance(rows, list):
+        raise ValueError("a JSON trace is a list of rows")
+    return rows
 
 
 def _csv_row(index: int, row: dict[str, str]) -> dict[str, float | int]:
@@ -226,6 +257,15 @@ def _time(value: Any) -> str:
     return "-" if value is None else format_duration(float(value))
 
 
+def _tokens_per_s(value: Any) -> str:
+    return "- tokens/s" if value is None else format_value(value, "tokens/s", digits=4)
+
+
+def _figure(value: Any, spec: str) -> str:
+    """``value`` formatted by ``spec``, or "-" for a figure that has no value (a run of zero duration)."""
+    return "-" if value is None else format(value, spec)
+
+
 def summary_text(result: SimulationResult, heading: str) -> str:
     """The readable summary: latency percentiles in a table, then throughput, goodput and memory."""
     s = result.summary
@@ -244,18 +284,18 @@ def summary_text(result: SimulationResult, heading: str) -> str:
     facts = [
         (
             "throughput",
-            f"{s['throughput_rps']:.3g} requests/s, "
-            f"{format_value(s['output_tokens_per_s'], 'tokens/s', digits=4)} out",
+            f"{_figure(s['throughput_rps'], '.3g')} requests/s, "
+            f"{_tokens_per_s(s['output_tokens_per_s'])} out",
         ),
         (
             "goodput",
-            f"{s['goodput_rps']:.3g} requests/s meet TTFT <= {_time(slo['ttft_s'])} and TPOT <= "
+            f"{_figure(s['goodput_rps'], '.3g')} requests/s meet TTFT <= {_time(slo['ttft_s'])} and TPOT <= "
             f"{_time(slo['tpot_s'])} ({s['slo_attainment']:.1%} of requests)",
         ),
         (
             "utilisation",
-            f"compute {s['compute_utilisation']:.1%}, memory bandwidth "
-            f"{s['bandwidth_utilisation']:.1%}, busy {s['busy_fraction']:.1%}",
+            f"compute {_figure(s['compute_utilisation'], '.1%')}, memory bandwidth "
+            f"{_figure(s['bandwidth_utilisation'], '.1%')}, busy {_figure(s['busy_fraction'], '.1%')}",
         ),
         ("decode batch", f"{s['mean_decode_batch']:.1f} on average over {s['decode_steps']:,} decode steps"),
         (
@@ -285,9 +325,9 @@ def _sweep_text(rows: list[dict[str, float | None]], heading: str, scheduler: Sc
     table = [
         [
             f"{r['rate_per_s']:g}",
-            f"{r['throughput_rps']:.3g}",
-            f"{r['output_tokens_per_s']:,.0f}",
-            f"{r['slo_attainment']:.0%}",
+            _figure(r["throughput_rps"], ".3g"),
+            _figure(r["output_tokens_per_s"], ",.0f"),
+            _figure(r["slo_attainment"], ".0%"),
             _time(r["ttft_p99_s"]),
             _time(r["tpot_p99_s"]),
         ]

@@ -18,14 +18,23 @@ from calculators.interconnect import send_time_s
 from calculators.passes import Setup, make_setup
 from calculators.simulator.kv_memory import KVMemory, MemoryConfig, kv_capacity_tokens
 from calculators.simulator.results import SLO, SimulationResult, StepLog
-from calculators.simulator.schedulers import ContinuousBatching, Disaggregated, Scheduler
+from calculators.simulator.schedulers import (
+    DEFAULT_MAX_BATCH_TOKENS,
+    ChunkedPrefill,
+    ContinuousBatching,
+    Disaggregated,
+    Scheduler,
+)
 from calculators.simulator.state import Instance, Sequence
 from calculators.simulator.step_cost import StepCost
 from calculators.simulator.workload import Request
 from calculators.validation import count
 
 DEFAULT_TIMELINE_STEPS = 1000
-DEFAULT_MAX_STEPS = 5_000_000
+# About 40 s of simulation in CPython: far beyond any lesson's run (10,000 requests take ~100,000 steps).
+DEFAULT_MAX_STEPS = 2_000_000
+# Replicas, and the GPUs of each disaggregated pool: each is an engine instance with its own books.
+MAX_INSTANCES = 4096
 
 
 def simulate(
@@ -56,7 +65,7 @@ def simulate(
         raise ValueError(f"scheduler must be one of the simulator's schedulers, got {scheduler!r}")
     memory = memory if memory is not None else MemoryConfig()
     slo = slo if slo is not None else SLO()
-    replicas = count("replicas", replicas)
+    replicas = count("replicas", replicas, maximum=MAX_INSTANCES)
     timeline_steps = count("timeline_steps", timeline_steps, minimum=0)
     max_steps = count("max_steps", max_steps)
     reqs = _checked_requests(requests)
@@ -80,6 +89,7 @@ def simulate(
                 f"instance holds {capacity:,}; use shorter requests, more GPUs per replica, or fp8"
             )
 
+    _check_work(reqs, scheduler, replicas, setup, max_steps)
     cost = StepCost(setup)
     log = StepLog(timeline_steps, memory=bool(timeline_memory))
     budget = [max_steps]
@@ -138,7 +148,41 @@ def _pool_size(field: str, gpus: int, setup: Setup) -> int:
         raise ValueError(
             f"{field}={gpus} is not a multiple of the setup's {per_replica} GPUs per replica; give a multiple"
         )
+    if gpus // per_replica > MAX_INSTANCES:
+        raise ValueError(
+            f"{field}={gpus:,} makes {gpus // per_replica:,} replicas in one pool; at most {MAX_INSTANCES:,} "
+            "are simulated, give fewer GPUs"
+        )
     return gpus // per_replica
+
+
+def _check_work(
+    reqs: list[Request], scheduler: Scheduler, replicas: int, setup: Setup, max_steps: int
+) -> None:
+    """Refuse at once a run that cannot finish within ``max_steps`` steps, rather than after minutes.
+
+    A lower bound on the steps: every instance runs its longest output's decode steps, and its prompts'
+    tokens at most a step's prompt budget per step (a token budget of 1 over 131,072-token prompts would
+    need 131,072 steps each).
+    """
+    if isinstance(scheduler, ChunkedPrefill):
+        budget = scheduler.token_budget
+    elif isinstance(scheduler, ContinuousBatching):
+        budget = scheduler.max_batch_tokens
+    elif isinstance(scheduler, Disaggregated):
+        prefill = scheduler.prefill_scheduler
+        budget = prefill.token_budget if isinstance(prefill, ChunkedPrefill) else DEFAULT_MAX_BATCH_TOKENS
+        replicas = max(1, min(scheduler.prefill_gpus, scheduler.decode_gpus) // setup.total_gpus)
+    else:
+        budget = max(r.prompt_tokens for r in reqs) * len(reqs)  # static: a batch's prefill is one step
+    instances = min(replicas, len(reqs))
+    prompt_steps = math.ceil(sum(r.prompt_tokens for r in reqs) / budget / instances)
+    least = prompt_steps + max(r.output_tokens for r in reqs) - 1
+    if least > max_steps:
+        raise ValueError(
+            f"this run needs at least {least:,} engine steps and max_steps is {max_steps:,}; give fewer or "
+            "shorter requests, a larger token budget, more replicas, or raise max_steps"
+        )
 
 
 def _checked_requests(requests: Iterable[Request]) -> list[Request]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from calculators.passes import make_setup
-from calculators.simulator.engine import simulate
+from calculators.simulator.engine import DEFAULT_MAX_STEPS, simulate
 from calculators.simulator.kv_memory import MemoryConfig
 from calculators.simulator.results import SLO, SimulationResult
 from calculators.simulator.schedulers import (
@@ -140,6 +140,7 @@ def run_named(
     seed: int = 0,
     timeline_steps: int = 0,
     timeline_memory: bool = False,
+    max_steps: int = DEFAULT_MAX_STEPS,
 ) -> SimulationResult:
     """Simulate ``requests`` requests (Poisson at ``rate`` per second, or a ``burst``) of ``prompt`` and
     ``output`` tokens on one replica of ``model`` on ``gpu``; every keyword is one of the run's settings.
@@ -179,6 +180,7 @@ def run_named(
         slo=SLO(slo_ttft_ms / 1e3, slo_tpot_ms / 1e3),
         timeline_steps=timeline_steps,
         timeline_memory=timeline_memory,
+        max_steps=max_steps,
     )
 
 

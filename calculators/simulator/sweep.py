@@ -14,9 +14,18 @@ from calculators.simulator.engine import simulate
 from calculators.simulator.kv_memory import MemoryConfig
 from calculators.simulator.results import SLO, SimulationResult
 from calculators.simulator.schedulers import Scheduler
-from calculators.simulator.workload import Lengths, poisson_workload
+from calculators.simulator.workload import (
+    MAX_ARRIVAL_S,
+    MAX_RATE_PER_S,
+    MAX_REQUESTS,
+    Lengths,
+    poisson_workload,
+)
+from calculators.validation import bounded_number, fraction
 from calculators.validation import count as whole_number
-from calculators.validation import fraction, positive_number
+
+MAX_RATES = 64  # rates in one sweep: each is a whole simulation
+MAX_SEARCH_STEPS = 40  # halvings of the rate search: 40 narrow any range to its float resolution
 
 
 def _row(rate: float, result: SimulationResult) -> dict[str, float | None]:
@@ -52,8 +61,12 @@ def sweep_rates(
     seed: int = 0,
 ) -> list[dict[str, float | None]]:
     """Serve a Poisson workload of ``count`` requests at each rate; one row of headline figures per rate."""
+    if isinstance(rates, str | bytes) or not isinstance(rates, Iterable):
+        raise ValueError(f"rates must be a list of arrival rates per second, got {rates!r:.60}")
     rows = []
-    for rate in rates:
+    for i, rate in enumerate(rates):
+        if i >= MAX_RATES:
+            raise ValueError(f"rates has more than {MAX_RATES} rates; give at most {MAX_RATES}")
         requests = poisson_workload(rate, count, prompt, output, seed=seed)
         result = simulate(
             requests, setup, scheduler, memory=memory, replicas=replicas, slo=slo, timeline_steps=0
@@ -92,13 +105,13 @@ def max_rate_meeting_slo(
     Returns the rate and the figures there; the rate is None if even ``low_per_s`` misses the target.
     """
     target = fraction("attainment", attainment)
-    window = positive_number("duration_s", duration_s)
-    cap = whole_number("max_requests", max_requests)
-    lo = positive_number("low_per_s", low_per_s)
-    hi = positive_number("high_per_s", high_per_s)
+    window = bounded_number("duration_s", duration_s, MAX_ARRIVAL_S)
+    cap = whole_number("max_requests", max_requests, maximum=MAX_REQUESTS)
+    lo = bounded_number("low_per_s", low_per_s, MAX_RATE_PER_S)
+    hi = bounded_number("high_per_s", high_per_s, MAX_RATE_PER_S)
     if hi <= lo:
         raise ValueError(f"high_per_s must be above low_per_s, got {hi} and {lo}")
-    n_steps = whole_number("steps", steps)
+    n_steps = whole_number("steps", steps, maximum=MAX_SEARCH_STEPS)
 
     def trial(rate: float) -> dict[str, float | None]:
         n = min(cap, max(1, math.ceil(rate * window)))

@@ -13,10 +13,26 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from calculators.validation import count, positive_number
+from calculators.validation import MAX_COUNT, bounded_number, choice, count
 
 # A workload this large would take far longer to simulate than any lesson or widget can wait.
 MAX_REQUESTS = 1_000_000
+# The latest arrival accepted, about three years: a float's resolution there is 15 ns, so a step of a
+# microsecond still moves the clock (at 1e15 s, a whole decode step would vanish in rounding).
+MAX_ARRIVAL_S = 1e8
+MAX_RATE_PER_S = 1e9  # arrivals per second: a nanosecond apart, far beyond any engine
+
+
+def arrival_time(field: str, value: object) -> float:
+    """``value`` as seconds if it is a finite number from 0 to :data:`MAX_ARRIVAL_S`; else ``ValueError``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{field} must be a finite number of seconds >= 0, got {value!r}")
+    if value > MAX_ARRIVAL_S:
+        raise ValueError(
+            f"{field} must be at most {MAX_ARRIVAL_S:g} s (about three years), got {value!r}; "
+            "start the trace nearer 0"
+        )
+    return float(value)
 
 
 @dataclass(frozen=True)
@@ -36,9 +52,7 @@ class Request:
         where = f"request {self.id!r}"
         if isinstance(self.id, bool) or not isinstance(self.id, int):
             raise ValueError(f"{where}: id must be a whole number")
-        a = self.arrival_s
-        if isinstance(a, bool) or not isinstance(a, int | float) or not math.isfinite(a) or a < 0:
-            raise ValueError(f"{where}: arrival_s must be a finite number of seconds >= 0, got {a!r}")
+        arrival_time(f"{where}: arrival_s", self.arrival_s)
         count(f"{where}: prompt_tokens", self.prompt_tokens)
         count(f"{where}: output_tokens", self.output_tokens)
 
@@ -64,6 +78,19 @@ class Lengths:
     b: float = 0.0
     cap: int | None = None
 
+    def __post_init__(self) -> None:
+        """Checks a Lengths built directly as the class methods check theirs."""
+        choice("lengths kind", self.kind, ("fixed", "uniform", "lognormal"))
+        if self.kind == "lognormal":
+            bounded_number("mean", self.a, MAX_COUNT, 1.0)
+            bounded_number("spread", self.b, MAX_COUNT)
+        else:
+            count("low" if self.kind == "uniform" else "tokens", self.a)
+        if self.kind == "uniform" and not self.a <= count("high", self.b):
+            raise ValueError(f"uniform lengths need low <= high, got low={self.a} and high={self.b}")
+        if self.cap is not None:
+            count("cap", self.cap)
+
     @classmethod
     def fixed(cls, tokens: int) -> Lengths:
         """Every request has exactly ``tokens`` tokens."""
@@ -86,8 +113,8 @@ class Lengths:
         mean m and standard deviation s has sigma^2 = ln(1 + s^2/m^2) and mu = ln(m) - sigma^2/2.
         Rounding and the floor of 1 token move the mean of the draws slightly.
         """
-        m = positive_number("mean", mean)
-        s = positive_number("spread", spread)
+        m = bounded_number("mean", mean, MAX_COUNT, 1.0)
+        s = bounded_number("spread", spread, MAX_COUNT)
         if cap is not None:
             count("cap", cap)
         return cls("lognormal", m, s, cap)
@@ -108,7 +135,9 @@ class Lengths:
             return rng.randint(int(self.a), int(self.b))
         sigma2 = math.log(1.0 + (self.b / self.a) ** 2)
         value = max(1, round(rng.lognormvariate(math.log(self.a) - sigma2 / 2.0, math.sqrt(sigma2))))
-        return min(value, self.cap) if self.cap is not None else value
+        return min(
+            value, self.cap if self.cap is not None else MAX_COUNT
+        )  # the tail ends at the largest count
 
 
 def _streams(seed: int) -> tuple[random.Random, random.Random, random.Random]:
@@ -154,7 +183,7 @@ def poisson_workload(
             "rate_per_s is 0: no request would ever arrive; give a rate above 0, or use burst_workload "
             "for requests that all arrive together"
         )
-    rate = positive_number("rate_per_s", rate_per_s)
+    rate = bounded_number("rate_per_s", rate_per_s, MAX_RATE_PER_S)
     n = _count_requests(count)
     prompts, outputs = _lengths("prompt", prompt), _lengths("output", output)
     arrivals, prompt_rng, output_rng = _streams(seed)
@@ -162,6 +191,11 @@ def poisson_workload(
     t = 0.0
     for i in range(n):
         t += arrivals.expovariate(rate)
+        if t > MAX_ARRIVAL_S:
+            raise ValueError(
+                f"at rate_per_s={rate:g}, request {i} would arrive after {MAX_ARRIVAL_S:g} s (about three "
+                "years); give a higher rate or fewer requests"
+            )
         requests.append(Request(i, t, prompts.sample(prompt_rng), outputs.sample(output_rng)))
     return tuple(requests)
 
@@ -176,13 +210,10 @@ def burst_workload(
 ) -> tuple[Request, ...]:
     """``count`` requests that all arrive at ``at_s``: the offline, throughput-only case."""
     n = _count_requests(count)
-    if isinstance(at_s, bool) or not isinstance(at_s, int | float) or not math.isfinite(at_s) or at_s < 0:
-        raise ValueError(f"at_s must be a finite number of seconds >= 0, got {at_s!r}")
+    at_s = arrival_time("at_s", at_s)
     prompts, outputs = _lengths("prompt", prompt), _lengths("output", output)
     _, prompt_rng, output_rng = _streams(seed)
-    return tuple(
-        Request(i, float(at_s), prompts.sample(prompt_rng), outputs.sample(output_rng)) for i in range(n)
-    )
+    return tuple(Request(i, at_s, prompts.sample(prompt_rng), outputs.sample(output_rng)) for i in range(n))
 
 
 def trace_workload(
@@ -191,9 +222,17 @@ def trace_workload(
     """Requests from an explicit list: each row is ``(arrival_s, prompt_tokens, output_tokens)`` or a mapping
     with those keys. Rows may come in any order; ids follow the order given.
     """
+    if isinstance(rows, str | bytes | Mapping) or not isinstance(rows, Iterable):
+        raise ValueError(
+            f"a trace is a list of rows (arrival_s, prompt_tokens, output_tokens), got {type(rows).__name__}"
+        )
     requests = []
     for i, row in enumerate(rows):
         where = f"trace row {i}"
+        if i >= MAX_REQUESTS:  # stop reading here: the rest of a huge trace is never looked at
+            raise ValueError(
+                f"the trace has more than {MAX_REQUESTS:,} rows; at most {MAX_REQUESTS:,} are allowed"
+            )
         if isinstance(row, Mapping):
             missing = [k for k in ("arrival_s", "prompt_tokens", "output_tokens") if k not in row]
             if missing:
@@ -202,29 +241,24 @@ def trace_workload(
                 )
             values = (row["arrival_s"], row["prompt_tokens"], row["output_tokens"])
         else:
-            values = tuple(row)  # type: ignore[assignment]
+            if not isinstance(row, list | tuple):
+                raise ValueError(
+                    f"{where} is {row!r:.60}; give a list [arrival_s, prompt_tokens, output_tokens] or a "
+                    "mapping with those keys"
+                )
+            values = tuple(row)
             if len(values) != 3:
                 raise ValueError(
                     f"{where} has {len(values)} values; give (arrival_s, prompt_tokens, output_tokens)"
                 )
-        arrival = values[0]
-        if (
-            isinstance(arrival, bool)
-            or not isinstance(arrival, int | float)
-            or not math.isfinite(arrival)
-            or arrival < 0
-        ):
-            raise ValueError(f"{where}: arrival_s must be a finite number of seconds >= 0, got {arrival!r}")
         requests.append(
             Request(
                 i,
-                float(arrival),
+                arrival_time(f"{where}: arrival_s", values[0]),
                 count(f"{where}: prompt_tokens", values[1]),
                 count(f"{where}: output_tokens", values[2]),
             )
         )
     if not requests:
         raise ValueError("the trace has no rows; give at least one (arrival_s, prompt_tokens, output_tokens)")
-    if len(requests) > MAX_REQUESTS:
-        raise ValueError(f"the trace has {len(requests):,} rows; at most {MAX_REQUESTS:,} are allowed")
     return tuple(requests)

@@ -28,7 +28,7 @@ import yaml
 from calculators.expressions import spending
 from course.lesson_format.expression_budget import build_budget
 from course.lesson_format.lessons import load_course, parse_tracks, split_front_matter
-from course.lesson_format.problems import Problem, docs_prefix
+from course.lesson_format.problems import Problem, docs_prefix, log_safe, printable
 from course.lesson_format.validation import (
     COURSE_PREFIX,
     DEFAULT_BLOCK_MODULES,
@@ -37,6 +37,7 @@ from course.lesson_format.validation import (
     validate_page,
 )
 from course.sanitising.source_files import read_source
+from course.sanitising.source_tree import build_input_folders, build_input_problems, markdown_sources
 
 CONFIG = "mkdocs.yml"
 PROG = "course.lesson_format.check"  # as run: python -m course.lesson_format.check
@@ -52,10 +53,12 @@ _TolerantLoader.add_multi_constructor("tag:yaml.org,2002:python/", lambda loader
 
 @dataclass(frozen=True)
 class Settings:
-    """What the check needs from the site's configuration: where the lessons are, which blocks they use."""
+    """What the check needs from the site's configuration: where the lessons are, which blocks they use,
+    and the other folders a build reads from contributors (the theme's overrides, the snippet paths)."""
 
     docs_dir: Path
     block_modules: tuple[str, ...]
+    input_folders: tuple[Path, ...] = ()
 
 
 def read_settings(config: Path) -> Settings:
@@ -72,14 +75,20 @@ def read_settings(config: Path) -> Settings:
         elif isinstance(entry, dict):
             names.extend(str(key) for key in entry)
     modules = tuple(name for name in names if name.startswith(COURSE_PREFIX))
-    return Settings(docs_dir, modules or DEFAULT_BLOCK_MODULES)
+    theme = data.get("theme")
+    extensions = [e for e in data.get("markdown_extensions") or [] if isinstance(e, dict)]
+    configs = {str(k): v for entry in extensions for k, v in entry.items() if isinstance(v, dict)}
+    folders = build_input_folders(theme.get("custom_dir") if isinstance(theme, dict) else None, configs)
+    inputs = tuple(config.parent / folder for folder in folders)
+    return Settings(docs_dir, modules or DEFAULT_BLOCK_MODULES, inputs)
 
 
-def course_problems(docs_dir: Path) -> list[Problem]:
-    """Problems of the course as a whole: tracks.yml, every lesson's front matter, notebook headers,
-    redirects.yml, references.yml and glossary.yml."""
+def course_problems(docs_dir: Path, input_folders: Sequence[Path] = ()) -> list[Problem]:
+    """Problems of the course as a whole: the files under docs/ (and the overrides and snippet folders),
+    tracks.yml, every lesson's front matter, notebook headers, redirects.yml, references.yml and
+    glossary.yml."""
     course = load_course(docs_dir)
-    problems = list(course.problems)
+    problems = list(course.problems) + build_input_problems(input_folders)
     from course.notebooks.lesson_notebooks import (
         load_notebooks,  # the notebooks' own module reads their headers
     )
@@ -122,7 +131,7 @@ def markdown_files(paths: Iterable[Path]) -> list[Path]:
     found: list[Path] = []
     for path in paths:
         if path.is_dir():
-            found.extend(sorted(path.rglob("*.md")))
+            found.extend(markdown_sources(path))  # no links followed, no pipe read
         else:
             found.append(path)
     return found
@@ -142,11 +151,11 @@ def _check(paths: Sequence[Path], settings: Settings | None) -> tuple[list[Probl
     settings = settings or read_settings(Path(CONFIG))
     docs = settings.docs_dir
     validators = block_validators(settings.block_modules)
-    files = markdown_files(paths) if paths else sorted(docs.rglob("*.md"))
-    whole_course = course_problems(docs) if docs.is_dir() else []
+    files = markdown_files(paths) if paths else markdown_sources(docs)
+    whole_course = course_problems(docs, settings.input_folders) if docs.is_dir() else []
     problems: list[Problem] = []
     for file in files:
-        if not file.exists():
+        if not file.is_file():  # missing, or a pipe that reading would wait on
             problems.append(
                 Problem(str(file), "file", "does not exist", "give the path of a Markdown file under docs/")
             )
@@ -178,10 +187,11 @@ def format_problem(problem: Problem, docs_prefix: str = "") -> str:
 
     The first line is ``path:line: field`` (editors and terminals turn it into a link to the line).
     """
-    path = problem.file if problem.file.startswith(("/", ".")) else docs_prefix + problem.file
+    path = printable(problem.file if problem.file.startswith(("/", ".")) else docs_prefix + problem.file)
     where = f"{path}:{problem.line}" if problem.line else path
-    fix = problem.fix.replace("\n", "\n         ")
-    return f"{where}: {problem.field}\n  problem: {problem.message}\n  fix:     {fix}"
+    fix = "\n         ".join(printable(line) for line in problem.fix.split("\n"))
+    message = printable(problem.message)
+    return log_safe(f"{where}: {printable(problem.field)}\n  problem: {message}\n  fix:     {fix}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -21,6 +21,7 @@ from markdown.preprocessors import Preprocessor
 from course.lesson_format.glossary import find_problems as find_problems  # the page check of terms' order
 from course.lesson_format.problems import LessonProblems
 from course.lesson_format.validation import DEFAULT_BLOCK_MODULES, block_validators, validate_page
+from course.sanitising.source_tree import docs_tree_problems
 
 PAGE = "this page"  # Python-Markdown does not say which file it converts; the builder's error names it
 
@@ -34,7 +35,9 @@ class LessonCheckPreprocessor(Preprocessor):
 
     def run(self, lines: list[str]) -> list[str]:
         validators = block_validators(DEFAULT_BLOCK_MODULES)
-        problems = validate_page("\n".join(lines), PAGE, validators, self.docs_dir)
+        # Links, pipes, odd names and duplicate addresses under docs/ fail a build without our hook too.
+        problems = docs_tree_problems(self.docs_dir)
+        problems += validate_page("\n".join(lines), PAGE, validators, self.docs_dir)
         if problems:
             raise LessonProblems(problems)
         return lines

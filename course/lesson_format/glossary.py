@@ -15,12 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from course.lesson_format.lessons import load_course
 from course.lesson_format.problems import Problem
 from course.numbers.extension import NUMBER_RE, prose_lines
-from course.sanitising.source_files import load_yaml
+from course.sanitising.source_files import read_yaml_file
 
 GLOSSARY_FILE = "glossary.yml"
 EXAMPLE_ENTRY = "- term: ridge point\n  lesson: memory-wall\n  forms: [ridge point]"
@@ -53,10 +51,10 @@ def load_glossary(docs_dir: str | Path) -> tuple[list[Term], list[Problem]]:
     path = Path(docs_dir) / GLOSSARY_FILE
     if not path.is_file():
         return [], []
-    try:
-        data: Any = load_yaml(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, ValueError) as error:
-        return [], [Problem(GLOSSARY_FILE, "glossary", f"cannot be read: {error}", "fix the YAML", None)]
+    data: Any
+    data, unreadable = read_yaml_file(path, GLOSSARY_FILE, EXAMPLE_ENTRY)  # the one bounded reader
+    if unreadable:
+        return [], unreadable
     if not isinstance(data, list):
         return [], [Problem(GLOSSARY_FILE, "glossary", "must be a list of terms", EXAMPLE_ENTRY, None)]
     lessons = {lesson.id for lesson in load_course(docs_dir).lessons}

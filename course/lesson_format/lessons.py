@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,14 @@ from course.folder_digest import folder_digest
 from course.lesson_format.problems import Problem
 from course.sanitising.front_matter import FIX as PLAIN_TEXT_FIX
 from course.sanitising.front_matter import plain_text_problem
-from course.sanitising.source_files import compose_yaml, docs_file_problem, load_yaml, read_source
+from course.sanitising.source_files import (
+    MAX_YAML_FILE_CHARS,
+    compose_yaml,
+    load_yaml,
+    read_source,
+    yaml_problem,
+)
+from course.sanitising.source_tree import docs_tree_problems, is_plain_file, markdown_sources
 
 TRACKS_FILE = "tracks.yml"
 MAX_TAKEAWAYS = 6
@@ -148,19 +155,12 @@ def split_front_matter(text: str, path: str) -> tuple[FrontMatter | None, list[P
         node = compose_yaml(source)
         data = load_yaml(source)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        line = 2 + mark.line if mark is not None else 1
-        reason = getattr(error, "problem", None) or str(error).splitlines()[0]
-        return None, [
-            Problem(
-                path,
-                "front matter",
-                f"is not valid YAML ({reason})",
-                'quote values that contain ": " or start with [ { * & ! | > \' " % @, e.g. '
-                'title: "Prefill vs decode: the two phases"',
-                line=line,
-            )
-        ]
+        fix = (
+            'quote values that contain ": " or start with [ { * & ! | > \' " % @, e.g. '
+            'title: "Prefill vs decode: the two phases"'
+        )
+        problem = yaml_problem(error, path, "front matter", fix, first_line=2)
+        return None, [problem if problem.line else replace(problem, line=1)]
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -223,14 +223,9 @@ def parse_tracks(text: str, path: str = TRACKS_FILE) -> tuple[list[Track], list[
     """Parse docs/tracks.yml: a list of ``{key, title, summary, order}`` and optionally ``notebooks``."""
     example = "- key: foundations\n  title: The GPU and its memory\n  summary: One line.\n  order: 1"
     try:
-        data = load_yaml(text)
+        data = load_yaml(text, MAX_YAML_FILE_CHARS)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        return [], [
-            Problem(
-                path, "tracks", f"is not valid YAML ({error})", example, line=mark.line + 1 if mark else None
-            )
-        ]
+        return [], [yaml_problem(error, path, "tracks", example)]
     if not isinstance(data, list) or not data:
         return [], [Problem(path, "tracks", "expected a non-empty list of tracks", example)]
     tracks: list[Track] = []
@@ -653,28 +648,24 @@ def load_course(docs_dir: Path | str) -> Course:
 
 def _read_course(docs_dir: Path | str) -> Course:
     docs = Path(docs_dir)
+    tree = docs_tree_problems(docs)  # links, pipes, odd names, kinds, duplicate addresses: always checked
     tracks_path = docs / TRACKS_FILE
-    if not tracks_path.exists():
-        return Course(
-            [],
-            [],
-            [
-                Problem(
-                    TRACKS_FILE,
-                    "tracks",
-                    f"{tracks_path} does not exist",
-                    "create docs/tracks.yml listing the tracks",
-                )
-            ],
+    if not is_plain_file(tracks_path, docs):  # missing, or a link or a pipe (in ``tree``): never read
+        missing = Problem(
+            TRACKS_FILE,
+            "tracks",
+            f"{tracks_path} does not exist",
+            "create docs/tracks.yml listing the tracks",
         )
+        return Course([], [], tree if tracks_path.exists() or tracks_path.is_symlink() else [missing, *tree])
     tracks_text, problems = read_source(tracks_path, TRACKS_FILE)
     tracks, found = parse_tracks(tracks_text or "")
     problems += found if tracks_text is not None else []
-    problems += [p for f in sorted(docs.rglob("*")) if f.is_file() and (p := _file_problem(f, docs))]
+    problems += tree
     keys = [t.key for t in tracks]
     lessons: list[Lesson] = []
     key_lines: dict[str, dict[str, int]] = {}
-    for file in sorted(docs.rglob("*.md")):
+    for file in markdown_sources(docs):
         path = file.relative_to(docs).as_posix()
         text, found = read_source(file, path)
         problems += found
@@ -688,11 +679,3 @@ def _read_course(docs_dir: Path | str) -> Course:
             key_lines[path] = front.key_lines if front else {}
     problems.extend(check_lessons(lessons, key_lines))
     return Course(tracks, lessons, problems)
-
-
-def _file_problem(file: Path, docs: Path) -> Problem | None:
-    """A file under docs/ of a kind lessons do not use (hidden files, such as .gitkeep, are not published)."""
-    path = file.relative_to(docs).as_posix()
-    if any(part.startswith(".") for part in file.relative_to(docs).parts):
-        return None
-    return docs_file_problem(path)

@@ -61,9 +61,12 @@ def shared_inputs(
         files = [root] if root.is_file() else sorted(root.rglob("*"))
         for file in files:
             relative = file.relative_to(root) if file != root else Path(file.name)
-            if not file.is_file() or any(p.startswith(".") or p == "__pycache__" for p in relative.parts):
+            linked = file.is_symlink()  # counted by its target's name, never read (the build refuses it)
+            if not (linked or file.is_file()) or any(
+                p.startswith(".") or p == "__pycache__" for p in relative.parts
+            ):
                 continue
-            content = file.read_bytes()
+            content = os.readlink(file).encode() if linked else file.read_bytes()
             if label == "docs" and file.suffix == ".md" and file.name != "index.md":
                 front_matter = front_matter_source(content.decode("utf-8", "replace"))
                 if TITLE_KEY_RE.search(front_matter):

@@ -24,8 +24,27 @@ class Problem:
     line: int | None = None  # 1-based line in the file, where known
 
     def __str__(self) -> str:
-        where = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{where}: {self.field}: {self.message}. Fix: {self.fix}"
+        where = f"{printable(self.file)}:{self.line}" if self.line else printable(self.file)
+        fix = "\n".join(printable(line) for line in self.fix.split("\n"))
+        return log_safe(f"{where}: {printable(self.field)}: {printable(self.message)}. Fix: {fix}")
+
+
+def printable(text: str) -> str:
+    """``text`` with every character that is not printable written as its escape (``\\n``, ``\\x1b``).
+
+    File names, fields and messages quote what contributors wrote; printed raw, a newline in a file name
+    started a line of its own in CI logs (``::error ...``, a GitHub Actions workflow command), and an escape
+    sequence could rewrite a terminal. Letters of any script are kept.
+    """
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def log_safe(text: str) -> str:
+    """``text`` with no line that a CI runner reads as a workflow command (``::name ...`` after spaces)."""
+    lines = text.split("\n")
+    return "\n".join("\\" + line if line.lstrip().startswith("::") else line for line in lines)
 
 
 class LessonProblems(Exception):

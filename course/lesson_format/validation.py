@@ -20,6 +20,7 @@ from course.lesson_format.lessons import front_matter_prose_only, load_course, s
 from course.lesson_format.problems import Problem
 from course.sanitising.front_matter import front_matter_problems
 from course.sanitising.source_files import read_source
+from course.sanitising.source_tree import markdown_sources
 
 Validator = Callable[..., list[Problem]]
 # The course's own extensions; third-party ones (pymdownx, toc, ...) have no find_problems to look for.
@@ -90,7 +91,7 @@ def _validate_docs(docs: Path, module_names: Iterable[str]) -> list[Problem]:
     course = load_course(docs)
     problems = list(course.problems)
     validators = block_validators(module_names)
-    for file in sorted(docs.rglob("*.md")):
+    for file in markdown_sources(docs):
         path = file.relative_to(docs).as_posix()
         text, _ = read_source(file, path)  # a file that cannot be read is already among the course's problems
         if text is not None:

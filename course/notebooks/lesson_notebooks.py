@@ -35,6 +35,8 @@ from course.folder_digest import fingerprint_folder
 from course.lesson_format.lessons import Course
 from course.lesson_format.navigation import NavItem
 from course.lesson_format.problems import Problem
+from course.sanitising.source_files import SOURCE_FIELD, YamlLimitError, load_yaml
+from course.sanitising.source_tree import is_plain_file
 from course.sanitising.titles import text_of_html
 
 NOTEBOOK_FOLDER = "notebooks"
@@ -79,6 +81,8 @@ def load_notebooks(docs_dir: str | Path, course: Course) -> tuple[list[Notebook]
     notebooks: list[Notebook] = []
     problems: list[Problem] = []
     for file in sorted(docs.glob(NOTEBOOK_GLOB)):
+        if not is_plain_file(file, docs):  # a link or a pipe: refused by the file checks, never read
+            continue
         path = file.relative_to(docs).as_posix()
         notebook, found = parse_notebook(path, file.read_text(encoding="utf-8"), course)
         problems.extend(found)
@@ -117,9 +121,11 @@ def parse_notebook(path: str, text: str, course: Course) -> tuple[Notebook | Non
     """
     try:
         header = _header_metadata(text)
-    except yaml.YAMLError as error:
+    except YamlLimitError as error:  # jupytext would read it unbounded: the build stops before it does
+        return None, [Problem(path, SOURCE_FIELD, f"jupytext header: {error.problem}", error.fix)]
+    except yaml.YAMLError as error:  # jupytext would read it unbounded too: the build stops before it does
         return None, [
-            Problem(path, "notebook", f"its jupytext header is not valid YAML ({error})", HEADER_EXAMPLE)
+            Problem(path, SOURCE_FIELD, f"its jupytext header is not valid YAML ({error})", HEADER_EXAMPLE)
         ]
     problems: list[Problem] = []
     settings = header.get(METADATA_KEY)
@@ -160,19 +166,26 @@ def parse_notebook(path: str, text: str, course: Course) -> tuple[Notebook | Non
     return Notebook(path, title, lesson_id), []
 
 
+_HEADER_LINE_RE = re.compile(r"^#\s*---\s*$")
+
+
 def _header_metadata(text: str) -> Mapping[str, Any]:
-    """The ``jupyter:`` mapping of a percent-format file's header (``# ---`` ... ``# ---`` at the top)."""
+    """The ``jupyter:`` mapping of a percent-format file's header (``# ---`` ... ``# ---`` at the top).
+
+    The delimiters are read as loosely as jupytext reads them (``#---`` too): a header that jupytext reads and
+    this did not would reach jupytext's unbounded YAML reading unchecked.
+    """
     lines = text.splitlines()
     start = 0
-    while start < len(lines) and lines[start].startswith("#") and lines[start].rstrip() != "# ---":
+    while start < len(lines) and lines[start].startswith("#") and not _HEADER_LINE_RE.match(lines[start]):
         start += 1  # a shebang or an encoding line may come first
-    if start == len(lines) or lines[start].rstrip() != "# ---":
+    if start == len(lines) or not _HEADER_LINE_RE.match(lines[start]):
         return {}
-    end = next((i for i in range(start + 1, len(lines)) if lines[i].rstrip() == "# ---"), None)
+    end = next((i for i in range(start + 1, len(lines)) if _HEADER_LINE_RE.match(lines[i])), None)
     if end is None:
         return {}
     body = "\n".join(line[2:] if line.startswith("# ") else line[1:] for line in lines[start + 1 : end])
-    header = yaml.safe_load(body) or {}
+    header = load_yaml(body) or {}  # the one bounded reader (jupytext reads it too, after our check)
     jupyter = header.get("jupyter") if isinstance(header, Mapping) else None
     return jupyter if isinstance(jupyter, Mapping) else {}
 

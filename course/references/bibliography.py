@@ -16,6 +16,7 @@ from pathlib import Path
 import yaml
 
 from course.lesson_format.problems import Problem
+from course.sanitising.source_files import MAX_YAML_FILE_CHARS, load_yaml, read_source, yaml_problem
 
 REFERENCES_FILE = "references.yml"
 KEY_RE = re.compile(r"^[a-z0-9]+(?:[-.][a-z0-9]+)*$")
@@ -77,18 +78,9 @@ class Reference:
 def parse_bibliography(text: str, path: str = REFERENCES_FILE) -> tuple[dict[str, Reference], list[Problem]]:
     """The entries of a references.yml text, by key, and every problem found."""
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text, MAX_YAML_FILE_CHARS)  # the one bounded reader: no aliases, depth, size
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        return {}, [
-            Problem(
-                path,
-                "references",
-                f"is not valid YAML ({error})",
-                EXAMPLE,
-                line=mark.line + 1 if mark else None,
-            )
-        ]
+        return {}, [yaml_problem(error, path, "references", EXAMPLE)]
     if data is None:
         return {}, []
     if not isinstance(data, dict):
@@ -196,15 +188,18 @@ def _entry_problems(key: object, entry: object, path: str) -> list[Problem]:
 
 @lru_cache(maxsize=8)
 def _load(file: str, mtime: float) -> tuple[dict[str, Reference], tuple[Problem, ...]]:
-    entries, problems = parse_bibliography(Path(file).read_text(encoding="utf-8"))
+    text, unreadable = read_source(Path(file), REFERENCES_FILE)  # size, UTF-8, line endings
+    if text is None:
+        return {}, tuple(unreadable)
+    entries, problems = parse_bibliography(text)
     return entries, tuple(problems)
 
 
 def load_bibliography(docs_dir: Path | str) -> tuple[dict[str, Reference], list[Problem]]:
     """The bibliography in ``docs_dir``/references.yml (empty when absent), read once per change."""
     file = Path(docs_dir) / REFERENCES_FILE
-    if not file.exists():
-        return {}, []
+    if file.is_symlink() or not file.is_file():
+        return {}, []  # absent, or a link or a pipe: refused by the file checks (source_tree), never read
     entries, problems = _load(str(file.resolve()), file.stat().st_mtime)
     return entries, list(problems)
 

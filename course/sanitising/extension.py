@@ -74,18 +74,22 @@ def rendered_problems(markdown: str) -> list[HtmlProblem]:
     """
     md = Markdown(extensions=[*RENDERING_EXTENSIONS, SanitisingExtension(final_pass=True)])
     page = without_trusted_parts(md.convert(markdown))  # what the build's final pass reads
-    formulas = {f"HTML <{tag}>" for tag in MATHML_TAGS}  # the converter's; course.math checks formulas
-    return [p for p in html_problems(browser_html(page)) if p.what not in formulas]
+    # The converter's MathML (course.math checks formulas), and the classes Markdown itself writes (a lesson's
+    # own are read from its text; the sanitiser drops any other).
+    mine = {f"HTML <{tag}>" for tag in MATHML_TAGS} | {"class"}
+    return [p for p in html_problems(browser_html(page)) if p.what not in mine]
 
 
 def find_problems(markdown: str, path: str) -> list[Problem]:
     """Every tag, attribute, URL and attribute list in the prose of a page that the allow-list refuses."""
     prose = prose_only(markdown)
     # Formulas are blanked for Markdown's syntax: `$\sum_{i=1}$` holds braces, not an attribute list.
-    found = [*html_problems(prose), *markdown_problems(without_formulas(prose))]
+    # A worked notebook (.py) is mostly Python: its dictionaries are read only if they look like nothing else.
+    notebook = path.endswith(".py")
+    found = [*html_problems(prose), *markdown_problems(without_formulas(prose), placed_lists=not notebook)]
     seen = {problem.what for problem in found}
     lowered = markdown.lower()
-    for problem in rendered_problems(markdown):
+    for problem in rendered_problems(markdown) if not notebook else []:
         if problem.what not in seen:  # hidden from the reading of the text: placed at its first mention
             seen.add(problem.what)
             name = problem.what.split()[-1].strip("<>")

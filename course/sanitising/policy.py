@@ -25,6 +25,15 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 
 import nh3
+from markdown.extensions.attr_list import get_attrs_and_remainder, sanitize_name
+
+from course.sanitising.attribute_values import (
+    RESERVED_PREFIXES,
+    class_problem,
+    kept_classes,
+    lesson_classes_fix,
+    reserved_name,
+)
 
 TAGS: frozenset[str] = frozenset(
     {
@@ -134,7 +143,9 @@ STYLE_PROPERTIES: frozenset[str] = frozenset({"text-align"})  # Markdown tables 
 URL_SCHEMES: frozenset[str] = frozenset({"http", "https", "mailto"})
 LOADING_ATTRIBUTES: frozenset[str] = frozenset({"src"})  # the allowed attributes that make the browser fetch
 LINK_ATTRIBUTES: frozenset[str] = frozenset({"href"})
-RESERVED_ID_PREFIXES = ("__", "rp-", "widget-")  # Material's own (#__config) and our blocks' element ids
+RESERVED_ID_PREFIXES = (
+    RESERVED_PREFIXES  # Material's own (#__config, __md_scope) and our blocks' ids and names
+)
 
 _SCHEME_RE = re.compile(r"^([a-zA-Z][a-zA-Z0-9+.\-]*):")
 _INVISIBLE_RE = re.compile(r"[\x00-\x20\x7f]+")  # browsers ignore these inside a URL's scheme
@@ -180,8 +191,11 @@ def attribute_problem(tag: str, attribute: str, value: str) -> str | None:
     allowed = ANY_TAG_ATTRIBUTES if tag == "*" else ATTRIBUTES["*"] | ATTRIBUTES.get(tag, frozenset())
     if name not in allowed:
         return "is not an attribute lessons may use"
-    if name == "id" and value.startswith(RESERVED_ID_PREFIXES):
-        return f"is reserved for the site's own elements (ids starting {', '.join(RESERVED_ID_PREFIXES)})"
+    if reserved_name(name, value):
+        prefixes = ", ".join(RESERVED_ID_PREFIXES)
+        return f"is reserved for the site's own elements (ids and names starting {prefixes})"
+    if name == "class":
+        return class_problem(value)
     if name in LOADING_ATTRIBUTES | LINK_ATTRIBUTES:
         return url_problem(name, value)
     return None
@@ -191,7 +205,7 @@ def _keep_attribute(tag: str, attribute: str, value: str) -> str | None:
     """nh3's per-attribute filter: the checks its tag and scheme lists cannot express."""
     if tag in MATHML_TAGS:
         return None if mathml_attribute_problem(tag, attribute, value) else value.strip()
-    if attribute == "id" and value.startswith(RESERVED_ID_PREFIXES):
+    if reserved_name(attribute, value):
         return None
     if attribute in LOADING_ATTRIBUTES and leaves_the_site(value):
         return None
@@ -204,6 +218,13 @@ _ATTRIBUTES_WITH_MATHML = {
 }
 
 
+def _keep_lesson_attribute(tag: str, attribute: str, value: str) -> str | None:
+    """The filter of a lesson's page: also its classes by allow-list (a notebook's output keeps its own)."""
+    if attribute == "class" and tag not in MATHML_TAGS:  # MathML has no class (see _keep_attribute)
+        return kept_classes(value)
+    return _keep_attribute(tag, attribute, value)
+
+
 def sanitise_html(fragment: str) -> str:
     """``fragment`` with only allowed tags, attributes and URLs left; text is kept, dropped markup is not."""
     return nh3.clean(
@@ -211,7 +232,7 @@ def sanitise_html(fragment: str) -> str:
         tags=set(TAGS | MATHML_TAGS),
         clean_content_tags=set(DROPPED_WITH_CONTENT),
         attributes=_ATTRIBUTES_WITH_MATHML,
-        attribute_filter=_keep_attribute,
+        attribute_filter=_keep_lesson_attribute,
         strip_comments=True,
         link_rel=None,
         url_schemes=set(URL_SCHEMES),
@@ -253,6 +274,8 @@ def _problem(offset: int, name: str, value: str, message: str) -> HtmlProblem:
         return HtmlProblem(offset, f"image address {value[:40]!r}", message, FIX_IMAGE)
     if scheme is not None:
         return HtmlProblem(offset, f"{scheme}: URL", message, FIX_URL)
+    if name.lower() == "class" and "class" in message:
+        return HtmlProblem(offset, "class", message, lesson_classes_fix())
     fix = FIX_HANDLER if name.lower().startswith("on") else FIX_ATTRIBUTE
     return HtmlProblem(
         offset,
@@ -347,14 +370,62 @@ def html_problems(prose: str) -> list[HtmlProblem]:
 _LINK_RE = re.compile(r"(?P<image>!?)\[[^\]\n]*\]\(\s*<?(?P<url>[^)\s>]+)")
 _REFERENCE_RE = re.compile(r"^[ ]{0,3}\[[^\]\n]+\]:[ \t]*<?(?P<url>\S+?)>?(?:\s|$)", re.MULTILINE)
 _AUTOLINK_RE = re.compile(r"<(?P<url>[a-zA-Z][a-zA-Z0-9+.\-]*:[^\s<>]*)>")
+# Attribute lists: anywhere, braces holding only ``#id``, ``.class`` and ``key=value``; and, where
+# Python-Markdown applies one (alone on a line, after a space at the end of a heading or table cell, or right
+# after an inline element such as **bold** or a link), whatever its own pattern matches, bare words included.
+# ``{{ ... }}`` (a computed number) is blanked first; a Python f-string in a notebook is none of these.
 _ATTR_LIST_RE = re.compile(
     r"(?<!\{)\{:?[ \t]*(?P<body>(?:[#.][\w\-]+[ \t]*|[\w\-:]+=(?:\"[^\"]*\"|'[^']*'|[^\s}]+)[ \t]*)+)\}(?!\})"
 )
-_ATTR_PAIR_RE = re.compile(r"(?P<key>[\w\-:]+)=(?:\"(?P<dq>[^\"]*)\"|'(?P<sq>[^']*)'|(?P<bare>[^\s}]+))")
+_PLACED_ATTR_LIST_RE = re.compile(r"\{\:?[ ]*(?P<body>[^\}\n ][^\n]*)\}")  # Python-Markdown's BASE_RE
+_INLINE_ENDS = ("*", "_", "`", ")", "]", ">")  # the last character of an inline element (**b**, [a](b))
 
 
-def markdown_problems(prose: str) -> Iterator[HtmlProblem]:
-    """Markdown links, images and attribute lists (``{ onclick=... }``) that the allow-list refuses."""
+def _placed_attribute_lists(text: str) -> Iterator[re.Match[str]]:
+    """Each ``{...}`` where Python-Markdown applies an attribute list: alone on its line (a block's last
+    line), after a space at the end of a heading or a table row, or right after an inline element."""
+    for brace in re.finditer(r"(?<!\{)\{(?!\{)", text):
+        match = _PLACED_ATTR_LIST_RE.match(text, brace.start())
+        if match is None:
+            continue
+        line_start = text.rfind("\n", 0, match.start()) + 1
+        line_end = len(text) if (end := text.find("\n", match.end())) == -1 else end
+        before, after = text[line_start : match.start()], text[match.end() : line_end].strip()
+        alone = not before.strip() and not after
+        line_end_of_cell = before.endswith((" ", "\t")) and after in ("", "|")
+        heading_or_row = before.lstrip().startswith("#") or "|" in before
+        if alone or (line_end_of_cell and heading_or_row) or before.endswith(_INLINE_ENDS):
+            yield match
+
+
+_EXPRESSION_RE = re.compile(r"\{\{.*?\}\}")
+_ADMONITION_RE = re.compile(r"^[ \t]*(?:!!!|\?\?\?\+?)[ \t]+(?P<types>[^\"\n]*?)[ \t]*(?:\"|$)", re.MULTILINE)
+
+
+def attribute_list(body: str) -> list[tuple[str, str]]:
+    """The attributes of an attribute list's text, read by Python-Markdown's own scanner.
+
+    A bare word is an attribute of its own (``{ hidden onclick=... }`` is two); the regular expression this
+    replaced needed every word to be ``key=value``, so one bare word hid the handler beside it.
+    """
+    pairs, _ = get_attrs_and_remainder(body)
+    found = []
+    for key, value in pairs:
+        if key not in (".", "id") and sanitize_name(key) != key:
+            continue  # Python-Markdown writes it as another name (`"a":` as `_a__`): no attribute of HTML's
+        if key == ".":
+            found.append(("class", value or ""))
+        else:
+            found.append((key, key if value is None else value))
+    return found
+
+
+def markdown_problems(prose: str, *, placed_lists: bool = True) -> Iterator[HtmlProblem]:
+    """Markdown links, images and attribute lists (``{ onclick=... }``) that the allow-list refuses.
+
+    ``placed_lists=False`` reads only braces that hold nothing but attributes: a worked notebook's source is
+    mostly Python, whose dictionaries stand where Markdown's attribute lists would.
+    """
     for match in _LINK_RE.finditer(prose):
         attribute = "src" if match.group("image") else "href"
         message = url_problem(attribute, match.group("url"))
@@ -365,12 +436,21 @@ def markdown_problems(prose: str) -> Iterator[HtmlProblem]:
             message = url_problem("href", match.group("url"))
             if message:
                 yield _problem(match.start("url"), "href", match.group("url"), message)
-    for match in _ATTR_LIST_RE.finditer(prose):
-        for pair in _ATTR_PAIR_RE.finditer(match.group("body")):
-            value = pair.group("dq") or pair.group("sq") or pair.group("bare") or ""
-            message = attribute_problem("*", pair.group("key"), value)
-            if message:
-                yield _problem(match.start(), pair.group("key"), value, message)
+    blanked = _EXPRESSION_RE.sub(lambda found: " " * len(found.group(0)), prose)
+    found: set[tuple[int, str]] = set()
+    placed = _placed_attribute_lists(blanked) if placed_lists else iter(())
+    for matches in (_ATTR_LIST_RE.finditer(blanked), placed):
+        for match in matches:
+            start = match.start("body")
+            for key, value in attribute_list(match.group("body")):
+                message = attribute_problem("*", key, value)
+                if message and (start, key) not in found:
+                    found.add((start, key))
+                    yield _problem(match.start(), key, value, message)
+    for match in _ADMONITION_RE.finditer(blanked):  # !!! type: the types are the box's classes
+        message = class_problem(match.group("types"))
+        if message:
+            yield HtmlProblem(match.start("types"), "class", message, lesson_classes_fix())
 
 
 # ------------------------------------------------------------------------------------ notebook outputs

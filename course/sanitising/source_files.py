@@ -1,11 +1,16 @@
 """Reading what a contributor sends, with bounds: file kinds, sizes, encodings and YAML.
 
 A 526-byte YAML alias bomb in front matter expanded to 312 MB, and any ``.html``, ``.js`` or upper-case
-``.MD`` file under docs/ was copied to the site unchecked. So:
+``.MD`` file under docs/ was copied to the site unchecked; front matter with carriage-return line endings
+slipped past the alias guard (282 bytes became 35 MB in MkDocs' own reading), and YAML nested a few thousand
+levels deep crashed ``check`` and the build with a RecursionError. So:
 
 - :func:`docs_file_problem`: only the kinds of file lessons use may live under docs/ (:data:`ALLOWED_FILES`);
-- :func:`read_source`: a lesson file is at most :data:`MAX_LESSON_BYTES`, UTF-8, without a byte-order mark;
-- :func:`load_yaml`: YAML (front matter, tracks.yml, blocks) is parsed without aliases and within a size.
+- :func:`read_source`: a lesson file is at most :data:`MAX_LESSON_BYTES`, UTF-8, without a byte-order mark,
+  and its line endings are read as MkDocs and Markdown read them (``\r\n`` and a lone ``\r`` become ``\n``);
+- :func:`load_yaml`: the one YAML reader for what contributors write (front matter, tracks.yml, redirects.yml,
+  references.yml, notebook headers, blocks): no aliases, at most :data:`MAX_YAML_DEPTH` levels of nesting,
+  within a size; :func:`read_yaml_file` reads a whole YAML file with both bounds.
 
 Each refusal is a :class:`~course.lesson_format.problems.Problem` naming the file and the fix, or (for YAML)
 a :class:`yaml.YAMLError` whose message the callers already turn into one.
@@ -27,6 +32,8 @@ from course.lesson_format.problems import Problem
 
 MAX_LESSON_BYTES = 256 * 1024  # the longest lesson today is about 20 KB
 MAX_YAML_CHARS = 32 * 1024  # front matter or one block; tracks.yml too
+MAX_YAML_FILE_CHARS = 128 * 1024  # a whole YAML file of docs/ (references.yml is the longest, about 5 KB)
+MAX_YAML_DEPTH = 16  # the deepest YAML of the course (a quiz's options) nests 4 levels
 
 ALLOWED_FILES: tuple[tuple[str, str], ...] = (
     ("*.md", "a page or lesson"),
@@ -98,7 +105,16 @@ def read_source(file: Path, shown_as: str) -> tuple[str | None, list[Problem]]:
                 line=line,
             )
         ]
+    text = normalise_line_endings(text)
     return (text, []) if (problem := _front_matter_bomb(text, shown_as)) is None else (None, [problem])
+
+
+def normalise_line_endings(text: str) -> str:
+    """``text`` with ``\r\n`` and lone ``\r`` as ``\n``: what MkDocs (text mode) and Markdown read.
+
+    Read otherwise, a file with ``\r`` line endings had no front matter for our checks but had one for MkDocs.
+    """
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 _FRONT_MATTER_RE = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.DOTALL)
@@ -115,35 +131,60 @@ def _front_matter_bomb(text: str, shown_as: str) -> Problem | None:
         return None
     try:
         compose_yaml(match.group(1) or "")
-    except yaml.composer.ComposerError as error:
-        if "aliases" not in str(error):
-            return None  # other YAML mistakes are reported, with their line, by the front-matter check
+    except YamlLimitError as error:
         line = 2 + error.problem_mark.line if error.problem_mark else 1
-        return Problem(shown_as, SOURCE_FIELD, f"front matter: {error.problem}", FIX_ALIAS, line=line)
-    except yaml.YAMLError as error:
-        if "at most" not in str(error):
-            return None
-        return Problem(shown_as, SOURCE_FIELD, f"front matter: {error}", "keep front matter short", line=1)
+        return Problem(shown_as, SOURCE_FIELD, f"front matter: {error.problem}", error.fix, line=line)
+    except yaml.YAMLError:
+        return None  # other YAML mistakes are reported, with their line, by the front-matter check
     return None
 
 
+FIX_DEPTH = f"write the value with at most {MAX_YAML_DEPTH} levels of nesting"
+FIX_SIZE = "keep it short: move long data into a chart, a notebook or a file of calculators/"
+
+
+class YamlLimitError(yaml.composer.ComposerError):
+    """YAML refused for a bound (an alias, too deep, too long), not a mistake of syntax; ``fix`` says how."""
+
+    def __init__(self, problem: str, fix: str, mark: Any = None) -> None:
+        super().__init__(None, None, problem, mark)
+        self.fix = fix
+
+
 class BoundedLoader(yaml.SafeLoader):
-    """PyYAML's safe loader without aliases: an anchor used twice can no longer multiply a document."""
+    """PyYAML's safe loader without aliases and with a depth limit.
+
+    An anchor used twice can no longer multiply a document, and nesting is refused at
+    :data:`MAX_YAML_DEPTH` levels with a message, before PyYAML's recursive composer (and our deep copies)
+    would run out of Python's stack.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        super().__init__(stream)
+        self.depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(AliasEvent):
             event = self.peek_event()  # type: ignore[no-untyped-call]
-            raise yaml.composer.ComposerError(
-                None,
-                None,
+            raise YamlLimitError(
                 f"YAML aliases (*{event.anchor}) are not allowed; write the value out in full",
+                FIX_ALIAS,
                 event.start_mark,
             )
-        return super().compose_node(parent, index)
+        if self.depth >= MAX_YAML_DEPTH:
+            event = self.peek_event()  # type: ignore[no-untyped-call]
+            raise YamlLimitError(
+                f"the YAML is nested more than {MAX_YAML_DEPTH} levels deep", FIX_DEPTH, event.start_mark
+            )
+        self.depth += 1
+        try:
+            return super().compose_node(parent, index)
+        finally:
+            self.depth -= 1
 
 
 def load_yaml(text: str, limit: int = MAX_YAML_CHARS) -> Any:
-    """Parse YAML like ``yaml.safe_load``, refusing aliases and texts longer than ``limit`` characters.
+    """Parse YAML like ``yaml.safe_load``, refusing aliases, deep nesting and texts over ``limit`` characters.
 
     Each text is parsed once per process and handed out as a fresh copy (callers may change what they get):
     a build reads the same front matter and blocks from several places, and ``serve`` reads every page again
@@ -154,9 +195,13 @@ def load_yaml(text: str, limit: int = MAX_YAML_CHARS) -> Any:
 
 @functools.lru_cache(maxsize=1024)
 def _load_yaml(text: str, limit: int) -> Any:
+    _check_length(text, limit)
+    return yaml.load(normalise_line_endings(text), Loader=BoundedLoader)
+
+
+def _check_length(text: str, limit: int) -> None:
     if len(text) > limit:
-        raise yaml.YAMLError(f"the YAML is {len(text):,} characters; at most {limit:,} are read")
-    return yaml.load(text, Loader=BoundedLoader)
+        raise YamlLimitError(f"the YAML is {len(text):,} characters; at most {limit:,} are read", FIX_SIZE)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -165,6 +210,36 @@ def compose_yaml(text: str, limit: int = MAX_YAML_CHARS) -> Any:
 
     Parsed once per text (see :func:`load_yaml`); the tree is shared, read it without changing it.
     """
-    if len(text) > limit:
-        raise yaml.YAMLError(f"the YAML is {len(text):,} characters; at most {limit:,} are read")
-    return yaml.compose(text, Loader=BoundedLoader)
+    _check_length(text, limit)
+    return yaml.compose(normalise_line_endings(text), Loader=BoundedLoader)
+
+
+def read_yaml_file(file: Path, shown_as: str, example: str) -> tuple[Any, list[Problem]]:
+    """The data of a contributor's YAML file (tracks.yml, redirects.yml, references.yml), or its problems.
+
+    The file is read like a lesson (:func:`read_source`: size, UTF-8, no BOM, line endings) and parsed by
+    :func:`load_yaml` within :data:`MAX_YAML_FILE_CHARS`. A problem names the file, its line where known, and
+    ``example`` (what a right entry looks like) unless a bound has a fix of its own.
+    """
+    if file.is_symlink() or not file.is_file():
+        return None, []  # a link or a pipe: refused by the file checks (source_tree), never read
+    text, problems = read_source(file, shown_as)
+    if text is None:
+        return None, problems
+    try:
+        return load_yaml(text, MAX_YAML_FILE_CHARS), []
+    except yaml.YAMLError as error:
+        return None, [yaml_problem(error, shown_as, shown_as.removesuffix(".yml"), example)]
+
+
+def yaml_problem(error: yaml.YAMLError, file: str, field: str, example: str, first_line: int = 1) -> Problem:
+    """The problem for YAML that :func:`load_yaml` refused: its reason, its line, and how to fix it.
+
+    ``first_line`` is the file's line of the YAML's first line (2 for front matter after its ``---``).
+    """
+    mark = getattr(error, "problem_mark", None)
+    line = first_line + mark.line if mark is not None else None
+    if isinstance(error, YamlLimitError):  # a file that cannot be read within bounds stops the build
+        return Problem(file, SOURCE_FIELD, f"{field}: {error.problem}", error.fix, line=line)
+    reason = getattr(error, "problem", None) or str(error).splitlines()[0]
+    return Problem(file, field, f"is not valid YAML ({reason})", example, line=line)

@@ -20,8 +20,8 @@
 # A batch shares one read of the weights.
 # Each request's KV cache is read on top, so at 2,000 tokens of context the caches of about 61 requests
 # weigh as much as the weights.
-# Weights alone turn compute-bound at the ridge point, but with the cache counted decode never does past
-# about 400 tokens of context.
+# The products with the weights turn compute-bound at the ridge point; attention over the cache never does,
+# and past about 400 tokens of context it takes longer than those products at any batch.
 # Bigger batches trade latency for throughput.
 # Continuous batching beats static batching on a workload with uneven answers.
 # This notebook derives each by hand and checks it against the calculators, then runs the simulator.
@@ -96,16 +96,18 @@ equal = W / (k * c)
 print(f"cache reads equal the weights at b = W / (k c) = {equal:.1f}  (the lesson: about 61)")
 
 # %% [markdown]
-# ## Step 4: when decode turns compute-bound
+# ## Step 4: which parts of a step turn compute-bound
 #
-# The weights' products are compute-bound past the ridge point pi / beta. With the cache, the step is
-# compute-bound only if 2N b / pi > b c k / beta, which no longer depends on b: c < W / (k x ridge).
+# The weights' products are compute-bound past the ridge point pi / beta; attention over the cache stays
+# memory-bound at any batch. The products' compute time outweighs attention's memory time only if
+# 2N b / pi > b c k / beta, which no longer depends on b: c < W / (k x ridge). Past that context the
+# calculators, which label a step by its larger part, call every batch memory-bound.
 
 # %%
 ridge = pi / beta
 limit = W / (k * ridge)
 print(f"ridge {ridge:.1f} FLOP/byte; weights only, compute-bound from batch {math.ceil(ridge)}")
-print(f"with the cache: never past c = W / (k x ridge) = {limit:.0f} tokens")
+print(f"with the cache: mostly memory time at any batch past c = W / (k x ridge) = {limit:.0f} tokens")
 print(f"calculators: {weights_only.compute_bound_batch(c)}, {with_cache.compute_bound_batch(c)} (0: never), "
       f"longest context {with_cache.longest_compute_bound_context()}")  # fmt: skip
 assert weights_only.compute_bound_batch(c) == math.ceil(ridge)
