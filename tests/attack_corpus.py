@@ -52,6 +52,7 @@ ATTRIBUTE = "not an attribute lessons may use"
 PLAIN = "is plain text"
 
 MATH = "not allowed in formulas"
+NAME = "characters other than letters"  # a file name: refused before MkDocs reads it (untrusted-files)
 OVERLAY = "position:fixed;top:0;left:0;width:100vw;height:100vh;background:#fff;z-index:99999"
 
 ISSUE_24_FORMULAS: tuple[Payload, ...] = (
@@ -161,9 +162,20 @@ ISSUE_24_TITLES: tuple[Payload, ...] = (
         "# &lt;/title&gt;&lt;script&gt;CANARY&lt;/script&gt;",
         None,
     ),
-    Payload("filename-title", "file name as a title", "filename", '<img src=x onerror="CANARY">', None),
-    Payload("filename-entities", "file name as a title", "filename", "&lt;svg onload=CANARY&gt;", None),
-    Payload("filename-quote", "file name in an attribute", "filename", 'x" onmouseover="CANARY" y="', None),
+    Payload(
+        "filename-title", "file name as a title", "filename", '<img src=x onerror="CANARY">', NAME, "refused"
+    ),
+    Payload(
+        "filename-entities", "file name as a title", "filename", "&lt;svg onload=CANARY&gt;", NAME, "refused"
+    ),
+    Payload(
+        "filename-quote",
+        "file name in an attribute",
+        "filename",
+        'x" onmouseover="CANARY" y="',
+        NAME,
+        "refused",
+    ),
     Payload("notebook-heading", "notebook heading", "notebook-heading", '<img src=x onerror="CANARY">', None),
     Payload(
         "notebook-heading-entities",
@@ -566,8 +578,14 @@ REFUSED_FILES: dict[str, str] = {
 }
 
 
+# A file name that would become a page's title and address: refused by name, so never titled.
+REFUSED_FILES.update({p.id: f"pages/{p.code()}.md" for p in PAYLOADS if p.place == "filename"})
+
+
 def refused_file_bytes(payload: Payload) -> bytes:
     """The content of a payload that is a file of its own."""
+    if payload.place == "filename":
+        return b"A page with no heading.\n"
     front = "---\ntitle: T\nsummary: S.\ntrack: corpus\norder: 900\ntakeaways: [One.]\n---\n"
     if payload.id == "yaml-alias-bomb":
         levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
