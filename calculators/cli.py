@@ -6,6 +6,7 @@ Subcommands:
   phases    prefill and decode of one request: the prefill-vs-decode lesson's numbers for any setup,
             with each pass broken down by operator, and what fits in memory
   simulate  many requests served over time: TTFT, TPOT, throughput, goodput, KV memory (calculators.simulator)
+  speculative  speculative decoding against plain decode: tokens per step, speed-up, best k, break-even batch
 
 A GPU or a model can be a preset name or numbers (``--gpu-tflops/--gpu-tbps/--gpu-gb``, ``--params-billion``).
 Bad input prints one line naming the flag and the fix and exits with status 2; with ``--json`` the
@@ -30,6 +31,7 @@ from calculators.precision import PRECISIONS
 from calculators.roofline import attainable_flops_per_s, bound_at, ridge_point
 from calculators.scenario import Scenario
 from calculators.simulator import command_line as simulate_command
+from calculators.speculative import DRAFTERS, best_proposed, break_even_batch, speculative_decoding
 from calculators.units import format_duration, format_value
 
 
@@ -409,6 +411,79 @@ def _simulate(args: argparse.Namespace) -> tuple[object, str]:
     return simulate_command.run(args, setup, text)
 
 
+def _drafter(args: argparse.Namespace) -> dict[str, Any]:
+    """``--draft``: "heads", "ngram", or a model preset (the draft model)."""
+    if args.draft in DRAFTERS and args.draft != "model":
+        return {"drafter": args.draft, "draft_layers": args.draft_layers}
+    if args.draft == "model":
+        raise ValueError("--draft takes a model preset (e.g. llama-3.1-8b), heads or ngram; got 'model'")
+    return {"drafter": "model", "draft_model": args.draft, "draft_layers": args.draft_layers}
+
+
+def _speculative(args: argparse.Namespace) -> tuple[object, str]:
+    setup = _scenario(args, args.tensor_parallel).setup
+    drafter = _drafter(args)
+    common = {"acceptance": args.acceptance, "context_tokens": args.context, **drafter}
+    result = speculative_decoding(setup, proposed=args.proposed, batch=args.batch, **common)
+    best = best_proposed(setup, batch=args.batch, **common)
+    even = break_even_batch(setup, proposed=args.proposed, **common)
+    fits = setup.memory.max_sequences(args.context) if setup.model.shapes_known else None
+    record = {
+        "model": setup.model.key,
+        "gpu": setup.gpu.key,
+        "draft": args.draft,
+        **result.as_dict(),
+        "best_proposed": best.proposed,
+        "best_speedup": best.speedup,
+        "break_even_batch": even,
+        "max_batch_at_this_context": fits,
+    }
+    what = {
+        "heads": f"draft heads ({args.draft_layers:g} target layer per draft step)",
+        "ngram": "n-gram lookup",
+    }
+    drafter_name = what.get(args.draft, f"draft model {args.draft}")
+    estimate = "calibrated estimate" if setup.mode == "calibrated" else "spec-peak bound"
+    rows = [
+        ["plain decode step", format_value(result.plain.time_s, "ms", digits=3), "1", result.plain.bound],
+        [
+            f"speculative step (draft {format_value(result.draft_time_s, 'ms', digits=3)})",
+            format_value(result.step_time_s, "ms", digits=3),
+            f"{result.expected_tokens_per_step:.4g}",
+            f"verifier {result.verify.bound}",
+        ],
+    ]
+    if even is None:
+        even_text = "none up to about a million sequences"
+    else:
+        even_text = f"{even:,} sequences"
+        if fits is not None and even > fits:
+            even_text += f" (more than the {fits:,} that fit in memory at this context)"
+    facts = [
+        ("tokens per step", f"(1 - a^(k+1)) / (1 - a) = {result.expected_tokens_per_step:.4f}"),
+        ("time per token", f"{format_value(result.time_per_token_s, 'ms', digits=3)} against "
+                           f"{format_value(result.plain_time_per_token_s, 'ms', digits=3)} plain"),
+        (f"speed-up ({estimate})", f"{result.speedup:.3f}x"),
+        *([("speed-up at spec peaks", f"{result.bound_speedup:.3f}x")] if setup.mode == "calibrated" else []),
+        ("best k at this batch", f"{best.proposed} ({best.speedup:.3f}x)"),
+        ("slower than plain from batch", even_text),
+    ]  # fmt: skip
+    width = max(len(label) for label, _ in facts)
+    text = "\n".join(
+        [
+            f"{setup.model.name} on {setup.gpus} x {setup.gpu.name}, weights {setup.weight_format}, "
+            f"{setup.level} level, {setup.mode} mode; {drafter_name}; acceptance {args.acceptance:g}, "
+            f"k = {args.proposed} proposed, batch {args.batch}, context {args.context:,} tokens",
+            "",
+            _table(rows, ["step", "time", "tokens per sequence", "bound"]),
+            "",
+            *(f"{label.ljust(width)}  {value}" for label, value in facts),
+            *(f"warning: {warning}" for warning in result.warnings),
+        ]
+    )
+    return record, text
+
+
 def _add_setup_options(parser: argparse.ArgumentParser) -> None:
     """The model, GPU, formats and parallel layout: the same flags for ``phases`` and ``simulate``."""
     parser.add_argument("--model", default="dense-8b", help="model preset (default dense-8b, the lesson's)")
@@ -532,6 +607,42 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_setup_options(simulate)
     simulate_command.add_arguments(simulate)
+
+    speculative = sub.add_parser(
+        "speculative",
+        parents=[json_after],
+        help="speculative decoding against plain decode at one batch: speed-up, best k, break-even batch",
+        description="A drafter proposes k tokens per sequence; the target checks them in one pass of "
+        "batch x (k + 1) tokens and keeps (1 - a^(k+1)) / (1 - a) on average (independent acceptance a). "
+        "It pays while that pass is memory-bound and turns into a slow-down once it is compute-bound.",
+    )
+    _add_setup_options(speculative)
+    speculative.add_argument(
+        "--draft",
+        default="heads",
+        metavar="DRAFT",
+        help="the drafter: a model preset (a second, smaller model on the same GPUs, e.g. llama-3.1-8b), "
+        "heads (Medusa/EAGLE-style draft heads, the default) or ngram (n-gram lookup, no GPU work)",
+    )
+    speculative.add_argument(
+        "--draft-layers",
+        type=float,
+        default=1.0,
+        help="with --draft heads: one draft step's cost in target layers (default 1.0, EAGLE's one layer)",
+    )
+    speculative.add_argument(
+        "--acceptance",
+        type=float,
+        required=True,
+        help="per-token acceptance rate a, in [0, 1): the chance each proposed token is kept",
+    )
+    speculative.add_argument(
+        "--proposed", type=int, default=4, help="tokens proposed per step, k (default 4)"
+    )
+    speculative.add_argument("--batch", type=int, default=1, help="sequences decoded together (default 1)")
+    speculative.add_argument(
+        "--context", type=int, default=2000, help="tokens each sequence attends to (default 2000)"
+    )
     return parser
 
 
@@ -546,7 +657,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
         args = parser.parse_args(arguments)
-        handlers = {"presets": _presets, "roofline": _roofline, "phases": _phases, "simulate": _simulate}
+        handlers = {
+            "presets": _presets,
+            "roofline": _roofline,
+            "phases": _phases,
+            "simulate": _simulate,
+            "speculative": _speculative,
+        }
         record, text = handlers[args.command](args)
         output = json.dumps(record, indent=2, allow_nan=False) if args.json else text
     except UsageError as error:

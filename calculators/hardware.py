@@ -310,9 +310,13 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 "PFLOPS with sparsity, 576 TB/s and 13.4 TB of HBM3e); MLPerf Inference system descriptions "
                 "list 186 GB per GPU",
                 "Dense figures are half the sparse ones: BF16 2,500, FP8 and INT8 5,000, FP4 10,000 TFLOP/s.",
-                "Device-reported memory not known here; the 186 GB spec figure is used.",
+                "Device-reported memory not published here; it is derived as B200's is read: B200's "
+                "'180 GB' is the 183,359 MiB (179 GiB) its driver reports, a binary figure, so GB200's "
+                "'186 GB' is taken as 186 GiB (190,464 MiB). Taking it as decimal made a GB200 hold less "
+                "than a B200.",
                 int8_tflops=5000.0,
                 fp4_tflops=10000.0,
+                exposed_mib=186 * 1024,
                 interconnect="nvlink5",
             ),
             _gpu(

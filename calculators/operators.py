@@ -172,7 +172,9 @@ def make_operator(
     number of GPUs sharing the operator."""
     compute = flops / peak
     memory = bytes_moved / bandwidth
-    bound = "compute" if bytes_moved == 0 or flops / bytes_moved >= peak / bandwidth else "memory"
+    bound = (
+        "compute" if compute > memory or bytes_moved == 0 else "memory"
+    )  # only when the maths takes longer
     return Operator(
         name, kind, flops, bytes_moved, compute, memory, compute if compute > memory else memory, bound
     )

@@ -52,6 +52,10 @@ def on_config(config: Any) -> Any:
 
     from course.lesson_format.partial_rebuilds import DIRTY_ENV, prepare_rebuild, shared_inputs
 
+    if _serving():  # the server rebuilds when the notebooks run in the background have all run
+        from course.notebooks.scheduling import prepare_marker
+
+        config.watch.append(str(prepare_marker()))
     # Under --dirty, MkDocs writes only the edited pages; every page when what they share changed.
     watched = [w for w in (config.theme.custom_dir, *config.watch) if w]
     inputs = shared_inputs(config.docs_dir, config.config_file_path, watched)
@@ -145,6 +149,10 @@ def on_nav(nav: Any, config: Any, files: Any) -> Any:
 
     for page in read_untitled_pages((f.page for f in files.documentation_pages()), config):
         give_read_page_title(page)  # titled in every nav, escaped once
+    from course.notebooks.scheduling import start_notebooks
+
+    # Uncached notebooks start executing now, side by side; under serve the server answers meanwhile.
+    start_notebooks(_BUILD["notebooks"], config, files, serving=_serving())
     return nav
 
 
@@ -161,6 +169,10 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     from course.sanitising.front_matter import escape_meta
 
     escape_meta(page.meta)  # plain text wherever Material prints it (the check refuses markup in them)
+    from course.notebooks.scheduling import before_notebook_page
+
+    # A notebook page waits for its execution (build), or says it is running (serve).
+    before_notebook_page(page, _BUILD["notebooks"], config, serving=_serving())
 
     # The problems use the file's line numbers; the takeaways box is placed by its Markdown extension.
     source = Path(page.file.abs_src_path).read_text(encoding="utf-8") if page.file.abs_src_path else markdown

@@ -264,3 +264,11 @@ def test_gpu_figures_are_finite_and_decimal() -> None:
         assert all(math.isfinite(v) and v > 1e12 for v in gpu.dense_flops_per_s.values())
         assert 1e11 <= gpu.memory_bandwidth_bytes_per_s <= 1e13
         assert gpu.memory_capacity_bytes % 1e9 == 0  # decimal GB
+
+
+def test_gb200_and_b200_memory_are_read_in_the_same_units() -> None:
+    # B200's "180 GB" is what its driver reports, 183,359 MiB: a binary figure. GB200's "186 GB" read as
+    # decimal (186e9 bytes) made the larger part hold less than the B200 (192.3e9 bytes).
+    b200, gb200 = get_gpu("b200"), get_gpu("gb200")
+    assert gb200.usable_memory_bytes > b200.usable_memory_bytes
+    assert gb200.usable_memory_bytes / b200.usable_memory_bytes == pytest.approx(186 / 179.06, rel=1e-3)

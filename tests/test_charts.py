@@ -303,6 +303,21 @@ def test_tidy_svg_prefixes_ids_and_keeps_text() -> None:
     assert 'opacity="1"' not in tidy
 
 
+def test_tidy_svg_numbers_ids_by_the_drawing_not_by_what_the_process_drew_before() -> None:
+    """vl-convert's id counter runs on through a process: the same chart came out as clip23 in one build and
+    clip226 in another, so MkDocs and Zensical builds of one lesson differed."""
+
+    def drawn(first: int, second: int) -> str:
+        clips = "".join(f'<clipPath id="clip{n}"><rect/></clipPath>' for n in (first, second))
+        return f'<svg>{clips}<g clip-path="url(#clip{first})"/><g clip-path="url(#clip{second})"/></svg>'
+
+    assert tidy_svg(drawn(23, 24), "rpab") == tidy_svg(drawn(226, 2), "rpab")
+    tidy = tidy_svg(drawn(226, 2), "rpab")
+    assert 'id="rpab-clip1"' in tidy
+    assert tidy.index('id="rpab-clip1"') < tidy.index('id="rpab-clip2"')
+    assert tidy.count("url(#rpab-clip2)") == 1
+
+
 def test_any_altair_chart_becomes_chart_markup(tmp_path: Path) -> None:
     rows = [{"gpu": "A", "ridge": 153.0}, {"gpu": "B", "ridge": 295.3}]
     chart = (

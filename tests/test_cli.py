@@ -217,3 +217,45 @@ def test_mixtral_prefill_on_two_h100s_uses_active_parameters(capsys: pytest.Capt
     assert record["prefill"]["flops"] == pytest.approx(2 * 12_879_925_248 * 1024)
     assert record["prefill"]["time_s"] == pytest.approx(2 * 46_702_792_704 / (2 * 3.35e12), rel=1e-6)
     assert record["prefill"]["time_s"] == pytest.approx(13.94e-3, rel=1e-3)
+
+
+def test_speculative_json_has_the_hand_worked_speedup(capsys: pytest.CaptureFixture[str]) -> None:
+    # n-gram drafting at batch 1 on the lesson's setup: verification costs one decode step, so the speed-up is
+    # the expected tokens per step, (1 - 0.8^5) / 0.2 = 3.3616; the break-even batch is 199 (see
+    # tests/test_calculators_speculative.py for the arithmetic).
+    record = run_json(capsys, "speculative", "--draft", "ngram", "--acceptance", "0.8", "--proposed", "4")
+    assert record["expected_tokens_per_step"] == pytest.approx(3.3616)
+    assert record["speedup"] == pytest.approx(3.3616)
+    assert record["break_even_batch"] == 199
+    assert record["drafter"] == "ngram"
+    assert record["mode"] == "peak"
+
+
+def test_speculative_table_with_a_draft_model_and_calibrated_mode(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(
+        capsys, "speculative", "--gpu", "h200", "--model", "llama-3.1-70b", "--precision", "fp8",
+        "--draft", "llama-3.1-8b", "--acceptance", "0.8", "--mode", "calibrated", "--level", "refined",
+    )  # fmt: skip
+    assert (code, err) == (0, "")
+    assert "draft model llama-3.1-8b" in out
+    assert "speed-up (calibrated estimate)" in out
+    assert "speed-up at spec peaks" in out
+    assert "slower than plain from batch" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--acceptance", "1"], ["acceptance must be in [0, 1)", "below 1"]),
+        (["--acceptance", "0.8", "--proposed", "0"], ["proposed must be a whole number"]),
+        (["--acceptance", "0.8", "--draft", "llama-8"], ["unknown model", "Did you mean"]),
+        (["--acceptance", "0.8", "--draft", "model"], ["--draft takes a model preset"]),
+    ],
+)
+def test_speculative_bad_input_names_the_field(
+    capsys: pytest.CaptureFixture[str], argv: list[str], words: list[str]
+) -> None:
+    code, out, err = run(capsys, "speculative", *argv)
+    assert (code, out) == (2, "")
+    for word in words:
+        assert word in err

@@ -22,6 +22,7 @@ from conftest import BUILD_ENV, ROOT
 from fixture_docs import good_lesson_docs
 from served_pages import free_port, wait_for
 
+from calculators.setting import setting_key, site_setting
 from course.lesson_format.lessons import load_course
 from course.lesson_format.pages import purge_changed_project_modules, source_stamps
 from course.lesson_format.partial_rebuilds import SERVE_FLAGS
@@ -153,8 +154,9 @@ def test_a_page_shows_the_stored_figure_without_computing_it(
         expression = "Scenario().decode().time_s"
         assert numbers._compute(expression) == pytest.approx(16e9 / 3.35e12)  # weights / bandwidth, computed
         stored = ValueCache(tmp_path, sources_fingerprint())
-        assert stored.get(expression) == pytest.approx(16e9 / 3.35e12)  # and kept for the next build
-        stored.put(expression, 0.5)  # as if the calculators had said so in an earlier build
+        key = f"{setting_key(site_setting())} {expression}"  # kept per model setting
+        assert stored.get(key) == pytest.approx(16e9 / 3.35e12)  # and kept for the next build
+        stored.put(key, 0.5)  # as if the calculators had said so in an earlier build
         numbers._compute.cache_clear()  # a new build: nothing in memory
         monkeypatch.setattr(value_cache, "_OPEN", {})
         monkeypatch.setattr(value_cache, "evaluate_number", lambda _: pytest.fail("computed again"))

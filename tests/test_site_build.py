@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import posixpath
 import re
@@ -12,8 +13,10 @@ from typing import Any
 import pytest
 
 from calculators import UNITS, evaluate_number, format_value
+from calculators.setting import BOTH_MODES, site_setting, using
 from course.lesson_format.lessons import load_course
 from course.lesson_format.navigation import build_nav, reading_order
+from course.numbers.comparisons import parse_comparison
 from course.numbers.extension import Tolerance, stated_value
 from course.sanitising.external_loads import html_loads
 
@@ -69,7 +72,8 @@ def test_every_quoted_number_equals_the_calculators(built_site: Path) -> None:
         for attrs, shown in spans.numbers:
             where = f"{path.relative_to(built_site)}: {shown!r}"
             assert "rp-number--error" not in attrs["class"], where
-            value = evaluate_number(attrs["data-expr"])
+            with using(site_setting()):  # the setting the site computes under
+                value = evaluate_number(attrs["data-expr"])
             assert float(attrs["data-value"]) == pytest.approx(value, rel=1e-12), where
             unit = attrs["data-unit"]
             if "data-tolerance" in attrs:  # a claim written as the lesson rounds it
@@ -86,6 +90,23 @@ def test_every_quoted_number_equals_the_calculators(built_site: Path) -> None:
             checked += 1
     if any(COURSE.lessons):
         assert checked > 0, "the lessons quote no computed number at all"
+
+
+def test_every_comparative_claim_shown_holds_in_both_modes(built_site: Path) -> None:
+    pattern = re.compile(r'<span class="rp-comparison([^"]*)" data-expr="([^"]+)"')
+    checked = 0
+    for path in _all_pages(built_site):
+        for classes, source in pattern.findall(path.read_text(encoding="utf-8")):
+            where = f"{path.relative_to(built_site)}: {source!r}"
+            assert "error" not in classes, where
+            comparison = parse_comparison(f'"x" holds {html.unescape(source)}')
+            for mode in BOTH_MODES:
+                with using(mode):
+                    left, right = evaluate_number(comparison.left), evaluate_number(comparison.right)
+                assert comparison.test(left, right), f"{where} fails {mode.name}: {left} vs {right}"
+            checked += 1
+    if any(COURSE.lessons):
+        assert checked > 0, "no lesson states a comparison checked in both modes"
 
 
 @pytest.mark.parametrize("lesson", COURSE.lessons, ids=lambda lesson: lesson.id)

@@ -88,9 +88,9 @@ def python_source(state: dict[str, Any]) -> str:
         "ignore_memory=True)\n"
         f"request = scenario.request({state['prompt']!r}, output_tokens={state['output']!r}, "
         f"batch={state['batch']!r})\n"
-        'print(f"prefill: {request.prefill.time_s * 1e3:.2f} ms ({request.prefill.bound}-bound)")\n'
+        'print(f"prefill: {request.prefill.time_s * 1e3:.2f} ms ({request.prefill.bound_label})")\n'
         'print(f"decode step: {request.first_decode.time_s * 1e3:.2f} ms '
-        '({request.first_decode.bound}-bound)")\n'
+        '({request.first_decode.bound_label})")\n'
         'print(f"prefill = {request.prefill_cost_in_decode_steps:.1f} decode steps")\n'
         'print(f"total: {request.total_time_s:.3f} s")\n'
     )
@@ -141,8 +141,8 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
         "prefill_in_decode_steps": format_value(request.prefill_cost_in_decode_steps, "steps"),
         "time_to_first_token_s": format_duration(request.time_to_first_token_s),
         "total_time_s": format_duration(request.total_time_s),
-        "prefill_bound": f"{prefill.bound}-bound at {format_value(prefill.intensity_flop_per_byte, UNIT)}",
-        "decode_bound": f"{decode.bound}-bound at {format_value(decode.intensity_flop_per_byte, UNIT)}",
+        "prefill_bound": f"{prefill.bound_label} at {format_value(prefill.intensity_flop_per_byte, UNIT)}",
+        "decode_bound": f"{decode.bound_label} at {format_value(decode.intensity_flop_per_byte, UNIT)}",
         "ridge_point": format_value(scenario.ridge_point_flop_per_byte, "FLOP/byte"),
     }
     summary = (

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from calculators.browser import code_cell, kv_cache, prefill_decode, roofline_explorer, serving_simulator
+from calculators.setting import site_setting, using
 
 WIDGETS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     prefill_decode.NAME: prefill_decode.compute,
@@ -31,7 +32,8 @@ def compute(widget: str, state: dict[str, Any]) -> dict[str, Any]:
         function = WIDGETS[widget]
     except KeyError:
         raise ValueError(f"unknown widget {widget!r}; known widgets: {', '.join(sorted(WIDGETS))}") from None
-    return function(state)
+    with using(site_setting()):  # the course's model setting, like every figure of the lessons
+        return function(state)
 
 
 def _finite(value: Any) -> Any:
@@ -50,7 +52,8 @@ def handle(request_json: str) -> str:
     try:
         request = json.loads(request_json)
         if "run" in request:
-            answer: dict[str, Any] = {"ok": True, "result": code_cell.run(str(request["run"]))}
+            with using(site_setting()):  # a reader's code computes what the lesson beside it does
+                answer: dict[str, Any] = {"ok": True, "result": code_cell.run(str(request["run"]))}
         else:
             answer = {
                 "ok": True,

@@ -84,7 +84,7 @@ RESULTS = (
     ("itl_p99_s", "Inter-token latency, p99"),
     ("longest_stall_s", "Longest gap between two tokens"),
     ("slo_attainment", "Requests meeting the SLO"),
-    ("mean_decode_batch", "Mean decode batch"),
+    ("mean_decode_batch", "Mean decode batch (requests per decode step)"),
     ("kv_waste_fraction", "KV memory reserved but empty"),
     ("preemptions", "Preemptions"),
 )

@@ -174,7 +174,7 @@ def roofline(**given: Any) -> ChartData:
                 "intensity": result.intensity_flop_per_byte,
                 "tflops": _in("TFLOP/s", result.flops / result.time_s),
                 "time_ms": _in("ms", result.time_s),
-                "bound": f"{result.bound}-bound",
+                "bound": result.bound_label,
             }
         )
 
@@ -348,7 +348,7 @@ def prefill_vs_decode(**given: Any) -> ChartData:
             "decode_steps": timing.prefill_cost_in_decode_steps,
             "prefill_ms": _in("ms", timing.prefill.time_s),
             "decode_step_ms": _in("ms", timing.first_decode.time_s),
-            "bound": f"{timing.prefill.bound}-bound",
+            "bound": timing.prefill.bound_label,
         }
 
     break_even = scenario.prompt_tokens_per_decode_step()
@@ -367,7 +367,7 @@ def prefill_vs_decode(**given: Any) -> ChartData:
                 "prompt_tokens": tokens, "decode_steps": timing.prefill_cost_in_decode_steps,
                 "prefill_ms": _in("ms", timing.prefill.time_s),
                 "decode_step_ms": _in("ms", timing.first_decode.time_s),
-                "bound": f"{timing.prefill.bound}-bound", "series": "weights only (attention left out)",
+                "bound": timing.prefill.bound_label, "series": "weights only (attention left out)",
             })  # fmt: skip
     at_break_even = point(max(1, round(break_even)))
     chosen = point(p["prompt"])
@@ -528,14 +528,14 @@ def request_timeline(**given: Any) -> ChartData:
             "end_ms": prefill_ms,
             "duration_ms": prefill_ms,
             "token": 1,
-            "bound": f"{timing.prefill.bound}-bound",
+            "bound": timing.prefill.bound_label,
         },
     ]
     start = prefill_ms
     if p["decode"] == "together" and timing.decode_steps:
         # One bar for every step: the calculators sum the steps in closed form, so this costs two passes.
         last = scenario.decode(p["batch"], p["prompt"] + timing.decode_steps)
-        bounds = dict.fromkeys((timing.first_decode.bound, last.bound))
+        bounds = dict.fromkeys((timing.first_decode.bound_label, last.bound_label))
         segments.append(
             {
                 "phase": "decode",
@@ -544,7 +544,7 @@ def request_timeline(**given: Any) -> ChartData:
                 "end_ms": _in("ms", timing.total_time_s),
                 "duration_ms": _in("ms", timing.decode_time_s),
                 "token": p["output"],
-                "bound": ", then ".join(f"{bound}-bound" for bound in bounds),
+                "bound": ", then ".join(bounds),
             }
         )
     for step in range(1, timing.decode_steps + 1 if p["decode"] == "steps" else 1):
@@ -559,7 +559,7 @@ def request_timeline(**given: Any) -> ChartData:
                 "end_ms": start + duration,
                 "duration_ms": duration,
                 "token": step + 1,
-                "bound": f"{result.bound}-bound",
+                "bound": result.bound_label,
             }
         )
         start += duration

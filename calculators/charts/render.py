@@ -30,7 +30,7 @@ from calculators.charts.content import ChartData
 from calculators.charts.data import chart_data
 
 # Bump when tidy_svg or the stored files change, so that old cache entries are not reused.
-RENDER_FORMAT = "3"
+RENDER_FORMAT = "4"
 CACHE_ENV = "RIDGEPOINT_CHART_CACHE"
 
 
@@ -113,16 +113,18 @@ def tidy_svg(svg: str, prefix: str) -> str:
     Only markup inside tags is touched; text content (axis labels such as "0.864") is kept as written.
     The font family moves to the root element (inherited), so page CSS can restyle it in one place.
     """
-    ids = set(re.findall(r'\sid="([^"]+)"', svg))
+    # vl-convert numbers ids with a counter that runs on through the process (clip23 in one build, clip226
+    # in another that drew other charts first); numbered again in order of appearance, a chart's SVG depends
+    # on its spec alone, so two builds (MkDocs, Zensical) draw the same bytes.
+    found = dict.fromkeys(re.findall(r'\sid="([^"]+)"', svg))
+    ids = {old: f"{prefix}-{re.sub(r'[0-9]+$', '', old)}{index}" for index, old in enumerate(found, 1)}
 
     def tag(match: re.Match[str]) -> str:
         text = _DROP.sub("", match.group())
         text = _NUMBER.sub(_round, text)
-        for old in ids:
-            text = text.replace(f'id="{old}"', f'id="{prefix}-{old}"').replace(
-                f"#{old})", f"#{prefix}-{old})"
-            )
-            text = text.replace(f'href="#{old}"', f'href="#{prefix}-{old}"')
+        for old, new in ids.items():
+            text = text.replace(f'id="{old}"', f'id="{new}"').replace(f"#{old})", f"#{new})")
+            text = text.replace(f'href="#{old}"', f'href="#{new}"')
         return text
 
     svg = re.sub(r"<[^>]+>", tag, svg)

@@ -9,7 +9,6 @@ Standard library only, like :mod:`calculators.charts.data`: the browser computes
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -29,6 +28,7 @@ from calculators.charts.params import (
 from calculators.interconnect import INTERCONNECTS
 from calculators.models import MODELS
 from calculators.scenario import Scenario
+from calculators.setting import cache_per_setting
 from calculators.simulator import SimulationResult
 from calculators.simulator.named import LENGTH_CAP, SCHEDULERS, run_named
 from calculators.units import format_value
@@ -202,7 +202,7 @@ SIMULATION_PARAMS: tuple[Param, ...] = (
 SIMULATION_NAMES = tuple(param.name for param in SIMULATION_PARAMS)
 
 
-@functools.lru_cache(maxsize=16)
+@cache_per_setting(16)
 def _run(items: tuple[tuple[str, Any], ...]) -> SimulationResult:
     return run_named(
         **dict(items), timeline_steps=MAX_TIMELINE_STEPS, timeline_memory=True, max_steps=MAX_STEPS
@@ -603,7 +603,7 @@ def batch_tradeoff(**given: Any) -> ChartData:
                     "batch": batch,
                     "tpot_ms": _in("ms", step.time_s),
                     "tokens_per_s": batch / step.time_s,
-                    "bound": f"{step.bound}-bound",
+                    "bound": step.bound_label,
                     "fits": "fits" if batch <= fits_up_to else "does not fit",
                     "label": f"batch {batch}" if batch in TRADEOFF_LABELS else "",
                 }

@@ -297,7 +297,11 @@ def summary_text(result: SimulationResult, heading: str) -> str:
             f"compute {_figure(s['compute_utilisation'], '.1%')}, memory bandwidth "
             f"{_figure(s['bandwidth_utilisation'], '.1%')}, busy {_figure(s['busy_fraction'], '.1%')}",
         ),
-        ("decode batch", f"{s['mean_decode_batch']:.1f} on average over {s['decode_steps']:,} decode steps"),
+        (
+            "decode batch",
+            f"{s['mean_decode_batch']:.1f} requests per decode step (mean of {s['decode_steps']:,} steps); "
+            f"{_figure(s['time_averaged_decode_batch'], '.1f')} in the decode phase on average over time",
+        ),
         (
             "KV cache",
             f"peak {s['kv_peak_reserved_tokens']:,} of {s['kv_capacity_tokens']:,} tokens "

@@ -222,7 +222,7 @@ def _steps(
     window = cost.window
     waiting = inst.waiting
     steps = log.new_instance(inst.index)
-    starts, times, decode_tokens, prefill_tokens, used, stored, compute, memory = steps
+    starts, times, decode_tokens, prefill_tokens, used, stored, compute, memory, in_decode = steps
     mem = inst.memory
     while True:
         now = inst.now
@@ -258,6 +258,7 @@ def _steps(
                 "the simulation ran past max_steps without finishing; the workload is too large for "
                 "this setup, or raise max_steps"
             )
+        in_decode.append(len(inst.decoding))
         nd = len(inst.decoding) if plan.decode else 0
         if plan.decode:
             rows = nd + inst.pad_tokens

@@ -8,19 +8,20 @@ states (``prefill_stall(8000).stall_steps``). A whole workload served at one rat
 figure in the prose and the point on the chart beside it are one computation. Results are cached: the
 simulator is deterministic, and a page quoting ten figures of one run should run it once.
 
-Every experiment uses the course's default setup (an 8B model in BF16 on one H100 SXM at spec-sheet peaks,
-the cost model's simple level) unless told otherwise, and one shared workload,
+Every experiment uses the course's default setup (an 8B model in BF16 on one H100 SXM, the cost model's
+simple level, under the active model setting: :mod:`calculators.setting`; results are cached per setting)
+unless told otherwise, and one shared workload,
 :data:`calculators.simulator.named.COURSE_WORKLOAD`, so
 the latency lesson and the disaggregation lesson compare like with like.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from calculators.interconnect import get_interconnect, send_time_s
 from calculators.passes import Setup, make_setup, mixed_step
+from calculators.setting import cache_per_setting
 from calculators.simulator.engine import simulate
 from calculators.simulator.named import course_lengths, scheduler_named
 from calculators.simulator.results import SLO, SimulationResult
@@ -73,7 +74,7 @@ class Stall:
         return self.ttft_s / self.decode_step_s
 
 
-@functools.lru_cache(maxsize=64)
+@cache_per_setting(64)
 def prefill_stall(
     prompt: int = 8000,
     decoding: int = 16,
@@ -110,7 +111,7 @@ def prefill_stall(
     )
 
 
-@functools.lru_cache(maxsize=64)
+@cache_per_setting(64)
 def chunk_step_s(decoding: int, chunk: int, *, model: str = "dense-8b", gpu: str = "h100-sxm") -> float:
     """Seconds of one step that decodes ``decoding`` requests and prefills ``chunk`` fresh prompt tokens."""
     chunks = [(count("chunk", chunk), 0)] if chunk else []
@@ -121,7 +122,7 @@ def chunk_step_s(decoding: int, chunk: int, *, model: str = "dense-8b", gpu: str
 # ------------------------------------------------------------------------------------------- goodput
 
 
-@functools.lru_cache(maxsize=64)
+@cache_per_setting(64)
 def max_good_rate(
     scheduler: str = "chunked",
     *,
@@ -193,7 +194,7 @@ class Handoff:
         return self.time_s / self.decode_step_s
 
 
-@functools.lru_cache(maxsize=64)
+@cache_per_setting(64)
 def kv_handoff(
     prompt: int = 2000, link: str = "nvlink4", *, model: str = "dense-8b", gpu: str = "h100-sxm"
 ) -> Handoff:

@@ -14,12 +14,12 @@ disaggregation lessons (the nominal 8B model, chat-like log-normal lengths, 400 
 from __future__ import annotations
 
 import bisect
-import functools
 import inspect
 from dataclasses import dataclass
 from typing import Any
 
 from calculators.passes import make_setup
+from calculators.setting import active_setting, cache_per_setting
 from calculators.simulator.engine import DEFAULT_MAX_STEPS, simulate
 from calculators.simulator.kv_memory import MemoryConfig
 from calculators.simulator.results import SLO, SimulationResult
@@ -289,7 +289,7 @@ def preset_settings(preset: str, settings: dict[str, Any]) -> dict[str, Any]:
     return {**PRESETS[preset], **settings}
 
 
-@functools.lru_cache(maxsize=256)
+@cache_per_setting(256)
 def _served(items: tuple[tuple[str, Any], ...]) -> Served:
     settings = dict(items)
     rate = settings.get("rate", inspect.signature(run_named).parameters["rate"].default)
@@ -299,5 +299,10 @@ def _served(items: tuple[tuple[str, Any], ...]) -> Served:
 def served(preset: str = "reference", **settings: Any) -> Served:
     """The figures of :func:`run_named` for ``preset``'s keywords with ``settings`` over them; the same run
     is simulated once. ``served(preset="course", rate=20, scheduler="chunked")`` is the course workload at
-    20 requests/s on one GPU with chunked prefill."""
-    return _served(tuple(sorted(preset_settings(preset, settings).items())))
+    20 requests/s on one GPU with chunked prefill. Under a model setting (:mod:`calculators.setting`),
+    KV reads follow the setting unless ``kv_traffic`` is given, whatever the preset says."""
+    merged = preset_settings(preset, settings)
+    chosen = active_setting()
+    if chosen is not None and "kv_traffic" not in settings:
+        merged["kv_traffic"] = chosen.kv_traffic  # the setting fills what the lesson left unsaid
+    return _served(tuple(sorted(merged.items())))

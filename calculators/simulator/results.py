@@ -89,6 +89,7 @@ class StepLog:
         "kv_stored",
         "compute_s",
         "memory_s",
+        "in_decode",  # requests in the decode phase during the step, whether or not the step decodes
     )
 
     def __init__(self, timeline_steps: int, *, memory: bool = False) -> None:
@@ -120,6 +121,7 @@ class StepLog:
             array("l"),
             array("d"),
             array("d"),
+            array("l"),
         )
         self.columns[index] = cols
         self.by_instance[index] = []
@@ -325,14 +327,14 @@ class SimulationResult:
         duration = last_finish - first_arrival
         n = len(sequences)
         met = sum(1 for r in records if r["meets_slo"])
-        busy = compute = mem_time = used_area = stored_area = 0.0
+        busy = compute = mem_time = used_area = stored_area = in_decode_area = 0.0
         steps = decode_steps = decode_rows = 0
         series: list[dict[str, Any]] = []
         peak_used = 0
         busy_by_role: dict[str, list[float]] = {}
         role_end: dict[str, float] = {}
         for inst, role in zip(instances, roles, strict=True):
-            start, dt, dec, _pre, used, stored, comp, memt = log.columns[inst.index]
+            start, dt, dec, _pre, used, stored, comp, memt, in_decode = log.columns[inst.index]
             busy += math.fsum(dt)
             busy_by_role.setdefault(role, []).append(math.fsum(dt))
             if len(dt):
@@ -341,6 +343,7 @@ class SimulationResult:
             mem_time += math.fsum(memt)
             used_area += math.fsum(u * t for u, t in zip(used, dt, strict=True))
             stored_area += math.fsum(s * t for s, t in zip(stored, dt, strict=True))
+            in_decode_area += math.fsum(k * t for k, t in zip(in_decode, dt, strict=True))
             steps += len(dt)
             decode_steps += len(inst.decode_ends)
             decode_rows += sum(dec)
@@ -369,7 +372,12 @@ class SimulationResult:
             "preemptions": sum(inst.preemptions for inst in instances),
             "steps": steps,
             "decode_steps": decode_steps,
+            # Two averages of the batch, which differ: the requests a decode step carries, averaged over
+            # decode steps; and the requests in the decode phase (from the first token to the last, stalled
+            # behind a prefill step or not), averaged over the run's time and summed over instances: the L
+            # of Little's law, equal to the completion rate times the mean time in the decode phase.
             "mean_decode_batch": decode_rows / decode_steps if decode_steps else 0.0,
+            "time_averaged_decode_batch": in_decode_area / duration if duration > 0 else None,
             "busy_fraction": busy / gpu_seconds if gpu_seconds else None,
             # Per role (serve, or prefill and decode under disaggregation): the share of its GPUs' time each
             # pool spent working, from the first arrival to that pool's last step (a prefill pool is done

@@ -135,7 +135,9 @@ class Instance:
         """Whether ``seq`` can hold ``tokens`` tokens of cache and still leave the watermark free (with
         nothing else running, the watermark protects no one, so it is waived).
         """
-        need = self.memory.slots_for(tokens, seq.prompt, seq.output) - seq.slots
+        need = (
+            self.memory.slots_for(tokens, seq.prompt, seq.output) - seq.slots - self.incoming.get(seq.id, 0)
+        )
         left = self.memory.free - need
         return need <= 0 or left >= self.memory.watermark_slots or (left >= 0 and not self.running())
 
@@ -148,8 +150,10 @@ class Instance:
         """
         popped = self.waiting.popleft()
         assert popped is seq
-        if self.incoming:
-            self.incoming_slots -= self.incoming.pop(seq.id, 0)
+        if self.incoming and seq.id in self.incoming:  # its blocks were taken when its cache was sent
+            slots = self.incoming.pop(seq.id)
+            self.incoming_slots -= slots
+            seq.slots += slots
         self._reserve(seq, seq.target)
         if seq.first_scheduled_s is None:
             seq.first_scheduled_s = self.now
@@ -172,17 +176,20 @@ class Instance:
             self.held_tokens -= tokens
 
     def can_receive(self, seq: Sequence) -> bool:
-        """Whether this decode-pool instance has room for ``seq``'s cache besides the caches already on
-        their way to it (the watermark kept free, unless nothing runs or is coming)."""
-        left = (
-            self.memory.free - self.incoming_slots - self.memory.slots_for(seq.target, seq.prompt, seq.output)
-        )
+        """Whether this decode-pool instance has free blocks for ``seq``'s cache (the caches already on
+        their way hold theirs; the watermark is kept free, unless nothing runs or is coming)."""
+        left = self.memory.free - self.memory.slots_for(seq.target, seq.prompt, seq.output)
         busy = self.running() or self.incoming_slots
         return left >= self.memory.watermark_slots or (left >= 0 and not busy)
 
     def receive(self, seq: Sequence) -> None:
-        """Count ``seq``'s cache as coming here: the room it takes is promised until it is admitted."""
+        """Take blocks for ``seq``'s cache as it is sent: a cache that lands must have blocks to land in.
+
+        Promising the room without taking it let the running requests' growth use it first, and the caches
+        that then landed overflowed the pool (by up to 8% in issue 25's reproducer).
+        """
         slots = self.memory.slots_for(seq.target, seq.prompt, seq.output)
+        self.memory.free -= slots
         self.incoming[seq.id] = slots
         self.incoming_slots += slots
 

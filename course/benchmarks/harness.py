@@ -33,7 +33,8 @@ import yaml
 
 from course.lesson_format.lessons import load_course
 from course.lesson_format.site_config import read_site_config
-from course.numbers.extension import NUMBER_RE, evaluate_reference, parse_number
+from course.numbers.comparisons import is_comparison
+from course.numbers.extension import NUMBER_RE, comparison_text, evaluate_reference, parse_number
 
 ROOT = Path(__file__).resolve().parents[2]
 STRIPPED_FENCES = ("chart", "quiz", "widget", "lessons")
@@ -95,6 +96,8 @@ def strip_blocks(markdown: str) -> str:
     text = FENCE_BLOCK_RE.sub(lambda m: "" if m.group("name") in STRIPPED_FENCES else m.group(0), markdown)
 
     def plain_number(match: re.Match[str]) -> str:
+        if is_comparison(match.group("body")):
+            return comparison_text(match.group("body"))  # the claim's words, as the page shows them
         try:
             return evaluate_reference(parse_number(match.group("body"))).text
         except ValueError:

@@ -20,6 +20,7 @@ from typing import Any
 
 from calculators.charts import ChartData, chart_data
 from calculators.charts.render import default_cache_dir, write_atomically
+from calculators.setting import setting_key, site_setting, using
 from course.folder_digest import fingerprint_folder
 from course.numbers.value_cache import calculators_fingerprint
 
@@ -58,7 +59,8 @@ def decoded(text: str) -> ChartData:
 
 
 def _key(name: str, params: dict[str, Any]) -> str:
-    canonical = json.dumps({"chart": name, "params": params}, sort_keys=True, default=repr)
+    keyed = {"chart": name, "params": params, "setting": setting_key(site_setting())}
+    canonical = json.dumps(keyed, sort_keys=True, default=repr)
     return hashlib.sha256(canonical.encode()).hexdigest()[:24]
 
 
@@ -81,7 +83,8 @@ def stored_chart_data(name: str, params: dict[str, Any], cache_dir: Path | None 
         return decoded(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not stored yet, or unreadable: compute it
-    data = chart_data(name, **params)
+    with using(site_setting()):  # the course's model setting, like every figure of the prose
+        data = chart_data(name, **params)
     # Another build may be reading it; a full disk, or a build of other calculators that removed the folder,
     # leaves it computed and not stored.
     with contextlib.suppress(OSError):

@@ -136,7 +136,7 @@ def display_html(tex: str, tag: str) -> str:
     inside reads as maths.
     """
     mathml = to_mathml(tex, display=True)
-    words = TEXT_COMMAND_RE.sub(r"\1", " ".join(tex.split()))  # \text{head size} reads "head size"
+    words = " ".join(TEXT_COMMAND_RE.sub(r"\1", tex).split())  # \text{ FLOPs} reads "FLOPs"
     name = escape(f"Formula: {words}", quote=True)
     attributes = f'class="rp-math rp-math--display" tabindex="0" role="group" aria-label="{name}"'
     return f"<{tag} {attributes}>{untrusted(mathml)}</{tag}>"

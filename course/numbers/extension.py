@@ -21,7 +21,7 @@ import math
 import re
 import xml.etree.ElementTree as etree
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from markdown import Extension, Markdown
@@ -30,8 +30,18 @@ from markdown.preprocessors import Preprocessor
 from markdown.util import ETX, STX, AtomicString
 
 from calculators.expressions import ExpressionError
+from calculators.setting import SPEC_PEAK
 from calculators.units import UNITS, format_value
 from course.lesson_format.problems import Problem
+from course.numbers.comparisons import (
+    EXAMPLE_COMPARISON,
+    FIX_COMPARISON,
+    ComparisonSyntaxError,
+    evaluate_comparison,
+    is_comparison,
+    parse_comparison,
+)
+from course.numbers.departures import unnamed_departure
 from course.numbers.value_cache import computed_number
 from course.sanitising.trusted import store_trusted
 
@@ -54,6 +64,7 @@ FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 CODE_SPAN_RE = re.compile(r"(`+)(?:.+?)\1")
 # A "|" escaped for a table cell, as Python-Markdown's escape pattern leaves it: STX, ord("|"), ETX.
 ESCAPED_PIPE_RE = re.compile(re.escape(STX) + str(ord("|")) + re.escape(ETX) + r"|\\\|")
+BOUND_OPTION = "bound"
 EXAMPLE_INSERT = "{{ Scenario().decode().time_s | ms | .1f }}"
 EXAMPLE_CLAIM = '{{ "about 5 ms" == Scenario().decode().time_s | ms | within 10% }}'
 
@@ -95,6 +106,7 @@ class NumberReference:
     digits: int | None = None
     quoted: str | None = None
     tolerance: Tolerance | None = None
+    bound: bool = False  # print the spec-peak bound beside the figure: "6.5 ms (bound 4.78 ms)"
 
     @property
     def is_claim(self) -> bool:
@@ -110,6 +122,7 @@ class Evaluated:
     text: str
     problem: str | None = None
     fix: str | None = None
+    bound_value: float | None = None  # at spec peaks, for ``| bound``
 
 
 def parse_number(source: str) -> NumberReference:
@@ -124,6 +137,15 @@ def parse_number(source: str) -> NumberReference:
             f'a quoted claim is written `"text" == EXPRESSION | UNIT | within N%`, e.g. {EXAMPLE_CLAIM}'
         )
     parts = [part.strip() for part in body.split("|")]
+    bound = len(parts) > 2 and parts[-1] == BOUND_OPTION
+    if bound:
+        parts = parts[:-1]
+    reference = _parse_parts(source, quoted, parts)
+    return replace(reference, bound=True) if bound else reference
+
+
+def _parse_parts(source: str, quoted: str | None, parts: list[str]) -> NumberReference:
+    """:func:`parse_number` once the claim's text and the ``| bound`` option are taken off."""
     if len(parts) < 2 or not parts[0] or not parts[1]:
         example = EXAMPLE_CLAIM if quoted is not None else EXAMPLE_INSERT
         raise NumberSyntaxError(
@@ -184,6 +206,24 @@ _compute = computed_number  # kept in memory and on disk: course.numbers.value_c
 
 
 def evaluate_reference(reference: NumberReference) -> Evaluated:
+    """Compute a reference under the course's setting and, for a claim, check the stated figure against it;
+    with ``| bound``, the same expression at spec peaks is printed beside it ("6.5 ms (bound 4.78 ms)")."""
+    result = _evaluate_figure(reference)
+    if not reference.bound or result.problem:
+        return result
+    try:
+        bound = _compute(reference.expression, SPEC_PEAK)
+    except ExpressionError as error:
+        return replace(result, problem=f"its bound at spec peaks: {error}", fix=error.fix)
+    shown = format_value(bound, reference.unit, digits=reference.digits, decimals=reference.decimals)
+    if result.value is not None and shown == format_value(
+        result.value, reference.unit, digits=reference.digits, decimals=reference.decimals
+    ):
+        return replace(result, bound_value=bound)  # the figure is its own bound (a spec-peak setting)
+    return replace(result, text=f"{result.text} (bound {shown})", bound_value=bound)
+
+
+def _evaluate_figure(reference: NumberReference) -> Evaluated:
     """Compute a reference and, for a claim, check the stated figure against it."""
     try:
         value = _compute(reference.expression)
@@ -306,8 +346,17 @@ def protect_pipes_in_table_rows(markdown: str) -> str:
 def find_problems(markdown: str, path: str) -> list[Problem]:
     """Every number of a page that is malformed, cannot be computed, or is a claim beyond its tolerance."""
     problems: list[Problem] = []
+    lines = markdown.split("\n")
     for line, source in find_numbers(markdown):
         label = f"number {{{{{source}}}}}"
+        departure = unnamed_departure(source, lines[line - 1])
+        if departure is not None:
+            problems.append(Problem(path, label, departure[0], departure[1], line))
+        if is_comparison(source):
+            problem = comparison_problem(source)
+            if problem is not None:
+                problems.append(Problem(path, problem[0], problem[1], problem[2], line))
+            continue
         try:
             reference = parse_number(source)
         except NumberSyntaxError as error:
@@ -332,6 +381,14 @@ def fill_figures(text: str) -> tuple[str, list[tuple[str, str, str]]]:
 
     def figure(match: re.Match[str]) -> str:
         source = match.group("body")
+        departure = unnamed_departure(source, text)
+        if departure is not None:
+            problems.append((source, *departure))
+        if is_comparison(source):
+            problem = comparison_problem(source)
+            if problem is not None:
+                problems.append((source, problem[1], problem[2]))
+            return comparison_text(source)
         try:
             reference = parse_number(source)
         except NumberSyntaxError as error:
@@ -349,6 +406,8 @@ def fill_figures(text: str) -> tuple[str, list[tuple[str, str, str]]]:
 def render_html(source: str) -> etree.Element:
     """The ``<span>`` a page shows for one ``{{ ... }}``; it carries the value for tests and tooltips."""
     span = etree.Element("span")
+    if is_comparison(source):
+        return comparison_html(source)
     try:
         reference = parse_number(source)
     except NumberSyntaxError as error:
@@ -382,6 +441,46 @@ def render_html(source: str) -> etree.Element:
     if result.problem:
         span.set("title", result.problem)
     span.text = AtomicString(result.text)
+    return span
+
+
+def comparison_problem(source: str) -> tuple[str, str, str] | None:
+    """``(field, problem, fix)`` for a comparative claim that is malformed, fails to compute, or does not hold
+    in every mode (:mod:`course.numbers.comparisons`); None when it holds."""
+    try:
+        comparison = parse_comparison(source)
+    except ComparisonSyntaxError as error:
+        return f"number {{{{{source}}}}}", str(error), EXAMPLE_COMPARISON
+    field = f'claim "{comparison.text}"'
+    try:
+        _, problem = evaluate_comparison(comparison)
+    except ExpressionError as error:
+        return field, str(error), error.fix
+    return (field, problem, FIX_COMPARISON) if problem else None
+
+
+def comparison_text(source: str) -> str:
+    """What the page shows for a comparative claim: its quoted text (the source, if it does not parse)."""
+    try:
+        return parse_comparison(source).text
+    except ComparisonSyntaxError:
+        return f"{{{{{source}}}}}"
+
+
+def comparison_html(source: str) -> etree.Element:
+    """The ``<span>`` of a comparative claim: its text, with each mode's two sides in the tooltip."""
+    span = etree.Element("span")
+    span.text = AtomicString(comparison_text(source))
+    problem = comparison_problem(source)
+    # Not an rp-number: it has no single value; tests/test_site_build.py checks it in both modes.
+    span.set("class", "rp-comparison" + (" rp-number--error" if problem else ""))
+    if problem is not None:
+        span.set("title", problem[1])
+        return span
+    comparison = parse_comparison(source)
+    rows, _ = evaluate_comparison(comparison)
+    span.set("data-expr", comparison.source)
+    span.set("title", "Checked in both modes: " + "; ".join(str(row) for row in rows))
     return span
 
 

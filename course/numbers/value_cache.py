@@ -1,6 +1,7 @@
 """Computed figures kept on disk between builds, for as long as the calculators' sources stay the same.
 
-A figure of a lesson is a calculator expression; its value depends on that expression and on the calculators
+A figure of a lesson is a calculator expression; its value depends on that expression, the model setting it is
+computed under (:mod:`calculators.setting`, part of the key) and on the calculators
 alone (:func:`calculators.expressions.evaluate_number` takes nothing else). Some are whole simulator
 experiments (a rate sweep runs dozens of simulations), and without a cache every build, every ``check`` and
 every fresh ``serve`` ran them all again: most of a warm build. So values are stored in one JSON file per
@@ -24,6 +25,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from calculators.expressions import evaluate_number
+from calculators.setting import ModelSetting, setting_key, site_setting, using
 from course.folder_digest import folder_digest
 
 CACHE_ENV = "RIDGEPOINT_NUMBER_CACHE"
@@ -95,18 +97,34 @@ def calculators_fingerprint() -> str:
     return _FINGERPRINT[0]
 
 
-@lru_cache(maxsize=1024)
-def computed_number(expression: str) -> float:
-    """The value of a calculator expression a lesson quotes (a figure, a quiz's answer).
+SITE = "site"  # computed_number's default: the site's setting as it is when called
+
+
+def computed_number(expression: str, setting: ModelSetting | str | None = SITE) -> float:
+    """The value of ``expression`` under ``setting`` (by default :func:`calculators.setting.site_setting`);
+    see :func:`_computed_number`."""
+    chosen = site_setting() if isinstance(setting, str) else setting
+    return _computed_number(expression, chosen)
+
+
+@lru_cache(maxsize=2048)
+def _computed_number(expression: str, setting: ModelSetting | None) -> float:
+    """The value of a calculator expression a lesson quotes (a figure, a quiz's answer), computed under
+    ``setting`` (the site's, :data:`calculators.setting.SITE_SETTING`, unless a claim asks for another mode).
 
     Kept in memory for the build (and, under ``serve``, until the calculators change) and on disk between
-    builds. Raises :class:`~calculators.expressions.ExpressionError` like
-    :func:`~calculators.expressions.evaluate_number`.
+    builds, per setting: a claim checked in both modes computes each mode once. Raises
+    :class:`~calculators.expressions.ExpressionError` like :func:`~calculators.expressions.evaluate_number`.
     """
     cache = value_cache()
-    stored = cache.get(expression)
+    key = f"{setting_key(setting)} {expression}"
+    stored = cache.get(key)
     if stored is not None:
         return stored
-    value = evaluate_number(expression)
-    cache.put(expression, value)
+    with using(setting):
+        value = evaluate_number(expression)
+    cache.put(key, value)
     return value
+
+
+computed_number.cache_clear = _computed_number.cache_clear  # type: ignore[attr-defined]  # a new build

@@ -24,6 +24,7 @@ from markdown.preprocessors import Preprocessor
 from calculators.browser import kv_cache, prefill_decode, roofline_explorer, serving_simulator
 from calculators.browser.inputs import describe_range
 from calculators.charts.render import render_chart_data
+from calculators.setting import site_setting, using
 from course.charts.markup import figure_html
 from course.charts.stored_data import stored_chart_data
 from course.lesson_format.problems import Problem
@@ -343,7 +344,8 @@ def render_widget(
     widget's name unless the page has two of a kind (see :func:`instance_keys`).
     """
     try:
-        result = COMPUTE[name](defaults)
+        with using(site_setting()):  # drawn as the browser computes it (calculators.browser.protocol)
+            result = COMPUTE[name](defaults)
     except ValueError as error:
         raise WidgetError(
             f"widget {name!r}: its defaults are rejected by the calculators: {error}",
@@ -421,7 +423,8 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
             continue
         try:
             name, defaults = parse_block(body)
-            COMPUTE[name](defaults)
+            with using(site_setting()):
+                COMPUTE[name](defaults)
         except WidgetError as error:
             problems.append(Problem(path, error.field, str(error), error.fix, start + 1))
         except ValueError as error:

@@ -1,0 +1,331 @@
+"""Speculative decoding: a cheap drafter proposes k tokens, the target model checks them all in one pass.
+
+Why it pays: a decode step at a small batch is memory-bound, so the target reads its weights once whether it
+processes one token per sequence or k + 1. Verifying k proposed tokens costs about one decode step, and with
+per-token acceptance rate a the step yields (1 - a^(k+1)) / (1 - a) tokens on average when each proposal is
+accepted independently [@speculative-decoding]. Why it stops paying: as the batch grows the verification
+pass, batch x (k + 1) tokens, crosses the ridge point and becomes compute-bound, and then every rejected
+token costs FLOPs the plain decode step never spends; the speed-up shrinks and turns into a slow-down.
+
+Three drafters, each costed with the same pass model (:mod:`calculators.passes`) as the target:
+
+``model``  a second, smaller model on the same GPUs: k of its own decode steps at the batch (kernels only:
+           the engine's per-step overhead is paid once per speculative step).
+``heads``  draft heads (Medusa/EAGLE-style): each of k draft steps costs ``draft_layers`` of the target's
+           layers (EAGLE's drafter is one decoder layer: 1.0), taken as that share of a target decode step.
+``ngram``  n-gram (prompt) lookup: no GPU work to propose.
+
+The verifier is one :func:`calculators.passes.mixed_step` of batch x (k + 1) tokens on the cached contexts
+(as a chunk per sequence or as k + 1 decode tokens each, whichever is faster), so attention and the
+compute/memory balance are those of the rest of the course, in both modes (the spec-peak bound and the
+calibrated estimate).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from calculators.models import Model, get_model
+from calculators.passes import PassResult, Setup, decode_step, mixed_step
+from calculators.validation import bounded_number, choice, count
+
+__all__ = [
+    "DRAFTERS",
+    "MAX_PROPOSED",
+    "SpeculativeResult",
+    "acceptance_for_tokens",
+    "best_proposed",
+    "break_even_batch",
+    "expected_tokens_per_step",
+    "speculative_decoding",
+]
+
+DRAFTERS = ("model", "heads", "ngram")
+MAX_PROPOSED = 64  # no engine proposes more per step; it bounds every search below
+MAX_SEARCH_BATCH = 1 << 20  # break_even_batch looks no further than about a million sequences
+
+
+def _acceptance(value: object) -> float:
+    """The per-token acceptance rate, checked: a number in [0, 1)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ValueError(
+            f"acceptance must be a number in [0, 1) (the chance each proposed token is accepted), "
+            f"got {value!r}"
+        )
+    if not 0 <= value < 1:
+        raise ValueError(
+            f"acceptance must be in [0, 1) (the chance each proposed token is accepted), got {value!r}; "
+            "1 would mean the drafter is never wrong: use a value below 1 such as 0.8"
+        )
+    return float(value)
+
+
+def expected_tokens_per_step(acceptance: float, proposed: int) -> float:
+    """Tokens one verification step yields on average: (1 - a^(k+1)) / (1 - a) for independent acceptance.
+
+    The accepted prefix of the k proposals plus the one token the target adds itself (the correction at the
+    first rejection, or a bonus token when all k pass): 1 + a + a^2 + ... + a^k.
+    """
+    a = _acceptance(acceptance)
+    k = count("proposed", proposed, maximum=MAX_PROPOSED)
+    return (1.0 - a ** (k + 1)) / (1.0 - a)
+
+
+def acceptance_for_tokens(tokens_per_step: float, proposed: int) -> float:
+    """The per-token acceptance rate a at which k proposals yield ``tokens_per_step`` on average.
+
+    Papers and benchmarks often report the mean accepted length (tokens per verification step, tau) rather
+    than a; this inverts (1 - a^(k+1)) / (1 - a) = tau, which rises with a, by bisection.
+    """
+    k = count("proposed", proposed, maximum=MAX_PROPOSED)
+    tau = bounded_number("tokens_per_step", tokens_per_step, float(k + 1), 1.0)
+    if tau >= k + 1:
+        raise ValueError(
+            f"tokens_per_step must be below proposed + 1 = {k + 1} (every proposal accepted), got "
+            f"{tokens_per_step!r}; use a larger proposed"
+        )
+    low, high = 0.0, 1.0
+    for _ in range(200):
+        middle = (low + high) / 2
+        if (1.0 - middle ** (k + 1)) / (1.0 - middle) < tau:
+            low = middle
+        else:
+            high = middle
+        if high - low < 1e-15:
+            break
+    return low
+
+
+@dataclass(frozen=True)
+class SpeculativeResult:
+    """One speculative decoding step against a plain decode step of the same batch and context."""
+
+    drafter: str  # "model", "heads" or "ngram"
+    acceptance: float  # per-token acceptance rate a
+    proposed: int  # tokens proposed per step, k
+    batch: int
+    context_tokens: int
+    expected_tokens_per_step: float  # (1 - a^(k+1)) / (1 - a)
+    draft_time_s: float  # the drafter's k steps (0 for n-gram lookup)
+    verify: PassResult  # the target's pass over batch x (k + 1) tokens
+    plain: PassResult  # the target's plain decode step at the same batch
+    draft_bound_time_s: float  # the drafter's time at spec peaks
+    verify_bound_time_s: float  # the verifier's time at spec peaks (its faster form there)
+    warnings: tuple[str, ...]
+    mode: str  # the setup's mode: "peak" (a bound) or "calibrated" (an estimate)
+
+    @property
+    def step_time_s(self) -> float:
+        """Seconds of one speculative step: the drafter's k steps, then the verification pass."""
+        return self.draft_time_s + self.verify.time_s
+
+    @property
+    def time_per_token_s(self) -> float:
+        """Seconds per output token of each sequence with speculation."""
+        return self.step_time_s / self.expected_tokens_per_step
+
+    @property
+    def plain_time_per_token_s(self) -> float:
+        """Seconds per output token of plain decoding: one decode step."""
+        return self.plain.time_s
+
+    @property
+    def speedup(self) -> float:
+        """Plain time per token over speculative time per token (below 1: a slow-down)."""
+        return self.plain.time_s * self.expected_tokens_per_step / self.step_time_s
+
+    @property
+    def bound_speedup(self) -> float:
+        """The same ratio with every pass at spec peaks (equal to ``speedup`` in peak mode)."""
+        step = self.draft_bound_time_s + self.verify_bound_time_s
+        return self.plain.bound_time_s * self.expected_tokens_per_step / step
+
+    def as_dict(self) -> dict[str, object]:
+        """Flat record with unit-suffixed keys, for JSON output and the browser."""
+        return {
+            "drafter": self.drafter,
+            "acceptance": self.acceptance,
+            "proposed": self.proposed,
+            "batch": self.batch,
+            "context_tokens": self.context_tokens,
+            "expected_tokens_per_step": self.expected_tokens_per_step,
+            "draft_time_s": self.draft_time_s,
+            "verify_time_s": self.verify.time_s,
+            "verify_bound": self.verify.bound,
+            "plain_step_time_s": self.plain.time_s,
+            "plain_step_bound": self.plain.bound,
+            "step_time_s": self.step_time_s,
+            "time_per_token_s": self.time_per_token_s,
+            "plain_time_per_token_s": self.plain_time_per_token_s,
+            "speedup": self.speedup,
+            "bound_speedup": self.bound_speedup,
+            "mode": self.mode,
+            "warnings": list(self.warnings),
+        }
+
+
+def _draft_setup(setup: Setup, draft_model: str | Model) -> Setup:
+    """The draft model on the target's GPUs, formats, level and mode (its memory is not checked)."""
+    model = get_model(draft_model)
+    if setup.level == "refined" and not model.shapes_known:
+        raise ValueError(
+            f"draft_model {model.name!r} is given only by its size; level 'refined' needs a model preset"
+        )
+    expert_parallel = setup.expert_parallel and model.moe is not None
+    return replace(setup, model=model, pipeline_stages=1, expert_parallel=expert_parallel, ignore_memory=True)
+
+
+def _checked(
+    setup: Setup, drafter: str, draft_model: str | Model | None, draft_layers: float
+) -> tuple[Setup | None, float]:
+    if not isinstance(setup, Setup):
+        raise ValueError(f"setup must be a Setup (see make_setup), got {setup!r}")
+    choice("drafter", drafter, DRAFTERS)
+    draft: Setup | None = None
+    if drafter == "model":
+        if draft_model is None:
+            raise ValueError(
+                "drafter 'model' needs draft_model, a smaller model preset (e.g. 'llama-3.1-8b'); "
+                "or use drafter 'heads' or 'ngram'"
+            )
+        draft = _draft_setup(setup, draft_model)
+    elif draft_model is not None:
+        raise ValueError(f"draft_model is only for drafter 'model'; drafter {drafter!r} takes none")
+    layers = bounded_number("draft_layers", draft_layers, float(setup.model.layers), 1e-3)
+    return draft, layers
+
+
+def speculative_decoding(
+    setup: Setup,
+    *,
+    acceptance: float,
+    proposed: int,
+    batch: int = 1,
+    context_tokens: int = 1,
+    drafter: str = "heads",
+    draft_model: str | Model | None = None,
+    draft_layers: float = 1.0,
+) -> SpeculativeResult:
+    """One speculative step of ``batch`` sequences at ``context_tokens`` tokens, against plain decoding.
+
+    ``acceptance`` is the per-token acceptance rate a (0 <= a < 1), ``proposed`` the tokens k proposed per
+    step. ``drafter`` is "model" (with ``draft_model``, a preset name or :class:`Model`), "heads" (each draft
+    step costs ``draft_layers`` target layers) or "ngram" (free). Times follow ``setup.mode``; the spec-peak
+    figure is always beside them (``bound_speedup``).
+    """
+    draft, layers = _checked(setup, drafter, draft_model, draft_layers)
+    tokens = expected_tokens_per_step(acceptance, proposed)
+    k = count("proposed", proposed, maximum=MAX_PROPOSED)
+    batch = count("batch", batch)
+    context = count("context_tokens", context_tokens)
+    plain = decode_step(setup, batch=batch, context_tokens=context)
+    # The verifier: per sequence, the last accepted token and the k proposals on top of the cached context.
+    # The pass model has two forms for it, and each over-counts something a verification kernel does not:
+    # a chunk of k + 1 tokens reads the cache once but takes prefill attention (MLA re-expands the whole
+    # cached latent; one logits row per chunk), k + 1 decode tokens take the decode kernels but read the
+    # cache k + 1 times. An engine runs whichever kernel suits, so the faster form is taken.
+    as_chunk = mixed_step(setup, prefill_chunks=[(k + 1, context - 1)] * batch)
+    # (The decode form would count each sequence's cache k + 1 times against memory: the chunk form checks.)
+    unchecked = replace(setup, ignore_memory=True)
+    as_decode = mixed_step(unchecked, decode_contexts=[context + i for i in range(k + 1)] * batch)
+    verify = min(as_chunk, as_decode, key=lambda p: p.time_s)
+    verify_bound = min(as_chunk.bound_time_s, as_decode.bound_time_s)
+    warnings = list(dict.fromkeys([*plain.warnings, *as_chunk.warnings]))
+    if draft is not None:
+        # The drafter runs inside the target's engine step: its kernels are timed, but the per-step
+        # overhead (scheduling, sampling; the calibrated mode's engine overhead) is paid once per
+        # speculative step, by the verifier, not once per draft token.
+        steps = [decode_step(draft, batch=batch, context_tokens=context + i) for i in range(k)]
+        draft_time = sum(s.time_s - s.overhead_s for s in steps)
+        draft_bound = sum(s.bound_time_s - draft.step_overhead_s for s in steps)
+        if draft.model.params >= setup.model.params:
+            warnings.append(
+                f"the draft model {draft.model.name} is not smaller than the target {setup.model.name}"
+            )
+        warnings.append(
+            "the draft model's weights and KV cache are not taken from the target's memory budget"
+        )
+    elif drafter == "heads":
+        if not setup.model.shapes_known:
+            warnings.append(
+                f"{setup.model.name} is given by its size only: the heads' cost is a share of "
+                f"{setup.model.layers} layers, a placeholder count"
+            )
+        share = k * layers / setup.model.layers
+        draft_time, draft_bound = share * plain.time_s, share * plain.bound_time_s
+    else:
+        draft_time = draft_bound = 0.0
+    return SpeculativeResult(
+        drafter, float(acceptance), k, batch, context, tokens, draft_time, verify, plain, draft_bound,
+        verify_bound, tuple(warnings), setup.mode,
+    )  # fmt: skip
+
+
+def best_proposed(
+    setup: Setup,
+    *,
+    acceptance: float,
+    batch: int = 1,
+    context_tokens: int = 1,
+    drafter: str = "heads",
+    draft_model: str | Model | None = None,
+    draft_layers: float = 1.0,
+    max_proposed: int = 16,
+) -> SpeculativeResult:
+    """The k in 1..``max_proposed`` with the highest speed-up at this acceptance rate and batch.
+
+    More proposals add tokens with diminishing returns (a^k) while the drafter's cost grows with k and the
+    verifier's once it is compute-bound, so the best k falls as acceptance falls and as the batch grows.
+    """
+    most = count("max_proposed", max_proposed, maximum=MAX_PROPOSED)
+
+    def at(k: int) -> SpeculativeResult:
+        return speculative_decoding(
+            setup, acceptance=acceptance, proposed=k, batch=batch, context_tokens=context_tokens,
+            drafter=drafter, draft_model=draft_model, draft_layers=draft_layers,
+        )  # fmt: skip
+
+    results = [at(k) for k in range(1, most + 1)]
+    return max(results, key=lambda r: r.speedup)
+
+
+def break_even_batch(
+    setup: Setup,
+    *,
+    acceptance: float,
+    proposed: int,
+    context_tokens: int = 1,
+    drafter: str = "heads",
+    draft_model: str | Model | None = None,
+    draft_layers: float = 1.0,
+) -> int | None:
+    """The smallest batch at which speculation is slower than plain decoding (speed-up below 1).
+
+    Memory is not checked here (the batch may not fit: compare with the setup's ``max_sequences``); None when
+    speculation still pays at about a million sequences, or already at batch 1 returns 1. The speed-up
+    falls as the batch grows, so the batch is found by doubling and then bisection.
+    """
+    loose = replace(setup, ignore_memory=True)
+
+    def slower(batch: int) -> bool:
+        result = speculative_decoding(
+            loose, acceptance=acceptance, proposed=proposed, batch=batch, context_tokens=context_tokens,
+            drafter=drafter, draft_model=draft_model, draft_layers=draft_layers,
+        )  # fmt: skip
+        return result.speedup < 1.0
+
+    if slower(1):
+        return 1
+    low, high = 1, 2
+    while not slower(high):
+        if high >= MAX_SEARCH_BATCH:
+            return None
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        if slower(middle):
+            high = middle
+        else:
+            low = middle
+    return high

@@ -1,0 +1,271 @@
+"""Speculative decoding (calculators.speculative): hand-worked values, monotonicity, inputs, published
+figures.
+
+The hand-worked cases use the simple level at spec peaks, where a pass is one weights operator timed by
+max(2 N T / peak, N x bytes / bandwidth), so every figure below can be redone with a pencil.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from calculators import custom_dense_model, make_setup, mixed_step
+from calculators.speculative import (
+    acceptance_for_tokens,
+    best_proposed,
+    break_even_batch,
+    expected_tokens_per_step,
+    speculative_decoding,
+)
+
+LESSON = make_setup("dense-8b", "h100-sxm")  # 32 layers; ridge 989.4 / 3.35 = 295.3 FLOP/byte
+
+
+# --- expected tokens per verification step ----------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("a", "k", "expected"),
+    [
+        (0.8, 4, 3.3616),  # (1 - 0.8^5) / 0.2 = (1 - 0.32768) / 0.2 = 3.3616
+        (0.5, 1, 1.5),  # 1 + 0.5
+        (0.5, 3, 1.875),  # 1 + 0.5 + 0.25 + 0.125
+        (0.0, 7, 1.0),  # every proposal rejected: the target's own token only
+        (0.9, 10, 6.8618940391),  # (1 - 0.9^11) / 0.1 = (1 - 0.31381059609) / 0.1
+    ],
+)
+def test_expected_tokens_per_step_by_hand(a: float, k: int, expected: float) -> None:
+    assert expected_tokens_per_step(a, k) == pytest.approx(expected, rel=1e-9)
+
+
+def test_expected_tokens_grow_with_k_towards_one_over_one_minus_a() -> None:
+    values = [expected_tokens_per_step(0.8, k) for k in range(1, 40)]
+    assert values == sorted(values)
+    assert values[-1] < 1 / (1 - 0.8) == pytest.approx(5.0)
+    assert values[-1] == pytest.approx(5.0, rel=1e-3)
+
+
+# --- the step's cost, by hand ---------------------------------------------------------------------------
+def test_ngram_at_batch_one_speeds_up_by_the_expected_tokens() -> None:
+    # Batch 1, k + 1 = 5 tokens: intensity 5 FLOP/byte, far below the ridge (295), so verification costs
+    # exactly one decode step (the weights read once) and n-gram drafting costs nothing: speed-up = 3.3616.
+    result = speculative_decoding(LESSON, acceptance=0.8, proposed=4, drafter="ngram")
+    assert result.verify.time_s == pytest.approx(result.plain.time_s, rel=1e-12)
+    assert result.draft_time_s == 0.0
+    assert result.speedup == pytest.approx(3.3616, rel=1e-9)
+
+
+def test_draft_heads_cost_a_share_of_the_target_layers() -> None:
+    # Each of the k = 4 draft steps costs one of the 32 target layers: 4 / 32 = 0.125 of a decode step.
+    # Speed-up = 3.3616 / (1 + 0.125) = 2.98809.
+    result = speculative_decoding(LESSON, acceptance=0.8, proposed=4, drafter="heads", draft_layers=1.0)
+    assert result.draft_time_s == pytest.approx(0.125 * result.plain.time_s, rel=1e-12)
+    assert result.speedup == pytest.approx(3.3616 / 1.125, rel=1e-9)
+
+
+def test_draft_model_matches_leviathans_improvement_factor() -> None:
+    # A 7B draft for a 70B target (FP8, H200): every decode step is memory-bound and reads N x 1 byte, so the
+    # draft step costs c = 7 / 70 = 0.1 of the target's. Leviathan et al. (2023), section 3.3: improvement
+    # (1 - a^(k+1)) / ((1 - a)(k c + 1)) = 3.3616 / (4 x 0.1 + 1) = 3.3616 / 1.4 = 2.40114.
+    target = make_setup(custom_dense_model(params_billion=70), "h200", precision="fp8")
+    result = speculative_decoding(
+        target, acceptance=0.8, proposed=4, drafter="model", draft_model=custom_dense_model(params_billion=7)
+    )
+    assert result.draft_time_s == pytest.approx(4 * 0.1 * result.plain.time_s, rel=1e-9)
+    assert result.speedup == pytest.approx(3.3616 / 1.4, rel=1e-9)
+
+
+def test_break_even_batch_by_hand() -> None:
+    # n-gram, a = 0.8, k = 4. Plain decode stays memory-bound up to batch 295 (the ridge); the verifier's
+    # 5 B tokens turn compute-bound past B = 295.3 / 5 = 59. Then speed-up = 3.3616 x (2N / bw) /
+    # (2N x 5B / peak) = 3.3616 x 295.34 / (5 B), below 1 once B > 295.34 x 3.3616 / 5 = 198.57: B = 199.
+    ridge = LESSON.ridge_point_flop_per_byte
+    assert ridge == pytest.approx(295.34, abs=0.01)
+    assert break_even_batch(LESSON, acceptance=0.8, proposed=4, drafter="ngram") == 199
+    at_199 = speculative_decoding(LESSON, acceptance=0.8, proposed=4, batch=199, drafter="ngram")
+    at_198 = speculative_decoding(LESSON, acceptance=0.8, proposed=4, batch=198, drafter="ngram")
+    assert at_199.speedup < 1 <= at_198.speedup
+    assert at_199.verify.bound == "compute"
+
+
+def test_best_k_falls_as_the_batch_grows() -> None:
+    # At batch 1 the verifier is free up to k + 1 = 295 tokens, so only the heads' k / 32 share limits k;
+    # at batch 64 every extra proposal also costs verifier compute.
+    at_one = best_proposed(LESSON, acceptance=0.8, batch=1)
+    at_64 = best_proposed(LESSON, acceptance=0.8, batch=64)
+    assert at_64.proposed < at_one.proposed
+    for k in range(1, 17):
+        other = speculative_decoding(LESSON, acceptance=0.8, proposed=k, batch=1)
+        assert other.speedup <= at_one.speedup
+
+
+# --- monotonicity -----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("level", ["simple", "refined"])
+@pytest.mark.parametrize("drafter", ["heads", "ngram"])
+def test_speedup_falls_as_the_batch_grows_and_ends_below_one(level: str, drafter: str) -> None:
+    # At spec peaks with a short context the weights dominate: once batch x (k + 1) passes the ridge, the
+    # verifier pays for every rejected token in FLOPs and the speed-up tends to E / (k + 1) = 2.77 / 5 < 1.
+    # (A long context at a huge batch keeps both passes memory-bound on KV reads, which the verifier
+    # shares among its k + 1 tokens: then the speed-up levels off above 1.)
+    setup = make_setup("llama-3.1-8b", "h100-sxm", level=level, ignore_memory=True, kv_traffic=True)
+    batches = [1, 4, 16, 64, 256, 1024, 4096]
+    speedups = [
+        speculative_decoding(
+            setup, acceptance=0.7, proposed=4, batch=b, context_tokens=128, drafter=drafter
+        ).speedup
+        for b in batches
+    ]
+    assert speedups == sorted(speedups, reverse=True)
+    assert speedups[0] > 2 > 1 > speedups[-1]
+
+
+def test_speedup_rises_with_acceptance() -> None:
+    values = [
+        speculative_decoding(LESSON, acceptance=a, proposed=4, batch=8).speedup for a in (0.0, 0.3, 0.6, 0.9)
+    ]
+    assert values == sorted(values)
+    assert values[0] < 1  # nothing accepted: the drafter's work is pure loss
+
+
+def test_both_modes_through_the_setup() -> None:
+    peak = make_setup("llama-3.1-8b", "h100-sxm", level="refined")
+    calibrated = make_setup("llama-3.1-8b", "h100-sxm", level="refined", mode="calibrated")
+    a = speculative_decoding(peak, acceptance=0.8, proposed=4, context_tokens=1000)
+    b = speculative_decoding(calibrated, acceptance=0.8, proposed=4, context_tokens=1000)
+    assert a.speedup == a.bound_speedup
+    assert b.bound_speedup == pytest.approx(a.speedup, rel=1e-9)
+    assert b.speedup != b.bound_speedup
+    assert b.mode == "calibrated"
+    assert any("calibrated" in w for w in b.warnings)
+    record = b.as_dict()
+    assert record["speedup"] == b.speedup
+    assert record["time_per_token_s"] == pytest.approx(b.step_time_s / b.expected_tokens_per_step)
+
+
+# --- inputs -----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("value", [1, 1.0, 1.5, -0.1, math.nan, math.inf, True, "0.8", None], ids=repr)
+def test_acceptance_outside_zero_to_one_is_refused(value: Any) -> None:
+    with pytest.raises(ValueError, match=r"acceptance must be .*\[0, 1\)"):
+        speculative_decoding(LESSON, acceptance=value, proposed=4)
+
+
+@pytest.mark.parametrize("value", [0, -1, 2.5, 65, True, None], ids=repr)
+def test_proposed_must_be_a_small_whole_number(value: Any) -> None:
+    with pytest.raises(ValueError, match="proposed must be a whole number"):
+        speculative_decoding(LESSON, acceptance=0.8, proposed=value)
+
+
+@pytest.mark.parametrize(
+    ("options", "words"),
+    [
+        ({"drafter": "medusa"}, "drafter must be one of heads, model, ngram"),
+        ({"drafter": "model"}, "drafter 'model' needs draft_model"),
+        ({"drafter": "ngram", "draft_model": "llama-3.1-8b"}, "draft_model is only for drafter 'model'"),
+        ({"drafter": "model", "draft_model": "llama-8"}, "Did you mean"),
+        ({"draft_layers": 0}, "draft_layers must be"),
+        ({"draft_layers": 33}, "draft_layers must be between"),
+        ({"batch": 0}, "batch must be a whole number"),
+        ({"context_tokens": 1.5}, "context_tokens must be a whole number"),
+    ],
+)
+def test_bad_drafter_inputs_name_the_field(options: dict[str, Any], words: str) -> None:
+    with pytest.raises(ValueError, match=words):
+        speculative_decoding(LESSON, acceptance=0.8, proposed=4, **options)
+
+
+def test_refined_draft_model_needs_shapes() -> None:
+    refined = make_setup("llama-3.1-70b", "h200", level="refined", precision="fp8")
+    tiny = custom_dense_model(params_billion=1)
+    with pytest.raises(ValueError, match=r"draft_model .* needs a model preset"):
+        speculative_decoding(refined, acceptance=0.8, proposed=4, drafter="model", draft_model=tiny)
+
+
+# --- published figures ------------------------------------------------------------------------------------
+def test_leviathan_expected_improvement_formula() -> None:
+    # Leviathan et al. 2023 (arXiv 2211.17192), Theorem/Eq. in section 3.4: the expected walltime improvement
+    # factor with draft cost ratio c is (1 - a^(k+1)) / ((1 - a)(k c + 1)). With a memory-bound draft model
+    # the ratio c is the ratio of weight bytes, so our pass model must reproduce that factor for any a, k, c.
+    target = make_setup(custom_dense_model(params_billion=100), "h100-sxm", ignore_memory=True)
+    for a, k, c in ((0.6, 3, 0.05), (0.75, 7, 0.02), (0.9, 5, 0.2)):
+        draft = custom_dense_model(params_billion=100 * c)
+        ours = speculative_decoding(target, acceptance=a, proposed=k, drafter="model", draft_model=draft)
+        published = (1 - a ** (k + 1)) / ((1 - a) * (k * c + 1))
+        assert ours.speedup == pytest.approx(published, rel=1e-9)
+
+
+def test_acceptance_for_tokens_inverts_the_expected_tokens() -> None:
+    assert acceptance_for_tokens(3.3616, 4) == pytest.approx(0.8, abs=1e-12)
+    assert acceptance_for_tokens(1.0, 4) == 0.0
+    with pytest.raises(ValueError, match="tokens_per_step must be below proposed \\+ 1 = 5"):
+        acceptance_for_tokens(5.0, 4)
+    with pytest.raises(ValueError, match="tokens_per_step must be"):
+        acceptance_for_tokens(0.5, 4)
+
+
+# Spec-Bench (Xia et al. 2024, arXiv 2401.07851), Leaderboard.md at commit 5544fd7 of hemingkx/Spec-Bench,
+# "Leaderboard on A100": one A100 80GB, FP16, greedy, batch 1, Vicuna-v1.3; per method the mean accepted
+# tokens per step (tau) and the overall speed-up against plain decoding. We feed tau in (as the acceptance
+# rate that gives tau at our k) and compare speed-ups. Vicuna shapes from its LLaMA config: (params,
+# layers, hidden, MLP width), vocabulary 32,000.
+VICUNA = {"7b": (6.74, 32, 4096, 11008), "13b": (13.0, 40, 5120, 13824), "33b": (32.5, 60, 6656, 17920)}
+SPEC_BENCH_A100 = [  # (model, method, mean accepted tokens, published overall speed-up)
+    ("7b", "EAGLE", 3.61, 2.29), ("7b", "Medusa", 2.32, 1.78), ("7b", "SpS", 2.28, 1.49),
+    ("7b", "PLD", 1.73, 1.59),
+    ("13b", "EAGLE", 3.64, 2.34), ("13b", "Medusa", 2.39, 1.75), ("13b", "SpS", 2.18, 1.49),
+    ("13b", "PLD", 1.68, 1.48),
+    ("33b", "EAGLE", 3.39, 2.47), ("33b", "Medusa", 2.33, 1.79), ("33b", "SpS", 2.01, 1.61),
+    ("33b", "PLD", 1.55, 1.42),
+]  # fmt: skip
+
+
+def _spec_bench_drafter(method: str, hidden: int, layer_params: float) -> tuple[int, dict[str, Any]]:
+    """k and the drafter of each method, as we model it (assumptions, not fitted):
+
+    EAGLE: one decoder layer per draft step, k = 5 (its draft tree's depth). Medusa-1: 5 heads, each a
+    hidden x hidden residual block and its own 32,000-row output layer, as a share of one target layer's
+    parameters. SpS: a 68M-parameter draft model (Spec-Bench's speculative-sampling draft), k = 5. PLD:
+    prompt lookup, free, k = 4 (at batch 1 the verifier's cost barely depends on k).
+    """
+    if method == "EAGLE":
+        return 5, {"drafter": "heads", "draft_layers": 1.0}
+    if method == "Medusa":
+        head = hidden * hidden + 32000 * hidden
+        return 5, {"drafter": "heads", "draft_layers": head / layer_params}
+    if method == "SpS":
+        return 5, {"drafter": "model", "draft_model": custom_dense_model(params_billion=0.068)}
+    return 4, {"drafter": "ngram"}
+
+
+@pytest.mark.parametrize("mode", ["peak", "calibrated"])
+@pytest.mark.parametrize(("model", "method", "tau", "published"), SPEC_BENCH_A100)
+def test_spec_bench_speedups_at_batch_one(
+    model: str, method: str, tau: float, published: float, mode: str
+) -> None:
+    # Our figure over-predicts every row, by 8-46%: the model leaves out what a batch-1 step of a research
+    # implementation pays besides weight reads (tree construction and sampling on the CPU, kernel launches
+    # of a 68M draft, attention over the draft tree). The tolerance, ours / published in [1.0, 1.5], was
+    # set after seeing the 24 ratios; it says the model is an optimistic estimate, never a pessimistic one.
+    params, layers, hidden, mlp = VICUNA[model]
+    layer_params = 4 * hidden * hidden + 3 * hidden * mlp
+    k, drafter = _spec_bench_drafter(method, hidden, layer_params)
+    vicuna = replace(custom_dense_model(params_billion=params), layers=layers)  # heads are priced per layer
+    setup = make_setup(vicuna, "a100-sxm-80gb", mode=mode)
+    ours = speculative_decoding(
+        setup, acceptance=acceptance_for_tokens(tau, k), proposed=k, context_tokens=512, **drafter
+    )
+    assert ours.expected_tokens_per_step == pytest.approx(tau, rel=1e-9)
+    assert 1.0 <= ours.speedup / published <= 1.5, (ours.speedup, published)
+
+
+def test_the_verifier_is_the_faster_form_and_its_memory_is_counted_once() -> None:
+    # DeepSeek-V3 (MLA) at batch 64, 2,000 tokens, on 8 H200s in FP8: plain decoding fits. As a prefill chunk
+    # the verifier would re-expand each cached latent; as k + 1 decode tokens it would count each cache
+    # k + 1 times against memory (and refuse the batch). Neither over-count may decide the answer.
+    setup = make_setup("deepseek-v3", "h200", gpus=8, precision="fp8", level="refined")
+    result = speculative_decoding(setup, acceptance=0.85, proposed=1, batch=64, context_tokens=2000)
+    chunk = mixed_step(setup, prefill_chunks=[(2, 1999)] * 64)
+    assert result.verify.time_s <= chunk.time_s
+    assert result.verify.time_s < 2 * result.plain.time_s  # two tokens per sequence, mostly memory-bound
+    assert not any("ignored memory" in w for w in result.warnings)
