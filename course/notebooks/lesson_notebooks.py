@@ -37,6 +37,7 @@ from course.lesson_format.navigation import NavItem
 from course.lesson_format.problems import Problem
 from course.sanitising.source_files import SOURCE_FIELD, YamlLimitError, load_yaml
 from course.sanitising.source_tree import is_plain_file
+from course.sanitising.titles import text_of_html
 
 NOTEBOOK_FOLDER = "notebooks"
 NOTEBOOK_GLOB = f"*/{NOTEBOOK_FOLDER}/*.py"  # relative to docs/; also mkdocs-jupyter's `include` pattern
@@ -150,7 +151,9 @@ def parse_notebook(path: str, text: str, course: Course) -> tuple[Notebook | Non
                 "use the file stem of a lesson, e.g. `lesson: prefill-vs-decode`",
             )
         )
-    title = _first_heading(text)
+    heading = _first_heading(text)
+    # The heading is Markdown; the title is its text (plain, escaped where it is printed), not its markup.
+    title = None if heading is None else text_of_html(heading) or "Worked notebook"
     if title is None:
         problems.append(
             Problem(
