@@ -104,15 +104,14 @@ def on_config(config: Any) -> Any:
     _BUILD["problems"].extend(files_problems)
     # The hook reports every problem of the course together; the extension fails builds that have no hook.
     config.mdx_configs.setdefault("course.lesson_format.extension", {})["collect"] = True
-    from course.notebooks.lesson_notebooks import configure_execution_cache, use_local_kernel_sockets
+    from course.notebooks.lesson_notebooks import configure_execution_cache
 
     _BUILD.update(notebooks=notebooks, notebook_dirs={}, docs_dir=config.docs_dir)  # dirs: see on_files
     _BUILD["problems"].extend(notebook_problems)
     configure_execution_cache(config.plugins, project, config.docs_dir, partial=partial)
     from course.notebooks.sandbox import configure_kernel_sandbox
 
-    configure_kernel_sandbox(project)  # an empty environment and a time limit per cell
-    use_local_kernel_sockets()
+    configure_kernel_sandbox(project)  # notebooks run isolated, with time limits, or not at all
     from course.page_assets.bundle import site_stylesheet_bundle
 
     # Our stylesheets as one minified file (written at on_post_build), linked instead of the four.
