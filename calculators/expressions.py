@@ -56,6 +56,7 @@ from calculators.simulator.experiments import (
 )
 from calculators.simulator.named import Served, Stats, served
 from calculators.suggestions import attribute_hint, did_you_mean
+from calculators.utilisation import Utilisation
 
 NAMESPACE: Mapping[str, Any] = {
     "Scenario": Scenario,
@@ -92,6 +93,7 @@ RESULT_TYPES: tuple[type, ...] = (
     Served,
     Stats,
     Handoff,
+    Utilisation,
 )
 """The objects whose public attributes and methods an expression may use."""
 

@@ -28,6 +28,7 @@ Counting choices, each deliberate:
   is data-parallel).
 - An MoE layer reads the experts its tokens touch: with T tokens each picking k of E experts uniformly,
   E (1 - (1 - k/E)^T) on average; FLOPs use k experts per token, plus shared experts and the router.
+  With expert parallelism the routed experts are timed on the busiest GPU (calculators/expert_load.py).
 - Communication (refined level): a tensor-parallel ring all-reduce of the T x hidden activations after
   attention and after the MLP in each layer and after the embedding; expert parallelism and data-parallel
   attention replace MoE all-reduces by two all-to-alls per layer (balanced routing assumed: an

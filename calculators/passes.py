@@ -26,6 +26,7 @@ from functools import cached_property
 
 from calculators import calibration, setting
 from calculators.efficiency import MAX_STEP_OVERHEAD_S, Efficiency
+from calculators.expert_load import busiest_gpu_factors
 from calculators.hardware import GPU, get_gpu
 from calculators.interconnect import (
     Interconnect,
@@ -756,17 +757,13 @@ def _refined_operators(
         touched = expected_experts_touched(s.experts, k, tokens)
         w = s.moe_layers * (touched * s.expert_params * b_w + s.router_params * b_a)
         flops = 2.0 * tokens * s.moe_layers * (k * s.expert_params + s.router_params)
-        act = s.moe_layers * tokens * (h * act_copies + k * (2.0 * h + 3.0 * s.expert_width)) * b_a
-        ops.append(
-            make_operator(
-                f"routed experts ({touched:.1f} of {s.experts} touched)",
-                "weights",
-                flops,
-                w + act,
-                peak,
-                bandwidth,
-            )
-        )
+        act_in = s.moe_layers * tokens * h * act_copies * b_a
+        act_pairs = s.moe_layers * tokens * k * (2.0 * h + 3.0 * s.expert_width) * b_a
+        name = f"routed experts ({touched:.1f} of {s.experts} touched)"
+        routed = make_operator(name, "weights", flops, w + act_in + act_pairs, peak, bandwidth)
+        if setup.expert_parallel and setup.gpus > 1:
+            routed = _busiest_gpu_time(setup, routed, tokens, w, act_in, act_pairs, peak, bandwidth)
+        ops.append(routed)
         weight_bytes += w
         matmul_flops += flops
         if s.shared_experts:
@@ -798,7 +795,8 @@ def _refined_operators(
     time = sum(op.time_s for op in ops) + overhead
     if setup.expert_parallel or dp_attention:
         warnings += (
-            "expert-parallel all-to-alls are approximated: balanced routing, no overlap with compute",
+            "expert-parallel all-to-alls are approximated: balanced routing, no overlap with compute (the "
+            "routed experts are timed on the busiest GPU under uniform random routing)",
         )
     if setup.pipeline_stages > 1:
         warnings += (
@@ -809,6 +807,21 @@ def _refined_operators(
         phase, "refined", tokens, weight_bytes, kv_bytes, embedding_bytes, matmul_flops, attention_flops,
         tuple(ops), warnings, comm_time, overhead, setup.ridge_point_flop_per_byte, time, setup.mode, bound,
     )  # fmt: skip
+
+
+def _busiest_gpu_time(
+    setup: Setup, routed: Operator, tokens: int, weight_bytes: float, act_in: float, act_pairs: float,
+    peak: float, bandwidth: float,
+) -> Operator:  # fmt: skip
+    """The routed experts timed on the busiest GPU of expert parallelism (uniform random routing): its
+    distinct experts set the weight bytes it reads, its token-expert pairs its FLOPs and activations. The
+    operator's FLOPs and bytes stay the totals over all GPUs; only its times change."""
+    s = setup.shape
+    by_experts, by_pairs = busiest_gpu_factors(s.experts, setup.gpus, s.experts_per_token, tokens)
+    busiest_bytes = weight_bytes * by_experts + act_in + act_pairs * by_pairs
+    busiest = make_operator(routed.name, routed.kind, routed.flops * by_pairs, busiest_bytes, peak, bandwidth)
+    name = f"{routed.name[:-1]}; busiest GPU {by_experts:.2f}x the mean experts, {by_pairs:.2f}x the tokens)"
+    return busiest._replace(name=name, flops=routed.flops, bytes_moved=routed.bytes_moved)
 
 
 def _calibrated(
@@ -837,6 +850,13 @@ def _calibrated(
             op.name, op.kind, op.flops, op.bytes_moved, step,
             attention_peak if op.kind == "attention" else peak, bandwidth, like, setup.calibration,
         )  # fmt: skip
+        if setup.expert_parallel and op.name.startswith("routed experts") and setup.gpus > 1:
+            # The busiest GPU's share, as in the bound: the balanced time scaled by the same ratio.
+            balanced = make_operator(
+                op.name, op.kind, op.flops, op.bytes_moved, setup.matmul_peak_flops_per_s * setup.gpus,
+                setup.bandwidth_bytes_per_s * setup.gpus,
+            )  # fmt: skip
+            t *= op.time_s / balanced.time_s if balanced.time_s else 1.0
         out.append(op._replace(time_s=t))
     if setup.level == "refined":
         b_a = ACTIVATION_BYTES

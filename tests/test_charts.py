@@ -70,6 +70,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         {"requests": 12, "rate": 30, "output": 24, "compare": ["static", "continuous"]},
     ),
     "batch-tradeoff": ("batch-tradeoff", {"max_batch": 16}),
+    "bound-vs-calibrated": ("bound-vs-calibrated", {"max_batch": 16}),
 }
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any
@@ -305,11 +304,14 @@ def test_notebook_kernels_get_no_variable_of_the_builder(monkeypatch: pytest.Mon
         "PATH",
         "HOME",
         "IPYTHONDIR",
+        "JUPYTER_RUNTIME_DIR",
+        "TMPDIR",
         "LANG",
         "PYTHONPATH",
         "PYTHONDONTWRITEBYTECODE",
         "RIDGEPOINT_CHART_CACHE",
     }
+    assert environment["RIDGEPOINT_CHART_CACHE"].startswith("/sandbox/")  # never the build's chart cache
 
 
 # --------------------------------------------------------------------------------------- failure message
@@ -410,14 +412,12 @@ def test_a_notebooks_own_chart_is_drawn_at_the_course_widths_its_long_titles_in_
 
 # ----------------------------------------------------------------------------------------- execution
 def _execute(path: Path) -> nbformat.NotebookNode:
+    """The notebook executed as the build executes it, in the sandbox."""
     import jupytext
-    from nbclient import NotebookClient
 
-    notebook = jupytext.read(path, fmt="py:percent")
-    NotebookClient(
-        notebook, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(ROOT)}}
-    ).execute()
-    return notebook
+    from course.notebooks.sandbox import execute_notebook
+
+    return execute_notebook(jupytext.read(path, fmt="py:percent"), path.name, ROOT)
 
 
 def _outputs(notebook: nbformat.NotebookNode, mime: str) -> str:
@@ -572,16 +572,6 @@ def test_title_is_the_first_heading_of_a_markdown_cell_not_a_code_comment() -> N
     assert problems == []
     assert notebook is not None
     assert notebook.title == "Real title"
-
-
-@pytest.mark.skipif(os.name == "nt", reason="Windows has no IPC transport")
-def test_kernels_listen_on_unix_sockets_not_tcp_ports() -> None:
-    from jupyter_client import KernelManager
-
-    from course.notebooks.lesson_notebooks import use_local_kernel_sockets
-
-    assert use_local_kernel_sockets()
-    assert KernelManager().transport == "ipc"  # no TCP port, and no ipykernel warning on every build
 
 
 @pytest.mark.site

@@ -28,7 +28,6 @@ from course.lesson_format.partial_rebuilds import (
     page_read,
     prepare_rebuild,
     quiet_dirty_build_warning,
-    script_hashes,
     shared_inputs,
     write_edited_pages_again,
 )
@@ -168,16 +167,6 @@ def test_a_save_during_a_build_is_written_next_time_whatever_the_clocks_say(tmp_
     output.write_text("written again", encoding="utf-8")
     page_read(str(source))
     assert write_edited_pages_again([(str(source), str(output))]) == []  # read as it is now
-
-
-def test_the_headers_keep_the_script_hashes_of_pages_not_written_again(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    prepare_rebuild(site, "a", code_changed=False)
-    assert script_hashes(site, {"sha256-one", "sha256-two"}) == {"sha256-one", "sha256-two"}
-    assert script_hashes(site, {"sha256-one"}) == {"sha256-one", "sha256-two"}  # a partial rebuild
-    prepare_rebuild(site, "b", code_changed=False)  # a full one starts again
-    assert script_hashes(site, {"sha256-one"}) == {"sha256-one"}
 
 
 def test_only_mkdocs_dirty_build_warning_is_dropped_so_strict_serving_goes_on() -> None:

@@ -8,18 +8,34 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import markdown
 import pytest
 import yaml
 
 from course.lesson_format.lessons import parse_tracks
-from course.sanitising.csp import policy, script_hashes, with_policy, write_headers_file
+from course.sanitising.csp import (
+    policy,
+    relative_base_urls,
+    script_hash,
+    script_hashes,
+    theme_script_hashes,
+    with_policy,
+    write_headers_file,
+)
 from course.sanitising.extension import find_problems
 from course.sanitising.front_matter import escape_meta, front_matter_problems
 from course.sanitising.policy import leaves_the_site, sanitise_html, url_scheme
 from course.sanitising.source_files import docs_file_problem, load_yaml, read_source
-from course.sanitising.trusted import store_trusted
+from course.sanitising.trusted import (
+    BUILD_NONCE,
+    marked,
+    marked_content,
+    sanitise_final_page,
+    store_trusted,
+    untrusted,
+)
 
 
 @pytest.mark.parametrize(
@@ -181,9 +197,39 @@ def test_the_policy_hashes_inline_scripts_but_not_json() -> None:
     page = '<html><head><script>a()</script><script type="application/json">{}</script></head></html>'
     # sha256 of "a()", base64 (printf 'a()' | openssl dgst -sha256 -binary | base64)
     assert script_hashes(page) == ["'sha256-qVpDBgj7bpq5hMAcGp3AOc79J3Y1Z4HvySTwKrWDoy4='"]
-    secured, hashes = with_policy(page)
+    secured = with_policy(page, ["'sha256-known'"])
     assert secured.startswith('<html><head><meta http-equiv="Content-Security-Policy" content="default-src')
-    assert hashes[0] in secured
+    assert "'sha256-known'" in secured
+
+
+def test_the_policy_never_allows_a_script_found_in_the_page() -> None:
+    """Issue 24: the build hashed every inline script of the finished page, so whatever reached it ran."""
+    injected = "<html><head></head><body><p>Lesson</p><script>rpCanary('x')</script></body></html>"
+    secured = with_policy(injected, ["'sha256-theme'"])
+    assert script_hash("rpCanary('x')") not in secured
+    assert "script-src 'self' 'wasm-unsafe-eval' 'sha256-theme';" in secured
+
+
+def test_the_allowed_scripts_are_read_from_the_theme_templates(tmp_path: Path) -> None:
+    import jinja2
+
+    (tmp_path / "partials").mkdir()
+    (tmp_path / "partials" / "base.html").write_text(
+        '<script>var scope=new URL("{{ config.extra.scope | d(base_url) }}",location)</script>'
+        '<script src="x.js"></script><script type="application/json">{"x": 1}</script>',
+        encoding="utf-8",
+    )
+    (tmp_path / "partials" / "static.html").write_text("<script>var a=1</script>", encoding="utf-8")
+    (tmp_path / "redirect.html").write_text(
+        "<script>go('{{ page.meta.location }}')</script>", encoding="utf-8"
+    )
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    base_urls = relative_base_urls(["", "serving/", "serving/batching/"])
+    assert base_urls == [".", "..", "../.."]
+    hashes = theme_script_hashes(env, [str(tmp_path)], base_urls, {"extra": {}})
+    for url in base_urls:  # each depth its own base script and the static one; no page, no redirect script
+        expected = [script_hash(f'var scope=new URL("{url}",location)'), script_hash("var a=1")]
+        assert sorted(hashes[url]) == sorted(expected)
 
 
 def test_the_policy_refuses_inline_scripts_eval_plugins_and_base() -> None:
@@ -220,3 +266,98 @@ def test_headers_give_a_long_cache_lifetime_to_hashed_assets_only(tmp_path: Path
         "public, max-age=31536000, immutable",
     )
     assert headers.startswith("/*\n  Content-Security-Policy:")
+
+
+# ---------------------------------------------------------------------------------- issue 24: the final pass
+def test_the_final_pass_sanitises_the_content_and_keeps_only_marked_blocks() -> None:
+    """Our blocks are recognised by the build's nonce, not by their shape; everything else is sanitised."""
+    ours = marked('<section class="rp-widget" data-widget="x"><form><input name="a"></form></section>')
+    forged = '<!--rpT0000:1--><section data-widget="y"><script>bad()</script></section><!--/rpT0000:1-->'
+    content = (
+        f"<p>Text</p>{ours}{forged}<math><mi style='position:fixed' href='https://evil.example'>x</mi></math>"
+    )
+    page = f"<html><head><script>theme()</script></head><body>{marked_content(content)}</body></html>"
+    final = sanitise_final_page(page, sanitise_html)
+    assert '<section class="rp-widget" data-widget="x"><form><input name="a"></form></section>' in final
+    assert "bad()" not in final  # a guessed mark is only a comment, dropped with the rest
+    assert 'data-widget="y"' not in final
+    assert "<mi>x</mi>" in final  # MathML kept, its style and href dropped
+    assert "<script>theme()</script>" in final  # the theme's part is not the content's
+    assert BUILD_NONCE not in final
+
+
+def test_a_formula_box_is_ours_and_its_mathml_is_sanitised_with_the_page() -> None:
+    mathml = '<math><mi style="position:fixed">y</mi><mtext><script>z()</script></mtext></math>'
+    box = marked(f'<div class="rp-math" tabindex="0" role="group">{untrusted(mathml)}</div>')
+    final = sanitise_final_page(marked_content(f"<p>Text</p>{box}"), sanitise_html)
+    assert (
+        '<div class="rp-math" tabindex="0" role="group"><math><mi>y</mi><mtext></mtext></math></div>' in final
+    )
+
+
+def test_a_page_without_content_marks_is_left_as_the_theme_wrote_it() -> None:
+    page = "<html><body><script>theme()</script></body></html>"
+    assert sanitise_final_page(page, sanitise_html) == page
+
+
+def test_formulas_come_out_of_the_page_sanitiser_inert() -> None:
+    md = markdown.Markdown(extensions=["course.math.extension", "course.sanitising.extension"])
+    out = md.convert(
+        "$\\text{<script>x()</script><img src=y onerror=z()>}$ $\\style{position:fixed}{a}$ "
+        "$\\href{javascript:b()}{c}$ $\\class{md-header}{d}$"
+    )
+    for dropped in ("<script", "onerror", "style=", "href", "md-header"):
+        assert dropped not in out
+    assert out.count("<math") == 4
+
+
+def test_titles_are_plain_text_escaped_once() -> None:
+    from mkdocs.utils import weak_property
+
+    from course.sanitising.titles import give_plain_title, text_of_html
+
+    assert text_of_html("&lt;/title&gt;&lt;script&gt; <b>x</b> <!-- c -->") == "</title><script> x"
+
+    class Page:
+        """A page as MkDocs makes one: ``title`` falls back to the file's name until something sets it."""
+
+        def __init__(self, **fields: object) -> None:
+            self.meta: dict[str, object] = {}
+            self.is_homepage = False
+            self.toc: list[object] = []
+            self.file_title: str | None = None
+            vars(self).update(fields)
+
+        @weak_property
+        def title(self) -> str | None:
+            return self.file_title
+
+    def page(**fields: object) -> Any:
+        return Page(**fields)
+
+    heading = page(_title_from_render="&lt;/title&gt;&lt;script&gt;CANARY")
+    assert give_plain_title(heading) == "&lt;/title&gt;&lt;script&gt;CANARY"
+    assert heading.meta["title"] == heading.title  # <title> prints meta.title, never through striptags
+    file_name = page(file_title="<img src=x onerror=CANARY>")
+    assert give_plain_title(file_name) == "&lt;img src=x onerror=CANARY&gt;"
+    home = page(is_homepage=True, _title_from_render="Welcome")
+    home.title = "Home"  # the navigation's title wins over the heading, as in MkDocs
+    assert give_plain_title(home) == "Home"
+    assert "title" not in home.meta  # the home page's <title> stays the site's name
+    notebook = page()
+    notebook.title = "<img src=x onerror=CANARY>"  # mkdocs-jupyter's, from the cells
+    assert give_plain_title(notebook, "KV & paging") == "KV &amp; paging"
+
+
+def test_new_lesson_writes_the_title_into_the_notebook_heading_as_text(tmp_path: Path) -> None:
+    from course.lesson_format.scaffold import ScaffoldError, create_lesson, render_notebook
+    from course.notebooks.lesson_notebooks import _first_heading
+    from course.sanitising.titles import text_of_html
+
+    notebook = render_notebook("# # LESSON_TITLE, worked through\n", lesson_id="x", title="KV &lt; paging")
+    assert notebook == "# # KV &amp;lt; paging, worked through\n"  # shown as written, not decoded into "<"
+    assert (
+        text_of_html(_first_heading("# %% [markdown]\n" + notebook) or "") == "KV &lt; paging, worked through"
+    )
+    with pytest.raises(ScaffoldError, match="plain text"):
+        create_lesson("<img src=x onerror=alert(1)>", "serving", tmp_path)

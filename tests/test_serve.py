@@ -7,13 +7,16 @@ with a panel listing the problems (file, line, fix), and the live reload takes t
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
-from conftest import BUILD_ENV, ROOT
+from conftest import BUILD_ENV, ROOT, PageWatch
+from fixture_docs import good_lesson_docs
 from served_pages import free_port, wait_for
 
 from course.lesson_format.partial_rebuilds import SERVE_FLAGS
@@ -80,3 +83,62 @@ def test_serve_shows_a_lesson_problem_in_the_page_and_keeps_serving(tmp_path: Pa
         server.terminate()
         output, _ = server.communicate(timeout=30)
     assert "1 lesson problem found" in output  # the terminal says it too
+
+
+@pytest.mark.site
+@pytest.mark.browser
+def test_a_saved_lesson_reloads_the_open_page_under_the_sites_own_policy(
+    tmp_path: Path, browser: Any
+) -> None:
+    """Issue 23: the site's policy blocked MkDocs' inline live-reload script, so a saved lesson never showed.
+
+    Under serve each page loads the live-reload script as a file of the site (course.sanitising.live_reload),
+    which the published policy already allows: no policy violation, and the saved text appears by itself.
+    """
+    docs = good_lesson_docs(tmp_path)
+    config = write_derived_config(tmp_path / "mkdocs.yml", docs)
+    port = free_port()
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "serve",
+            *SERVE_FLAGS,
+            "-f",
+            str(config),
+            "--dev-addr",
+            f"127.0.0.1:{port}",
+        ],
+        cwd=ROOT,
+        env={**BUILD_ENV, "RIDGEPOINT_SITE_URL": f"http://127.0.0.1:{port}/"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    context = browser.new_context()
+    try:
+        url = f"http://127.0.0.1:{port}/foundations/good-lesson/"
+        page_source = _wait_for(url, "live-reload.js", present=True)
+        assert "Content-Security-Policy" in page_source
+        assert "'unsafe-inline'" not in _script_src(page_source)
+        page = context.new_page()
+        watch = PageWatch(page)
+        page.goto(url, wait_until="load")
+        lesson = docs / "foundations" / "good-lesson.md"
+        lesson.write_text(
+            lesson.read_text(encoding="utf-8") + "\nA sentence saved while the page was open.\n"
+        )
+        page.wait_for_function(  # the page reloads by itself once the rebuild is done
+            "() => document.body.innerText.includes('A sentence saved while the page was open.')",
+            timeout=WAIT_S * 1000,
+        )
+        watch.check()  # no policy violation, no request off the host
+    finally:
+        context.close()
+        server.terminate()
+        server.communicate(timeout=30)
+
+
+def _script_src(page: str) -> str:
+    match = re.search(r"script-src ([^;\"]*)", page)
+    return match.group(1) if match else ""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from calculators.charts import serving
+from calculators.charts import achieved, serving
 from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
 from calculators.charts.palette import ATTENTION_COLOURS, SCHEDULER_COLOURS, gpu_colour
 from calculators.charts.params import (
@@ -1058,6 +1058,12 @@ CHARTS: Mapping[str, ChartKind] = {
             serving.BATCH_TRADEOFF_PARAMS,
             serving.batch_tradeoff,
             "decode's time per token against its throughput as the batch grows, with and without KV reads",
+        ),
+        ChartKind(
+            "bound-vs-calibrated",
+            achieved.BOUND_VS_CALIBRATED_PARAMS,
+            achieved.bound_vs_calibrated,
+            "decode's time per token against its throughput: the spec-peak bound and two calibrated engines",
         ),
     )
 }

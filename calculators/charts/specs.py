@@ -869,6 +869,7 @@ BUILDERS: Mapping[str, Callable[[ChartData, int], Any]] = {
     "kv-memory": kv_memory_chart,
     "serving-latency": serving_latency_chart,
     "batch-tradeoff": batch_tradeoff_chart,
+    "bound-vs-calibrated": batch_tradeoff_chart,  # the same fields, three series
 }
 
 # Where a course chart shown in a notebook keeps its narrow variant for the notebook renderer

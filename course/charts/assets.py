@@ -33,6 +33,10 @@ LOCK_FILE = Path(__file__).with_name("vega-runtime.lock.json")
 SITE_FOLDER = "assets/ridgepoint"  # where charts.js lives in the site; runtime and specs are resolved from it
 RUNTIME_FOLDER = "vega"
 SPEC_FOLDER = "charts"
+# Wide drawings that worked notebooks made in their sandbox (course.notebooks.sandbox), in the chart cache
+# but apart from the lessons' own drawings, and named by their SHA-256: a notebook's drawing is never read
+# as a lesson chart's, and it is served only to a page that names it by that hash.
+NOTEBOOK_DRAWINGS = "notebook-drawings"
 FIGURE_TAG = re.compile(r"<figure\b[^>]*\bdata-rp-spec=\"[0-9a-f]{24}\"[^>]*>")
 SPEC_REFERENCE = re.compile(r'data-rp-spec(?:-narrow)?="([0-9a-f]{24})"')
 WIDE_SPEC = re.compile(r'\bdata-rp-spec="([0-9a-f]{24})"')
@@ -138,6 +142,11 @@ def wide_drawing(digest: str, key: str, folder: Path) -> bytes:
     """The wide drawing of spec ``key`` from the chart cache, checked against the ``digest`` pages name it by
     (the browser checks it too: a file that differs would never be shown)."""
     source = folder / f"{key}.svg"
+    notebooks = folder / NOTEBOOK_DRAWINGS / f"{digest}.svg"
+    if notebooks.exists() and not (
+        source.exists() and hashlib.sha256(source.read_bytes()).hexdigest() == digest
+    ):
+        source = notebooks
     if not source.exists():
         raise FileNotFoundError(
             f"the drawing of chart spec {key} is referenced by a page but missing from {folder}; "

@@ -206,7 +206,7 @@ def front_matter_prose_only(text: str) -> str:
     for line in text[: match.end()].split("\n"):
         if PROSE_KEY_RE.match(line):
             in_takeaways = line.startswith("takeaways")
-            kept.append(line.split(":", 1)[1] if not in_takeaways else "")
+            kept.append(line.split(":", 1)[1])  # a one-line list (takeaways: [...]) is prose too
         elif in_takeaways and (LIST_ITEM_RE.match(line) or line.startswith((" ", "\t"))):
             kept.append(line)
         else:

@@ -34,8 +34,6 @@ _FINISHED: dict[str, str] = {}
 # its source is newer than its output; a save that lands while a build runs, after the page was read and
 # before it was written, would then never be shown. Comparing with what was read leaves no such gap.
 _READ: dict[str, tuple[int, int]] = {}
-# Site folder -> the inline scripts' hashes of every page written since its last full build (for _headers).
-_SCRIPT_HASHES: dict[str, set[str]] = {}
 TITLE_KEY_RE = re.compile(r"^title\s*:", re.MULTILINE)
 DIRTY_ENV = "RIDGEPOINT_DIRTY_SERVE"  # set by the hook when MkDocs serves with --dirty (it says so once)
 DIRTY_BUILD_WARNING = "A 'dirty' build is being performed"  # MkDocs' warning, logged on every --dirty build
@@ -97,7 +95,6 @@ def prepare_rebuild(site_dir: str | Path, inputs: str, *, code_changed: bool, di
     if dirty and previous == inputs and not code_changed and one_lesson:
         return False
     clean_directory(str(site_dir))
-    _SCRIPT_HASHES.pop(key, None)
     _READ.clear()
     return True
 
@@ -149,14 +146,6 @@ def forget_build(site_dir: str | Path) -> None:
     """The build of ``site_dir`` failed after all (``strict`` aborts after the last event): the next is a
     full one."""
     _FINISHED.pop(str(Path(site_dir).resolve()), None)
-
-
-def script_hashes(site_dir: str | Path, written: Iterable[str]) -> set[str]:
-    """The inline scripts' hashes of every page in ``site_dir``: those of the pages written by this build and
-    those kept from the builds before it since the last full one (their pages were not written again)."""
-    kept = _SCRIPT_HASHES.setdefault(str(Path(site_dir).resolve()), set())
-    kept.update(written)
-    return set(kept)
 
 
 class _DirtyBuildWarning(logging.Filter):

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import functools
+import html
 import json
 import re
 import sys
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course.lesson_format.lessons import LESSON_ID_RE, TRACKS_FILE, Track, parse_tracks, split_front_matter
+from course.sanitising.front_matter import FIX, plain_text_problem
 
 TEMPLATE = Path(__file__).parent / "templates" / "lesson.md"
 # The lesson's worked notebook (jupytext percent format); its header names the lesson, its heading the title.
@@ -133,6 +135,8 @@ def create_lesson(
         )
     if "\n" in title:
         raise ScaffoldError("the title must be a single line")
+    if problem := plain_text_problem(title.strip()):
+        raise ScaffoldError(f"the title {problem}; {FIX.split(': ', 1)[1]}")
     track = choose_track(read_tracks(docs_dir), track_key)
     lesson_id = lesson_id or lesson_id_from_title(title)
     if not LESSON_ID_RE.match(lesson_id):
@@ -177,8 +181,13 @@ def notebook_path(docs_dir: Path, track_key: str, lesson_id: str) -> Path:
 
 
 def render_notebook(template: str, *, lesson_id: str, title: str) -> str:
-    """The notebook template naming ``lesson_id`` in its header and ``title`` in its heading."""
-    return template.replace("LESSON_ID", lesson_id).replace("LESSON_TITLE", " ".join(title.split()))
+    """The notebook template naming ``lesson_id`` in its header and ``title`` in its heading.
+
+    The heading is Markdown and the title plain text: its ``&`` (and any ``<``) are escaped, so that a title
+    such as "KV &amp; paging" is shown as written, never decoded into other characters or markup.
+    """
+    heading = html.escape(" ".join(title.split()), quote=False)
+    return template.replace("LESSON_ID", lesson_id).replace("LESSON_TITLE", heading)
 
 
 def write_notebook(path: Path, lesson_id: str, title: str) -> None:

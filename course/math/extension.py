@@ -4,6 +4,12 @@ Browsers render MathML natively, so the "Go deeper" formulas need no JavaScript 
 page shows them at once, offline, and they print. latex2mathml is lenient (an unknown command becomes a plain
 identifier), so :func:`find_problems` also flags unknown commands and unbalanced braces, which a reader would
 otherwise see as a garbled formula.
+
+The converter is not trusted: it copies ``\\text{...}`` through as written and turns ``\\style``, ``\\href``
+and ``\\class`` into attributes. A formula's box (its class, and a display box's keyboard stop and name) is
+ours, but the MathML inside it is marked :func:`~course.sanitising.trusted.untrusted`, so the page's sanitiser
+(MathML's own allow-list, :data:`course.sanitising.policy.MATHML_TAGS`) reads it with the rest of the page,
+and :func:`find_problems` reports what that allow-list would drop.
 """
 
 from __future__ import annotations
@@ -20,7 +26,8 @@ from markdown.preprocessors import Preprocessor
 
 from course.code_regions import line_of, prose_only
 from course.lesson_format.problems import Problem
-from course.sanitising.trusted import store_trusted
+from course.sanitising.policy import MATHML_TAGS, mathml_attribute_problem
+from course.sanitising.trusted import store_trusted, untrusted
 
 DISPLAY_RE = re.compile(r"(?<!\\)\$\$(?P<tex>.+?)(?<!\\)\$\$", re.DOTALL)
 # Inline: no space just inside the dollars and no digit right after the closing one, so "$5 or $10" is prose.
@@ -28,6 +35,7 @@ INLINE_RE = re.compile(r"(?<![\\$\w])\$(?!\s)(?P<tex>[^$\n]+?)(?<![\s\\])\$(?![\
 TEXT_COMMAND_RE = re.compile(r"\\(?:text|mathrm|operatorname)\{([^{}]*)\}")
 UNKNOWN_COMMAND_RE = re.compile(r"<m[io][^>]*>(\\[a-zA-Z]+)</m[io]>")
 FIX = r"use standard LaTeX, e.g. $I = \frac{2PN}{2N} = P$"
+FIX_SAFE = "write the formula in plain LaTeX (no \\style, \\href, \\class or HTML), e.g. $t = \\frac{B}{W}$"
 FIX_NUMBER = "put the number after the formula: $t_{decode}$ = {{ Scenario().decode().time_s | ms }}"
 
 
@@ -53,6 +61,24 @@ def to_mathml(tex: str, *, display: bool) -> str:
     if unknown:
         raise MathError(f"unknown LaTeX command {', '.join(sorted(set(unknown)))} in ${tex}$")
     return mathml
+
+
+def mathml_problem(mathml: str) -> str | None:
+    """What the MathML allow-list drops from a converted formula, or ``None`` when it keeps all of it."""
+    try:
+        root = etree.fromstring(mathml)
+    except etree.ParseError:
+        return "HTML markup, which is not allowed in formulas"
+    for element in root.iter():
+        tag = element.tag.rsplit("}", 1)[-1]
+        if tag not in MATHML_TAGS:
+            return f"the element <{tag}> is not allowed in formulas"
+        for name, value in element.attrib.items():
+            if tag == "math" and name == "xmlns":
+                continue
+            if message := mathml_attribute_problem(tag, name, value):
+                return message
+    return None
 
 
 def find_formulas(markdown: str) -> list[tuple[int, str, bool]]:
@@ -90,9 +116,12 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
             )
             continue
         try:
-            to_mathml(tex, display=display)
+            mathml = to_mathml(tex, display=display)
         except MathError as error:
             problems.append(Problem(path, "math", str(error), FIX, line))
+            continue
+        if message := mathml_problem(mathml):
+            problems.append(Problem(path, "math", f"{message}: ${tex.strip()}$", FIX_SAFE, line))
     return problems
 
 
@@ -110,7 +139,7 @@ def display_html(tex: str, tag: str) -> str:
     words = " ".join(TEXT_COMMAND_RE.sub(r"\1", tex).split())  # \text{ FLOPs} reads "FLOPs"
     name = escape(f"Formula: {words}", quote=True)
     attributes = f'class="rp-math rp-math--display" tabindex="0" role="group" aria-label="{name}"'
-    return f"<{tag} {attributes}>{mathml}</{tag}>"
+    return f"<{tag} {attributes}>{untrusted(mathml)}</{tag}>"
 
 
 def _error_html(message: str) -> str:
@@ -146,7 +175,9 @@ class DisplayMathPreprocessor(Preprocessor):
             html = display_html(match.group("tex"), "div" if alone else "span")
         except MathError as error:
             html = _error_html(str(error))
-        placeholder = store_trusted(self.md, html)
+        placeholder = store_trusted(
+            self.md, html
+        )  # the box is ours; the MathML in it is not (see display_html)
         return f"\n\n{indent}{placeholder}\n\n{indent}" if alone else placeholder
 
 
@@ -157,10 +188,10 @@ class InlineMathProcessor(InlineProcessor):
         self, m: re.Match[str], data: str
     ) -> tuple[str, int, int]:
         try:
-            html = f'<span class="rp-math">{to_mathml(m.group("tex"), display=False)}</span>'
+            html = f'<span class="rp-math">{untrusted(to_mathml(m.group("tex"), display=False))}</span>'
         except MathError as error:
             html = _error_html(str(error))
-        return store_trusted(self.md, html), m.start(0), m.end(0)
+        return store_trusted(self.md, html), m.start(0), m.end(0)  # the box ours, the MathML not
 
 
 class MathExtension(Extension):

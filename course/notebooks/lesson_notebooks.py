@@ -37,19 +37,22 @@ from course.lesson_format.navigation import NavItem
 from course.lesson_format.problems import Problem
 from course.sanitising.source_files import SOURCE_FIELD, YamlLimitError, load_yaml
 from course.sanitising.source_tree import is_plain_file
+from course.sanitising.titles import text_of_html
 
 NOTEBOOK_FOLDER = "notebooks"
 NOTEBOOK_GLOB = f"*/{NOTEBOOK_FOLDER}/*.py"  # relative to docs/; also mkdocs-jupyter's `include` pattern
 METADATA_KEY = "ridgepoint"
 HEADER_EXAMPLE = "#   ridgepoint:\n#     lesson: prefill-vs-decode"
 # What the notebooks' outputs depend on besides their own text: the calculators (charts included), the chart
-# markup their renderer writes, and the libraries that execute and draw them. A change to any of these must
-# re-execute the notebooks.
+# markup their renderer writes, the sandbox that executes them (it also hands back their charts' specs) and
+# the libraries that execute and draw them. A change to any of these must re-execute the notebooks.
 OUTPUT_PATHS = (
     "calculators",
     "course/charts/markup.py",
     "course/charts/assets.py",
     "course/notebooks/renderer.py",
+    "course/notebooks/sandbox.py",
+    "course/notebooks/sandbox_runner.py",
     "course/charts/vega-runtime.lock.json",
 )
 OUTPUT_DISTRIBUTIONS = ("altair", "vl-convert-python", "nbconvert", "nbclient", "mkdocs-jupyter", "jupytext")
@@ -148,7 +151,9 @@ def parse_notebook(path: str, text: str, course: Course) -> tuple[Notebook | Non
                 "use the file stem of a lesson, e.g. `lesson: prefill-vs-decode`",
             )
         )
-    title = _first_heading(text)
+    heading = _first_heading(text)
+    # The heading is Markdown; the title is its text (plain, escaped where it is printed), not its markup.
+    title = None if heading is None else text_of_html(heading) or "Worked notebook"
     if title is None:
         problems.append(
             Problem(
@@ -225,23 +230,6 @@ def outputs_fingerprint(project_root: str | Path) -> str:
             version = "absent"
         digest.update(f"{distribution}=={version}".encode())
     return digest.hexdigest()[:16]
-
-
-def use_local_kernel_sockets() -> bool:
-    """Make the kernels that execute the notebooks listen on Unix sockets instead of TCP ports (POSIX only).
-
-    jupyter_client starts a kernel on five TCP ports of 127.0.0.1 by default, which any local user can reach
-    and which ipykernel warns about on every start ("running over TCP without encryption", twice a build).
-    IPC sockets sit next to the kernel's connection file in Jupyter's per-user runtime folder. mkdocs-jupyter
-    gives no way to configure its kernel manager, so the default of jupyter_client's trait is set here.
-    Returns whether it did (not on Windows, which has no IPC transport).
-    """
-    if os.name == "nt":
-        return False
-    from jupyter_client.connect import ConnectionFileMixin
-
-    ConnectionFileMixin.class_traits()["transport"].default_value = "ipc"
-    return True
 
 
 # ------------------------------------------------------------------------------------------ the built page

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from course.pdf.combine import NavItem, NavPage, NavSection, SiteInfo
+from course.sanitising.titles import text_of_html
 
 
 def nav_items(items: Iterable[Any]) -> tuple[NavItem, ...]:
@@ -21,11 +22,11 @@ def nav_items(items: Iterable[Any]) -> tuple[NavItem, ...]:
     out: list[NavItem] = []
     for item in items:
         if getattr(item, "is_section", False):
-            out.append(NavSection(str(item.title), nav_items(item.children)))
+            out.append(NavSection(text_of_html(str(item.title)), nav_items(item.children)))
         elif getattr(item, "is_page", False):
             out.append(
                 NavPage(
-                    str(item.title or item.url or "Home"),
+                    text_of_html(str(item.title or item.url or "Home")),  # escaped once by combine
                     str(item.url),
                     str(item.file.dest_uri),
                     bool(getattr(item, "is_index", False)),

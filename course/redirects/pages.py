@@ -175,6 +175,6 @@ def write_redirect_pages(docs_dir: Path | str, site_dir: Path | str) -> list[Pat
             continue
         page.parent.mkdir(parents=True, exist_ok=True)
         # The same Content-Security-Policy as every other page of the site, first in <head>.
-        page.write_text(with_policy(redirect_html(redirect.old, redirect.new))[0], encoding="utf-8")
+        page.write_text(with_policy(redirect_html(redirect.old, redirect.new), ()), encoding="utf-8")
         written.append(page)
     return written

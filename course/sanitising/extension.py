@@ -7,7 +7,13 @@ How a page is made safe, whichever builder runs Markdown (MkDocs, Zensical, a te
 2. Before the stash is put back (``raw_html``, priority 30), :class:`HideTrustedBlocks` swaps each trusted
    entry for a token that holds a random per-page nonce, so a lesson cannot forge one.
 3. After every other postprocessor, :class:`SanitisePage` runs the allow-list sanitiser over the whole page
-   (the author's Markdown and raw HTML alike), then replaces each token with its trusted HTML.
+   (the author's Markdown and raw HTML alike, and the formulas' MathML), then replaces each token with its
+   trusted HTML.
+
+Under MkDocs the hook sets ``final_pass``: the page is then sanitised once, last, on its final HTML
+(:func:`course.sanitising.trusted.sanitise_final_page`, after the notebooks' finishing and the theme), and
+this extension only marks the trusted blocks with the build's nonce
+(:func:`course.sanitising.trusted.marked`) instead of sanitising here too.
 
 :func:`find_problems` reads the same allow-list back as problems with file, line and fix, so that
 ``dev.py check`` and the build refuse what the sanitiser would silently drop.
@@ -27,8 +33,20 @@ from markdown.preprocessors import Preprocessor
 from course.code_regions import line_of, prose_only
 from course.lesson_format.problems import Problem
 from course.math.extension import without_formulas
-from course.sanitising.policy import html_problems, markdown_problems, sanitise_html
-from course.sanitising.trusted import is_trusted
+from course.sanitising.policy import (
+    MATHML_TAGS,
+    HtmlProblem,
+    browser_html,
+    html_problems,
+    markdown_problems,
+    sanitise_html,
+)
+from course.sanitising.trusted import (
+    is_trusted,
+    marked,
+    with_holes_sanitised,
+    without_trusted_parts,
+)
 
 QUIZ_FENCE_RE = re.compile(
     r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*quiz[ \t]*\n(?P<body>.*?)^(?P=indent)(?P=fence)[ \t]*$",
@@ -39,6 +57,29 @@ _BLOCK_LEVEL_RE = re.compile(
 )
 
 
+# The Markdown of the site (mkdocs.yml) that decides what is HTML and what is code: the check renders a page
+# with it, so that a code span or fence Markdown does not close is read as Markdown reads it.
+RENDERING_EXTENSIONS = (
+    *("toc", "admonition", "attr_list", "md_in_html", "tables", "footnotes", "pymdownx.details"),
+    *("pymdownx.superfences", "course.math.extension"),
+)
+
+
+def rendered_problems(markdown: str) -> list[HtmlProblem]:
+    """What the allow-list refuses in the page as Markdown renders it and a browser parses it.
+
+    The page's own text is read too (:func:`find_problems`), with line numbers; this second reading sees what
+    that one cannot: Markdown's own decisions (a code span that does not cross paragraphs, a fence never
+    closed) and the browser's parsing (:func:`~course.sanitising.policy.browser_html`).
+    """
+    md = Markdown(extensions=[*RENDERING_EXTENSIONS, SanitisingExtension(final_pass=True)])
+    page = without_trusted_parts(md.convert(markdown))  # what the build's final pass reads
+    # The converter's MathML (course.math checks formulas), and the classes Markdown itself writes (a lesson's
+    # own are read from its text; the sanitiser drops any other).
+    mine = {f"HTML <{tag}>" for tag in MATHML_TAGS} | {"class"}
+    return [p for p in html_problems(browser_html(page)) if p.what not in mine]
+
+
 def find_problems(markdown: str, path: str) -> list[Problem]:
     """Every tag, attribute, URL and attribute list in the prose of a page that the allow-list refuses."""
     prose = prose_only(markdown)
@@ -46,6 +87,14 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
     # A worked notebook (.py) is mostly Python: its dictionaries are read only if they look like nothing else.
     notebook = path.endswith(".py")
     found = [*html_problems(prose), *markdown_problems(without_formulas(prose), placed_lists=not notebook)]
+    seen = {problem.what for problem in found}
+    lowered = markdown.lower()
+    for problem in rendered_problems(markdown) if not notebook else []:
+        if problem.what not in seen:  # hidden from the reading of the text: placed at its first mention
+            seen.add(problem.what)
+            name = problem.what.split()[-1].strip("<>")
+            at = lowered.find(name.lower())
+            found.append(replace(problem, offset=max(at, 0)))
     # Quiz text is Markdown inside a fence (its raw HTML is shown as text, but its links are links).
     for fence in QUIZ_FENCE_RE.finditer(markdown):
         found += [
@@ -100,30 +149,43 @@ class HideTrustedBlocks(Postprocessor):
 
 
 class SanitisePage(Postprocessor):
-    """Sanitise the whole page by allow-list, then put the trusted blocks in."""
+    """Sanitise the whole page by allow-list, then put the trusted blocks in.
 
-    def __init__(self, md: Markdown, tokens: _TrustedTokens) -> None:
+    With ``final_pass`` the page is sanitised later, on its final HTML: here each trusted block is only put in
+    between the build's marks, and nothing is sanitised twice.
+    """
+
+    def __init__(self, md: Markdown, tokens: _TrustedTokens, *, final_pass: bool = False) -> None:
         super().__init__(md)
         self.tokens = tokens
+        self.final_pass = final_pass
 
     def run(self, text: str) -> str:
-        clean = sanitise_html(text)
+        clean = text if self.final_pass else sanitise_html(text)
         if "rptrusted" not in clean:
             return clean
         for token, html in self.tokens.blocks.items():
+            block = marked(html) if self.final_pass else with_holes_sanitised(html, sanitise_html)
             if _BLOCK_LEVEL_RE.match(html):
-                clean = clean.replace(f"<p>{token}</p>", html)
-            clean = clean.replace(token, html)
+                clean = clean.replace(f"<p>{token}</p>", block)
+            clean = clean.replace(token, block)
         return clean
 
 
 class SanitisingExtension(Extension):
+    def __init__(self, **kwargs: Any) -> None:
+        self.config = {
+            "final_pass": [False, "The builder sanitises each page's final HTML (the MkDocs hook does)"]
+        }
+        super().__init__(**kwargs)
+
     def extendMarkdown(self, md: Markdown) -> None:
         tokens = _TrustedTokens()
         md.preprocessors.register(ResetTokens(md, tokens), "rp_reset_trusted", 1000)
         md.postprocessors.register(HideTrustedBlocks(md, tokens), "rp_hide_trusted", 35)
         # After raw_html (30), footnotes (25) and amp_substitute (20): the page is final HTML here.
-        md.postprocessors.register(SanitisePage(md, tokens), "rp_sanitise", 5)
+        final_pass = bool(self.getConfig("final_pass"))
+        md.postprocessors.register(SanitisePage(md, tokens, final_pass=final_pass), "rp_sanitise", 5)
 
 
 def makeExtension(**kwargs: Any) -> Extension:

@@ -5,7 +5,8 @@ A deny-list of dangerous things (``<script>``, ``on*=``, ``javascript:``) was by
 something we chose to allow, so this module names what a lesson may write and drops everything else:
 
 - tags for prose, tables, figures and disclosure (no SVG, frames, objects, forms, media, ``<base>``,
-  ``<meta>``, ``<style>``, ``<link>``);
+  ``<meta>``, ``<style>``, ``<link>``), and the MathML that formulas become (:data:`MATHML_TAGS`, with
+  MathML's own attributes only: formulas are sanitised with the page, never trusted);
 - attributes for structure and accessibility (no event handlers, no ``style`` except a table cell's
   ``text-align``, and no ``data-*``: our blocks' configuration is written by our code only);
 - links to ``http``, ``https`` and ``mailto`` or within the site; images from the site only (a relative
@@ -63,6 +64,80 @@ ATTRIBUTES: dict[str, frozenset[str]] = {
 }
 """Attributes per tag (``*``: on any allowed tag)."""
 ANY_TAG_ATTRIBUTES: frozenset[str] = frozenset().union(*ATTRIBUTES.values())  # for {: attribute lists }
+
+# ------------------------------------------------------------------------------------------------ MathML
+# Formulas reach the page as MathML (course.math), converted from the lesson's LaTeX, and are sanitised with
+# the page like everything else: a converter copies ``\text{...}`` through, and turns ``\style``, ``\href``
+# and ``\class`` into attributes. So MathML has its own allow-list: presentation elements, and per element
+# only the layout attributes that MathML defines, each checked by value; no href, no style, no class or id
+# (a formula cannot restyle the page or dress up as the site), and nothing that embeds other markup
+# (``annotation-xml``, ``semantics``, ``maction``, ``mglyph``).
+MATHML_TAGS: frozenset[str] = frozenset(
+    {
+        *("math", "mrow", "mi", "mn", "mo", "ms", "mtext", "mspace", "msub", "msup", "msubsup", "mfrac"),
+        *("msqrt", "mroot", "mover", "munder", "munderover", "mtable", "mtr", "mtd", "mstyle", "mpadded"),
+        *("mphantom", "menclose", "merror", "mmultiscripts", "mprescripts", "none"),
+    }
+)
+_LENGTH = r"-?\d{1,2}(?:\.\d+)?(?:em|ex|mu)?|(?:negative)?(?:very){0,2}(?:thin|medium|thick)mathspace|0"
+_MATHML_VALUES: dict[str, str] = {
+    "display": r"block|inline",
+    "mathvariant": r"normal|bold|italic|bold-italic|double-struck|bold-fraktur|script|bold-script|fraktur"
+    r"|sans-serif|bold-sans-serif|sans-serif-italic|sans-serif-bold-italic|monospace",
+    **dict.fromkeys(
+        ("stretchy", "fence", "separator", "accent", "accentunder", "largeop", "movablelimits", "symmetric"),
+        r"true|false",
+    ),
+    **dict.fromkeys(("displaystyle",), r"true|false"),
+    "form": r"prefix|infix|postfix",
+    "scriptlevel": r"[+-]?[0-3]",
+    **dict.fromkeys(
+        ("width", "height", "depth", "lspace", "rspace", "voffset", "minsize", "maxsize"), _LENGTH
+    ),
+    "linethickness": _LENGTH + r"|thin|medium|thick",
+    **dict.fromkeys(("columnalign", "rowalign"), r"(?:left|center|right|top|bottom|baseline|axis)(?: \w+)*"),
+    **dict.fromkeys(("columnspacing", "rowspacing"), r"(?:" + _LENGTH + r")(?: (?:" + _LENGTH + r"))*"),
+    **dict.fromkeys(
+        ("columnlines", "rowlines", "frame"), r"(?:none|solid|dashed)(?: (?:none|solid|dashed))*"
+    ),
+    **dict.fromkeys(("columnspan", "rowspan"), r"[1-9]\d?"),
+    "notation": r"(?:longdiv|actuarial|radical|box|roundedbox|circle|left|right|top|bottom|updiagonalstrike"
+    r"|downdiagonalstrike|verticalstrike|horizontalstrike)(?: \w+)*",
+}
+MATHML_ATTRIBUTES: dict[str, frozenset[str]] = {
+    "math": frozenset({"display"}),
+    **{tag: frozenset({"mathvariant"}) for tag in ("mi", "mn", "ms", "mtext")},
+    "mo": frozenset(
+        {"mathvariant", "stretchy", "fence", "separator", "accent", "largeop", "movablelimits", "symmetric"}
+        | {"form", "lspace", "rspace", "minsize", "maxsize"}
+    ),
+    "mspace": frozenset({"width", "height", "depth"}),
+    "mpadded": frozenset({"width", "height", "depth", "lspace", "voffset"}),
+    "mfrac": frozenset({"linethickness"}),
+    "mover": frozenset({"accent"}),
+    "munder": frozenset({"accentunder"}),
+    "munderover": frozenset({"accent", "accentunder"}),
+    "mstyle": frozenset({"displaystyle", "scriptlevel"}),
+    "mtable": frozenset({"columnalign", "rowalign", "columnspacing", "rowspacing", "columnlines", "rowlines"})
+    | {"frame"},
+    "mtr": frozenset({"columnalign", "rowalign"}),
+    "mtd": frozenset({"columnalign", "rowalign", "columnspan", "rowspan"}),
+    "menclose": frozenset({"notation"}),
+}
+"""MathML's own attributes per element (nothing global: no class, id, style or href on MathML)."""
+_MATHML_VALUE_RES = {name: re.compile(rf"^(?:{pattern})$") for name, pattern in _MATHML_VALUES.items()}
+
+
+def mathml_attribute_problem(tag: str, attribute: str, value: str) -> str | None:
+    """Why ``attribute="value"`` on the MathML element ``tag`` is dropped, or ``None`` when it is kept."""
+    if attribute not in MATHML_ATTRIBUTES.get(tag, frozenset()):
+        return (
+            f"the attribute {attribute} (from \\style, \\href, \\class or similar) is not allowed in formulas"
+        )
+    if not _MATHML_VALUE_RES[attribute].match(value.strip()):
+        return f"{attribute}={value[:40]!r} is not allowed in formulas"
+    return None
+
 
 STYLE_PROPERTIES: frozenset[str] = frozenset({"text-align"})  # Markdown tables align cells with style
 URL_SCHEMES: frozenset[str] = frozenset({"http", "https", "mailto"})
@@ -128,6 +203,8 @@ def attribute_problem(tag: str, attribute: str, value: str) -> str | None:
 
 def _keep_attribute(tag: str, attribute: str, value: str) -> str | None:
     """nh3's per-attribute filter: the checks its tag and scheme lists cannot express."""
+    if tag in MATHML_TAGS:
+        return None if mathml_attribute_problem(tag, attribute, value) else value.strip()
     if reserved_name(attribute, value):
         return None
     if attribute in LOADING_ATTRIBUTES and leaves_the_site(value):
@@ -135,9 +212,15 @@ def _keep_attribute(tag: str, attribute: str, value: str) -> str | None:
     return value
 
 
+_ATTRIBUTES_WITH_MATHML = {
+    **{tag: set(names) for tag, names in ATTRIBUTES.items()},
+    **{tag: set(names) for tag, names in MATHML_ATTRIBUTES.items()},
+}
+
+
 def _keep_lesson_attribute(tag: str, attribute: str, value: str) -> str | None:
     """The filter of a lesson's page: also its classes by allow-list (a notebook's output keeps its own)."""
-    if attribute == "class":
+    if attribute == "class" and tag not in MATHML_TAGS:  # MathML has no class (see _keep_attribute)
         return kept_classes(value)
     return _keep_attribute(tag, attribute, value)
 
@@ -146,9 +229,9 @@ def sanitise_html(fragment: str) -> str:
     """``fragment`` with only allowed tags, attributes and URLs left; text is kept, dropped markup is not."""
     return nh3.clean(
         fragment,
-        tags=set(TAGS),
+        tags=set(TAGS | MATHML_TAGS),
         clean_content_tags=set(DROPPED_WITH_CONTENT),
-        attributes={tag: set(names) for tag, names in ATTRIBUTES.items()},
+        attributes=_ATTRIBUTES_WITH_MATHML,
         attribute_filter=_keep_lesson_attribute,
         strip_comments=True,
         link_rel=None,
@@ -229,6 +312,46 @@ class _HtmlReader(HTMLParser):
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.handle_starttag(tag, attrs)
+
+
+_EVERY_TAG: frozenset[str] = frozenset(
+    TAGS
+    | MATHML_TAGS
+    | DROPPED_WITH_CONTENT
+    | {
+        *("iframe", "object", "embed", "form", "input", "button", "textarea", "select", "option", "meta"),
+        *("link", "base", "svg", "math", "video", "audio", "source", "track", "frame", "frameset", "applet"),
+        *("marquee", "animate", "set", "animateMotion", "animateTransform", "foreignObject", "image", "use"),
+        *("feImage", "filter", "body", "html", "head", "isindex", "keygen", "dialog", "portal", "plaintext"),
+        *("listing", "noembed", "noframes", "param", "picture", "canvas", "map", "area", "label", "fieldset"),
+        *("legend", "output", "datalist", "optgroup", "annotation-xml", "semantics", "annotation"),
+        *("maction", "mglyph", "malignmark", "slot", "menu", "object", "a", "script", "style"),
+    }
+)
+_EVERY_ATTRIBUTE_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_:")
+_EVERY_SCHEME = frozenset(
+    {*URL_SCHEMES, "javascript", "vbscript", "data", "file", "ftp", "blob", "filesystem"}
+)
+
+
+def browser_html(html: str) -> str:
+    """``html`` as a browser's parser reads it, written back out unambiguously (for the check, never a page).
+
+    Python's HTML parser and a browser disagree on comments (``<!-->``, ``--!>``), CDATA and processing
+    instructions, so a tag can hide from one and not the other. html5ever (through nh3, the sanitiser's own
+    parser) parses as the HTML standard says, and what it writes back has none of those forms; with nearly
+    everything kept, :func:`html_problems` then reads what the browser would build.
+    """
+    return nh3.clean(
+        html,
+        tags=set(_EVERY_TAG),
+        attributes={},
+        generic_attribute_prefixes=set(_EVERY_ATTRIBUTE_START),
+        strip_comments=True,
+        link_rel=None,
+        url_schemes=set(_EVERY_SCHEME),
+        clean_content_tags=set(),
+    )
 
 
 def html_problems(prose: str) -> list[HtmlProblem]:

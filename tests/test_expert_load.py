@@ -1,0 +1,125 @@
+"""The busiest GPU of expert parallelism under uniform random top-k routing (calculators/expert_load.py)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from calculators.expert_load import (
+    busiest_gpu_experts,
+    busiest_gpu_factors,
+    busiest_gpu_pairs,
+    experts_per_gpu,
+    mean_gpu_experts,
+    touched_distribution,
+)
+from calculators.hardware import get_gpu
+from calculators.models import get_model
+from calculators.passes import Setup, decode_step
+
+
+def test_one_token_one_expert_lands_on_one_gpu() -> None:
+    # E = 4 on G = 2 GPUs (2 each), k = 1, one token: it picks one expert, so one GPU holds 1 touched
+    # expert and the other 0. Busiest = 1 always; mean = 4 (1 - 3/4) / 2 = 0.5; factor 2.
+    assert busiest_gpu_experts(4, 2, 1, 1) == pytest.approx(1.0)
+    assert mean_gpu_experts(4, 2, 1, 1) == pytest.approx(0.5)
+    assert busiest_gpu_factors(4, 2, 1, 1) == pytest.approx((2.0, 2.0))
+
+
+def test_one_token_two_experts_enumerated() -> None:
+    # E = 4 (GPU A: {0, 1}, GPU B: {2, 3}), k = 2: C(4, 2) = 6 equally likely pairs. {0,1} and {2,3} put
+    # both on one GPU (max 2); the other 4 split them (max 1). E[max] = (2 x 2 + 4 x 1) / 6 = 8/6.
+    assert busiest_gpu_experts(4, 2, 2, 1) == pytest.approx(8 / 6)
+    assert busiest_gpu_pairs(4, 2, 2, 1) == pytest.approx(8 / 6)
+
+
+def test_two_tokens_one_expert_each_enumerated() -> None:
+    # E = 2 on G = 2 (one expert each), k = 1, two tokens: 4 equally likely routings. Same expert twice
+    # (2 of 4): distinct experts per GPU 1 and 0, pairs 2 and 0. Different experts (2 of 4): 1 and 1.
+    # Exact: busiest distinct = 1 always; busiest pairs = (2 x 2 + 2 x 1) / 4 = 1.5.
+    # One GPU alone: touched with P = 1 - (1/2)^2 = 3/4; pairs 0, 1, 2 with P 1/4, 1/2, 1/4.
+    # The model takes the GPUs as independent (it must, past one token), which understates the maximum:
+    # distinct: 1 - P(both 0) = 1 - 1/16 = 15/16; pairs: (1 - P(max <= 0)) + (1 - P(max <= 1))
+    # = (1 - 1/16) + (1 - 9/16) = 22/16 = 1.375.
+    assert touched_distribution(1, 2, 1, 2) == pytest.approx((0.25, 0.75))
+    assert busiest_gpu_experts(2, 2, 1, 2) == pytest.approx(15 / 16)
+    assert busiest_gpu_pairs(2, 2, 1, 2) == pytest.approx(22 / 16)
+
+
+def test_deepseek_v3_batch_1_on_8_gpus_is_2_6x() -> None:
+    # DeepSeek-V3: 256 routed experts, top-8 (plus 1 shared expert on every GPU, not routed); 8 GPUs hold 32
+    # each. One token touches 8 experts, 1 per GPU on average; the busiest GPU holds 2.56 of them.
+    assert mean_gpu_experts(256, 8, 8, 1) == pytest.approx(1.0)
+    touched, pairs = busiest_gpu_factors(256, 8, 8, 1)
+    assert touched == pytest.approx(2.5637, abs=1e-4)
+    assert pairs == touched  # one token: each touched expert is one pair
+    assert round(touched, 1) == 2.6
+
+
+def test_touched_distribution_is_a_distribution_with_the_exact_mean() -> None:
+    for held, experts, k, tokens in ((32, 256, 8, 5), (3, 7, 2, 4), (5, 10, 5, 1)):
+        pmf = touched_distribution(held, experts, k, tokens)
+        assert sum(pmf) == pytest.approx(1.0)
+        mean = sum(c * p for c, p in enumerate(pmf))
+        assert mean == pytest.approx(held * (1.0 - (1.0 - k / experts) ** tokens))
+
+
+def test_uneven_split_gives_the_extra_experts_to_the_first_gpus() -> None:
+    assert experts_per_gpu(10, 4) == (3, 3, 2, 2)
+
+
+@pytest.mark.parametrize(("experts", "gpus", "k"), [(256, 8, 8), (8, 8, 2), (64, 4, 6), (60, 8, 4)])
+def test_busiest_at_least_the_mean_and_tends_to_it(experts: int, gpus: int, k: int) -> None:
+    previous = (float("inf"), float("inf"))
+    for tokens in (1, 2, 4, 16, 64, 256, 1024, 4096):
+        touched, pairs = busiest_gpu_factors(experts, gpus, k, tokens)
+        assert touched >= 1.0
+        assert pairs >= 1.0
+        assert touched <= previous[0] + 1e-9
+        assert pairs <= previous[1] + 1e-9
+        previous = (touched, pairs)
+    # Every expert touched: the busiest GPU is the one holding the most (60 on 8: 8 against a mean of 7.5).
+    most = max(experts_per_gpu(experts, gpus)) * gpus / experts
+    assert previous[0] == pytest.approx(most, abs=1e-6)
+    assert previous[1] < most * 1.06  # pairs' spread shrinks as 1 / sqrt(T)
+
+
+@pytest.mark.parametrize("tokens", [2, 4, 16])
+def test_independence_approximation_against_a_seeded_simulation(tokens: int) -> None:
+    experts, gpus, k, trials = 256, 8, 8, 3000
+    rng = random.Random(7)
+    held = experts // gpus
+    most_touched = most_pairs = 0
+    for _ in range(trials):
+        touched: list[set[int]] = [set() for _ in range(gpus)]
+        pairs = [0] * gpus
+        for _ in range(tokens):
+            for e in rng.sample(range(experts), k):
+                touched[e // held].add(e)
+                pairs[e // held] += 1
+        most_touched += max(len(t) for t in touched)
+        most_pairs += max(pairs)
+    simulated = (most_touched / trials, most_pairs / trials)
+    modelled = (busiest_gpu_experts(experts, gpus, k, tokens), busiest_gpu_pairs(experts, gpus, k, tokens))
+    for model, sim in zip(modelled, simulated, strict=True):
+        assert model <= sim * 1.01  # GPUs' counts are negatively correlated: independence understates
+        assert model >= sim * 0.94
+
+
+def _routed_time(expert_parallel: bool, batch: int, mode: str = "peak") -> float:
+    setup = Setup(
+        get_model("deepseek-v3"), get_gpu("h200"), weight_format="fp8", level="refined", gpus=8,
+        expert_parallel=expert_parallel, mode=mode, ignore_memory=True,
+    )  # fmt: skip
+    step = decode_step(setup, batch=batch, context_tokens=2048)
+    (routed,) = [op for op in step.operators if op.name.startswith("routed experts")]
+    return routed.time_s
+
+
+@pytest.mark.parametrize("mode", ["peak", "calibrated"])
+def test_expert_parallel_decode_waits_for_the_busiest_gpu(mode: str) -> None:
+    # Batch 1 is memory-bound: the busiest GPU reads 2.56x the mean experts' weights.
+    assert _routed_time(True, 1, mode) == pytest.approx(2.5637 * _routed_time(False, 1, mode), rel=1e-3)
+    # At batch 512 every GPU touches all its 32 experts: weights are balanced again.
+    assert _routed_time(True, 512, mode) == pytest.approx(_routed_time(False, 512, mode), rel=0.01)
