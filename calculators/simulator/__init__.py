@@ -22,7 +22,14 @@ from calculators.simulator.schedulers import (
     StepPlan,
 )
 from calculators.simulator.sweep import max_rate_meeting_slo, sweep_rates
-from calculators.simulator.workload import Lengths, Request, burst_workload, poisson_workload, trace_workload
+from calculators.simulator.workload import (
+    Lengths,
+    Request,
+    SharedPrefix,
+    burst_workload,
+    poisson_workload,
+    trace_workload,
+)
 
 __all__ = [
     "SLO",
@@ -33,6 +40,7 @@ __all__ = [
     "MemoryConfig",
     "Request",
     "Scheduler",
+    "SharedPrefix",
     "SimulationResult",
     "StaticBatching",
     "StepPlan",

@@ -31,6 +31,7 @@ from calculators.simulator.workload import (
     MAX_REQUESTS,
     Lengths,
     Request,
+    SharedPrefix,
     burst_workload,
     poisson_workload,
     trace_workload,
@@ -75,6 +76,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--output", default="lognormal:128:64", help="output tokens, as --prompt (default lognormal:128:64)"
     )
     work.add_argument("--seed", type=int, default=0, help="seed of the workload's random draws (default 0)")
+    work.add_argument(
+        "--shared-prefix",
+        type=int,
+        help="tokens of a system prompt put before the drawn prompts (default none)",
+    )
+    work.add_argument(
+        "--prefix-share", type=float, default=1.0, help="share of requests with a system prompt (default 1)"
+    )
+    work.add_argument("--prefixes", type=int, default=1, help="distinct system prompts (default 1)")
     sched = parser.add_argument_group("scheduler")
     sched.add_argument("--scheduler", default="continuous", choices=SCHEDULERS)
     sched.add_argument("--batch-size", type=int, default=32, help="static batching: batch size (default 32)")
@@ -88,6 +98,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sched.add_argument("--replicas", type=int, default=1, help="independent copies of the setup (default 1)")
     mem = parser.add_argument_group("KV memory")
     mem.add_argument("--memory", default="paged", choices=KINDS, help="paged blocks or contiguous slabs")
+    mem.add_argument(
+        "--prefix-caching", action="store_true", help="reuse cached KV blocks of shared prefixes (paged only)"
+    )
     mem.add_argument("--block-tokens", type=int, default=16, help="tokens per block (default 16)")
     mem.add_argument("--kv-capacity-tokens", type=int, help="KV cache size in tokens (default: what fits)")
     mem.add_argument("--max-sequence-tokens", type=int, help="contiguous: tokens reserved per request")
@@ -180,11 +193,18 @@ def _workload(args: argparse.Namespace) -> tuple[tuple[Request, ...], str]:
     prompt = lengths_from_text("--prompt", args.prompt)
     output = lengths_from_text("--output", args.output)
     lengths = f"prompt {prompt.describe()}, output {output.describe()} tokens"
+    shared = None
+    if args.shared_prefix is not None:
+        shared = SharedPrefix(args.shared_prefix, args.prefix_share, args.prefixes)
+        lengths += (
+            f"; {shared.share:.0%} of prompts start with one of {shared.prefixes:,} system prompts of "
+            f"{shared.tokens:,} tokens"
+        )
     if args.burst:
-        return burst_workload(args.requests, prompt, output, seed=args.seed), (
+        return burst_workload(args.requests, prompt, output, seed=args.seed, shared_prefix=shared), (
             f"{args.requests:,} requests at once; {lengths}"
         )
-    return poisson_workload(args.rate, args.requests, prompt, output, seed=args.seed), (
+    return poisson_workload(args.rate, args.requests, prompt, output, seed=args.seed, shared_prefix=shared), (
         f"{args.requests:,} requests, Poisson at {args.rate:g}/s; {lengths}"
     )
 
@@ -205,6 +225,10 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
     memory = _memory(args)
     slo = SLO(args.slo_ttft, args.slo_tpot)
     if args.sweep:
+        if args.shared_prefix is not None or args.prefix_caching:
+            raise ValueError(
+                "--sweep does not take --shared-prefix or --prefix-caching yet; run one rate at a time"
+            )
         rates = _rates(args.sweep)
         prompt = lengths_from_text("--prompt", args.prompt)
         output = lengths_from_text("--output", args.output)
@@ -230,6 +254,7 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
         replicas=args.replicas,
         slo=slo,
         timeline_steps=args.timeline_steps,
+        prefix_caching=args.prefix_caching,
     )
     return result.as_dict(token_latencies=args.token_latencies), summary_text(
         result, f"{setup_text}\n{workload_text}"
@@ -264,6 +289,19 @@ def _tokens_per_s(value: Any) -> str:
 def _figure(value: Any, spec: str) -> str:
     """``value`` formatted by ``spec``, or "-" for a figure that has no value (a run of zero duration)."""
     return "-" if value is None else format(value, spec)
+
+
+def _prefix_cache_facts(s: dict[str, Any]) -> list[tuple[str, str]]:
+    cache = s.get("prefix_cache")
+    if cache is None:
+        return []
+    return [
+        (
+            "prefix cache",
+            f"{cache['hit_rate']:.1%} of prompt tokens found cached ({cache['hit_tokens']:,} hit, "
+            f"{cache['miss_tokens']:,} computed); {cache['evicted_blocks']:,} blocks evicted",
+        )
+    ]
 
 
 def summary_text(result: SimulationResult, heading: str) -> str:
@@ -308,6 +346,7 @@ def summary_text(result: SimulationResult, heading: str) -> str:
             f"reserved; {s['kv_waste_fraction']:.1%} of reserved memory held no token",
         ),
         ("preemptions", f"{s['preemptions']:,}"),
+        *_prefix_cache_facts(s),
         ("longest stall", f"{_time(s['longest_stall_s'])} (request {s['longest_stall_request']})"),
     ]
     width = max(len(label) for label, _ in facts)

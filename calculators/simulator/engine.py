@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from calculators.interconnect import send_time_s
 from calculators.passes import Setup, make_setup
 from calculators.simulator.kv_memory import KVMemory, MemoryConfig, kv_capacity_tokens
+from calculators.simulator.prefix_cache import PrefixCache
 from calculators.simulator.results import SLO, SimulationResult, StepLog
 from calculators.simulator.schedulers import (
     DEFAULT_MAX_BATCH_TOKENS,
@@ -48,14 +49,16 @@ def simulate(
     timeline_steps: int = DEFAULT_TIMELINE_STEPS,
     timeline_memory: bool = False,
     max_steps: int = DEFAULT_MAX_STEPS,
+    prefix_caching: bool = False,
 ) -> SimulationResult:
     """Serve ``requests`` on ``replicas`` copies of ``setup`` with ``scheduler``; return what happened.
 
     Defaults: the lesson's setup (8B model, one H100, BF16, spec peaks), continuous batching, paged KV memory
     in 16-token blocks, and an SLO of TTFT <= 1 s and TPOT <= 50 ms. The same inputs always give the same
-    result. ``timeline_memory=True`` adds to each timeline step the KV cache every running request holds
-    (reserved and filled tokens), which a memory map draws; it is off by default because it costs a list per
-    step.
+    result. ``prefix_caching=True`` reuses the cached KV blocks of prompts' shared prefixes (see
+    :mod:`.prefix_cache`; paged memory, one pool). ``timeline_memory=True`` adds to each timeline step the KV
+    cache every running request holds (reserved and filled tokens), which a memory map draws; it is off by
+    default because it costs a list per step.
     """
     setup = setup if setup is not None else make_setup()
     if not isinstance(setup, Setup):
@@ -69,6 +72,13 @@ def simulate(
     timeline_steps = count("timeline_steps", timeline_steps, minimum=0)
     max_steps = count("max_steps", max_steps)
     reqs = _checked_requests(requests)
+    if not isinstance(prefix_caching, bool):
+        raise ValueError(f"prefix_caching must be True or False, got {prefix_caching!r}")
+    if prefix_caching and (memory.kind != "paged" or isinstance(scheduler, Disaggregated)):
+        raise ValueError(
+            "prefix_caching needs paged KV memory on one pool: use memory kind 'paged' and a scheduler "
+            "other than disaggregated"
+        )
 
     capacity = kv_capacity_tokens(setup, memory)
     longest = max(r.prompt_tokens + r.output_tokens for r in reqs)
@@ -95,7 +105,10 @@ def simulate(
     budget = [max_steps]
 
     def new_instance(index: int, *, stop_after_prefill: bool = False) -> Instance:
-        return Instance(index, KVMemory(memory, capacity, reserve), stop_after_prefill=stop_after_prefill)
+        inst = Instance(index, KVMemory(memory, capacity, reserve), stop_after_prefill=stop_after_prefill)
+        if prefix_caching:
+            inst.prefix = PrefixCache(memory.block_tokens)
+        return inst
 
     ordered = sorted(reqs, key=lambda r: (r.arrival_s, r.id))
     sequences = {r.id: Sequence(r) for r in reqs}
@@ -128,7 +141,7 @@ def simulate(
             instances.append(inst)
             roles.append("serve")
 
-    return SimulationResult.build(
+    result = SimulationResult.build(
         setup=setup,
         scheduler=scheduler,
         memory=memory,
@@ -140,6 +153,17 @@ def simulate(
         log=log,
         transfers=transfers,
     )
+    if prefix_caching:
+        caches = [inst.prefix for inst in instances if inst.prefix is not None]
+        hits = sum(c.hit_tokens for c in caches)
+        looked_up = sum(c.looked_up_tokens for c in caches)
+        result.summary["prefix_cache"] = {
+            "hit_tokens": hits,
+            "miss_tokens": looked_up - hits,
+            "hit_rate": hits / looked_up if looked_up else 0.0,
+            "evicted_blocks": sum(c.evictions for c in caches),
+        }
+    return result
 
 
 def _pool_size(field: str, gpus: int, setup: Setup) -> int:

@@ -148,6 +148,7 @@ class ContinuousBatching(Scheduler):
                 break
             instance.admit(seq)
             if seq.id in instance.prefilling:
+                need = seq.target - seq.prefilled  # less a cached prefix, if one was found
                 chunks.append((seq, need))
                 budget -= need
         if chunks:

@@ -14,6 +14,7 @@ from array import array
 from collections import deque
 
 from calculators.simulator.kv_memory import KVMemory
+from calculators.simulator.prefix_cache import Key, PrefixCache
 from calculators.simulator.workload import Request
 
 
@@ -46,6 +47,7 @@ class Sequence:
         "request",
         "residence",
         "segments",
+        "shared",
         "slots",
         "target",
     )
@@ -59,7 +61,8 @@ class Sequence:
         self.target = request.prompt_tokens
         self.prefilled = 0
         self.generated = 0
-        self.slots = 0
+        self.slots = 0  # KV slots this sequence holds alone
+        self.shared: list[Key] = []  # cached prefix blocks it holds with others (prefix caching)
         self.join = -1  # decode-step index of the first decode step in the current stay in the batch
         self.gen_at_join = 0
         self.ctx_at_join = 0
@@ -112,6 +115,7 @@ class Instance:
         self.incoming_slots = 0
         self.preemptions = 0
         self.arrivals_pending = False  # set by the engine: more requests will still arrive here
+        self.prefix: PrefixCache | None = None  # set by the engine when prefix caching is on
 
     # --- queries the schedulers use --------------------------------------------------------------------
     @property
@@ -136,8 +140,14 @@ class Instance:
         nothing else running, the watermark protects no one, so it is waived).
         """
         need = (
-            self.memory.slots_for(tokens, seq.prompt, seq.output) - seq.slots - self.incoming.get(seq.id, 0)
+            self.memory.slots_for(tokens, seq.prompt, seq.output)
+            - seq.slots
+            - len(seq.shared)
+            - self.incoming.get(seq.id, 0)
         )
+        if self.prefix is not None and not seq.shared and seq.prefilled == 0:
+            hits = self.prefix.lookup(seq.request.prefix_id, seq.request.prefix_tokens, seq.target)
+            need += self.prefix.unheld_among(hits) - len(hits)  # an unheld cached block counts as free
         left = self.memory.free - need
         return need <= 0 or left >= self.memory.watermark_slots or (left >= 0 and not self.running())
 
@@ -154,6 +164,8 @@ class Instance:
             slots = self.incoming.pop(seq.id)
             self.incoming_slots -= slots
             seq.slots += slots
+        if self.prefix is not None and not seq.shared and seq.prefilled == 0:
+            self._take_cached_prefix(seq, self.prefix)
         self._reserve(seq, seq.target)
         if seq.first_scheduled_s is None:
             seq.first_scheduled_s = self.now
@@ -194,18 +206,61 @@ class Instance:
         self.incoming_slots += slots
 
     def _reserve(self, seq: Sequence, tokens: int) -> None:
-        need = self.memory.slots_for(tokens, seq.prompt, seq.output) - seq.slots
+        need = self.memory.slots_for(tokens, seq.prompt, seq.output) - seq.slots - len(seq.shared)
         if need > 0:
             self.memory.free -= need
             seq.slots += need
+            if self.prefix is not None:
+                self.prefix.evict_to(self.memory.free)
 
     def _release(self, seq: Sequence) -> None:
         self.memory.free += seq.slots
         seq.slots = 0
+        if seq.shared:
+            prefix = self.prefix
+            assert prefix is not None
+            for key in reversed(seq.shared):  # the tail goes unheld first, so it is evicted first
+                if prefix.drop(key):
+                    self.memory.free += 1  # still cached, but free to take
+            seq.shared = []
+
+    # --- prefix caching ------------------------------------------------------------------------------
+    def _take_cached_prefix(self, seq: Sequence, prefix: PrefixCache) -> None:
+        """Hold the leading cached blocks of ``seq``'s prompt: its prefill starts after them."""
+        request = seq.request
+        keys = prefix.lookup(request.prefix_id, request.prefix_tokens, seq.target)
+        for key in keys:
+            if prefix.hold(key):
+                self.memory.free -= 1
+        seq.shared = keys
+        hit = len(keys) * prefix.block_tokens
+        seq.prefilled = hit
+        prefix.hit_tokens += hit
+        prefix.looked_up_tokens += seq.target
+
+    def _share_computed_prefix(self, seq: Sequence, prefix: PrefixCache) -> None:
+        """Put the prefix blocks ``seq`` has just computed in the cache; one another request computed at the
+        same time replaces ``seq``'s own copy (which is freed)."""
+        request = seq.request
+        if request.prefix_id is None:
+            return
+        full = min(request.prefix_tokens, seq.prefilled) // prefix.block_tokens
+        for b in range(len(seq.shared), full):
+            key = (request.prefix_id, b)
+            if key in prefix.refs:
+                if prefix.hold(key):
+                    self.memory.free -= 1
+                self.memory.free += 1
+            else:
+                prefix.insert(key)
+            seq.slots -= 1
+            seq.shared.append(key)
 
     def finish_prefill_chunk(self, seq: Sequence, tokens: int, now: float) -> None:
         """Account a prefill chunk that ended at ``now``; the last chunk writes a token."""
         seq.prefilled += tokens
+        if self.prefix is not None:
+            self._share_computed_prefix(seq, self.prefix)
         if seq.prefilled < seq.target:
             return
         del self.prefilling[seq.id]
@@ -243,7 +298,7 @@ class Instance:
         """Schedule the decode step at which ``seq`` outgrows the slots it holds (paged memory only)."""
         if not self.memory.paged:
             return
-        held_tokens = seq.slots * self.memory.unit
+        held_tokens = (seq.slots + len(seq.shared)) * self.memory.unit
         step = seq.join + held_tokens + 1 - seq.ctx_at_join
         last = seq.join + seq.output - seq.gen_at_join - 1
         if step <= last:
@@ -268,6 +323,8 @@ class Instance:
                 continue
             self.memory.free -= 1
             seq.slots += 1
+            if self.prefix is not None:
+                self.prefix.evict_to(self.memory.free)
             self._push_block_need(seq)
 
     def _latest_running(self) -> Sequence:
@@ -333,4 +390,6 @@ class Instance:
         held = self.offset_sum + n * (len(self.decode_ends) - 1)
         if self.prefilling:
             held += sum(s.prefilled for s in self.prefilling.values())
+        if self.prefix is not None:
+            held -= self.prefix.duplicate_tokens  # a shared block is stored once
         return held + self.held_tokens

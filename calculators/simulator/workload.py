@@ -47,6 +47,10 @@ class Request:
     arrival_s: float
     prompt_tokens: int
     output_tokens: int
+    # The first ``prefix_tokens`` of the prompt are the same tokens in every request with this
+    # ``prefix_id`` (a shared system prompt): what a prefix cache can reuse. None: nothing is shared.
+    prefix_id: int | None = None
+    prefix_tokens: int = 0
 
     def __post_init__(self) -> None:
         where = f"request {self.id!r}"
@@ -55,14 +59,30 @@ class Request:
         arrival_time(f"{where}: arrival_s", self.arrival_s)
         count(f"{where}: prompt_tokens", self.prompt_tokens)
         count(f"{where}: output_tokens", self.output_tokens)
+        if self.prefix_id is None:
+            if self.prefix_tokens != 0:
+                raise ValueError(f"{where}: prefix_tokens={self.prefix_tokens!r} needs a prefix_id")
+            return
+        if isinstance(self.prefix_id, bool) or not isinstance(self.prefix_id, int):
+            raise ValueError(f"{where}: prefix_id must be a whole number or None, got {self.prefix_id!r}")
+        count(f"{where}: prefix_tokens", self.prefix_tokens, minimum=0)
+        if self.prefix_tokens > self.prompt_tokens:
+            raise ValueError(
+                f"{where}: prefix_tokens={self.prefix_tokens:,} is longer than the prompt "
+                f"({self.prompt_tokens:,} tokens); a shared prefix is part of the prompt"
+            )
 
     def as_dict(self) -> dict[str, float | int]:
-        return {
+        row: dict[str, float | int] = {
             "id": self.id,
             "arrival_s": self.arrival_s,
             "prompt_tokens": self.prompt_tokens,
             "output_tokens": self.output_tokens,
         }
+        if self.prefix_id is not None:
+            row["prefix_id"] = self.prefix_id
+            row["prefix_tokens"] = self.prefix_tokens
+        return row
 
 
 @dataclass(frozen=True)
@@ -166,6 +186,47 @@ def _count_requests(requests: int) -> int:
     return n
 
 
+@dataclass(frozen=True)
+class SharedPrefix:
+    """System prompts shared by part of a workload, for prefix caching.
+
+    Each request, with probability ``share``, starts its prompt with one of ``prefixes`` system prompts of
+    ``tokens`` tokens each (drawn uniformly); its drawn prompt length is the part after the system prompt,
+    so its ``prompt_tokens`` is ``tokens`` plus the draw. The draws come from their own seeded stream, so a
+    workload with a shared prefix has the same arrivals and output lengths as the same workload without.
+    """
+
+    tokens: int
+    share: float = 1.0
+    prefixes: int = 1
+
+    def __post_init__(self) -> None:
+        count("shared prefix tokens", self.tokens)
+        bounded_number("prefix share", self.share, 1.0)
+        count("prefixes", self.prefixes, maximum=MAX_REQUESTS)
+
+    def apply(self, requests: tuple[Request, ...], seed: int) -> tuple[Request, ...]:
+        """``requests`` with this prefix prepended to each chosen one."""
+        rng = random.Random(f"{seed}/prefixes")
+        out = []
+        for r in requests:
+            if rng.random() < self.share:
+                which = rng.randrange(self.prefixes)
+                r = Request(
+                    r.id, r.arrival_s, r.prompt_tokens + self.tokens, r.output_tokens, which, self.tokens
+                )
+            out.append(r)
+        return tuple(out)
+
+
+def _prefixed(requests: tuple[Request, ...], shared: SharedPrefix | None, seed: int) -> tuple[Request, ...]:
+    if shared is None:
+        return requests
+    if not isinstance(shared, SharedPrefix):
+        raise ValueError(f"shared_prefix must be a SharedPrefix or None, got {shared!r}")
+    return shared.apply(requests, seed)
+
+
 def poisson_workload(
     rate_per_s: float,
     count: int,
@@ -173,10 +234,12 @@ def poisson_workload(
     output: Lengths | int = 128,
     *,
     seed: int = 0,
+    shared_prefix: SharedPrefix | None = None,
 ) -> tuple[Request, ...]:
     """``count`` requests arriving as a Poisson process at ``rate_per_s`` (exponential gaps), from t = 0.
 
-    The first request arrives after one gap, not at zero, as a Poisson process does.
+    The first request arrives after one gap, not at zero, as a Poisson process does. ``shared_prefix``
+    prepends system prompts to a share of them (see :class:`SharedPrefix`).
     """
     if isinstance(rate_per_s, int | float) and not isinstance(rate_per_s, bool) and rate_per_s == 0:
         raise ValueError(
@@ -197,7 +260,7 @@ def poisson_workload(
                 "years); give a higher rate or fewer requests"
             )
         requests.append(Request(i, t, prompts.sample(prompt_rng), outputs.sample(output_rng)))
-    return tuple(requests)
+    return _prefixed(tuple(requests), shared_prefix, seed)
 
 
 def burst_workload(
@@ -207,13 +270,17 @@ def burst_workload(
     *,
     at_s: float = 0.0,
     seed: int = 0,
+    shared_prefix: SharedPrefix | None = None,
 ) -> tuple[Request, ...]:
     """``count`` requests that all arrive at ``at_s``: the offline, throughput-only case."""
     n = _count_requests(count)
     at_s = arrival_time("at_s", at_s)
     prompts, outputs = _lengths("prompt", prompt), _lengths("output", output)
     _, prompt_rng, output_rng = _streams(seed)
-    return tuple(Request(i, at_s, prompts.sample(prompt_rng), outputs.sample(output_rng)) for i in range(n))
+    requests = tuple(
+        Request(i, at_s, prompts.sample(prompt_rng), outputs.sample(output_rng)) for i in range(n)
+    )
+    return _prefixed(requests, shared_prefix, seed)
 
 
 def trace_workload(
