@@ -1,4 +1,4 @@
-"""Collectives past a GPU preset's NVLink domain run over the inter-node link (calculators.hardware domain)."""
+"""Collectives past a GPU preset's NVLink domain run over the inter-node link (GPU.domain_gpus)."""
 
 from __future__ import annotations
 
