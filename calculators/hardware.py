@@ -12,11 +12,11 @@ Where sources disagree, ``notes`` says which figure was chosen and why.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from calculators.precision import get_precision
-from calculators.validation import bounded_number, unknown_name
+from calculators.validation import MAX_COUNT, bounded_number, count, unknown_name
 
 TERA = 1e12
 GIGA = 1e9
@@ -43,6 +43,13 @@ class GPU:
         None  # what the device reports (nvidia-smi total), bytes; None: unknown
     )
     interconnect: str = "pcie4"  # the link between GPUs of one server (a calculators.interconnect preset)
+    # GPUs that ``interconnect`` joins (its NVLink domain): an HGX/DGX board's 8, a GB200 NVL72 rack's 72.
+    # Past it collectives cross nodes over ``INTER_NODE_LINK`` (see ``domain_source``).
+    domain_gpus: int = 8
+    domain_source: str = (
+        "an 8-GPU server (HGX/DGX H100, H200 and B200 boards, the MI300X platform, PCIe servers): the "
+        "NVIDIA HGX and AMD Instinct platform specifications"
+    )
 
     def __post_init__(self) -> None:
         # The custom GPU's ranges, in base units: a peak of 1e-300 FLOP/s would make every time infinite.
@@ -68,6 +75,7 @@ class GPU:
             get_precision(precision)
             bounded_number(f"{self.key}: dense_flops_per_s[{precision}]", flops, high * TERA, low * TERA)
         object.__setattr__(self, "dense_flops_per_s", MappingProxyType(dict(self.dense_flops_per_s)))
+        count(f"{self.key}: domain_gpus", self.domain_gpus, maximum=MAX_COUNT)
 
     @property
     def usable_memory_bytes(self) -> float:
@@ -150,13 +158,15 @@ def _gpu(
     fp4_tflops: float | None = None,
     exposed_mib: float | None = None,
     interconnect: str = "pcie4",
+    domain: tuple[int, str] | None = None,
 ) -> GPU:
     flops = {"bf16": bf16_tflops * TERA}
     for fmt, value in (("fp8", fp8_tflops), ("int8", int8_tflops), ("fp4", fp4_tflops)):
         if value is not None:
             flops[fmt] = value * TERA
     exposed = None if exposed_mib is None else exposed_mib * MIB
-    return GPU(key, name, flops, tb_per_s * TERA, gb * GIGA, source, tuple(notes), exposed, interconnect)
+    gpu = GPU(key, name, flops, tb_per_s * TERA, gb * GIGA, source, tuple(notes), exposed, interconnect)
+    return gpu if domain is None else replace(gpu, domain_gpus=domain[0], domain_source=domain[1])
 
 
 GPUS: Mapping[str, GPU] = MappingProxyType(
@@ -318,6 +328,7 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 fp4_tflops=10000.0,
                 exposed_mib=186 * 1024,
                 interconnect="nvlink5",
+                domain=(72, "NVIDIA GB200 NVL72 specifications: 72 Blackwell GPUs in one NVLink domain"),
             ),
             _gpu(
                 "tpu-v5e",
@@ -334,6 +345,7 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 int8_tflops=394.0,
                 exposed_mib=16384,
                 interconnect="tpu-v5e-ici",
+                domain=(256, "Google Cloud TPU v5e documentation: a v5e pod is 256 chips joined by ICI"),
             ),
         )
     }

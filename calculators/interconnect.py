@@ -119,6 +119,10 @@ INTERCONNECTS: Mapping[str, Interconnect] = MappingProxyType(
 )
 
 
+# What a collective crosses past a GPU preset's NVLink domain: one 400 Gb/s NIC per GPU, as DGX H100 has.
+INTER_NODE_LINK = "infiniband-ndr"
+
+
 def get_interconnect(key: str | Interconnect) -> Interconnect:
     """Return the interconnect preset called ``key`` (or ``key`` itself if it already is one)."""
     if isinstance(key, Interconnect):

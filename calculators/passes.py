@@ -29,6 +29,7 @@ from calculators.efficiency import MAX_STEP_OVERHEAD_S, Efficiency
 from calculators.expert_load import busiest_gpu_factors
 from calculators.hardware import GPU, get_gpu
 from calculators.interconnect import (
+    INTER_NODE_LINK,
     Interconnect,
     all_reduce_time_s,
     all_to_all_time_s,
@@ -207,6 +208,13 @@ class Setup:
     def link(self) -> Interconnect:
         """The interconnect between the GPUs: the setup's choice, else the GPU's own."""
         return get_interconnect(self.interconnect or self.gpu.interconnect)
+
+    def link_for(self, gpus: int) -> Interconnect:
+        """The link a collective over ``gpus`` GPUs is limited by: the GPU's own up to its NVLink domain
+        (8 on HGX boards, 72 on GB200 NVL72), the inter-node link past it. A chosen interconnect wins."""
+        if self.interconnect is None and gpus > self.gpu.domain_gpus:
+            return get_interconnect(INTER_NODE_LINK)
+        return self.link
 
     @property
     def total_gpus(self) -> int:
@@ -872,10 +880,17 @@ def _calibrated(
             "activation, rotary embedding and residual adds (calibrated only)", "elementwise", 0.0, moved,
             peak * setup.gpus, bandwidth * setup.gpus,
         )._replace(time_s=t))  # fmt: skip
-    link = setup.link.key if setup.total_gpus > 1 else None
+    link = setup.link_for(setup.total_gpus).key if setup.total_gpus > 1 else None
     notes = calibration.provenance(setup.gpu.key, like, setup.arithmetic, link)
     overhead = setup.step_overhead_s + calibration.step_overhead_s(setup.calibration, sequences)
     return out, warnings + notes, overhead
+
+
+def _calibrated_link(link: Interconnect, setup: Setup) -> Interconnect:
+    latency, bandwidth = calibration.collective_latency_and_bandwidth(
+        link.key, link.latency_s, link.bandwidth_bytes_per_s, setup.calibration
+    )
+    return Interconnect(link.key, link.name, bandwidth, latency, link.source, link.notes)
 
 
 def _communication_operators(
@@ -883,13 +898,10 @@ def _communication_operators(
 ) -> list[Operator]:
     s = setup.shape
     tp = setup.gpus
-    link = setup.link
+    link, stages_link = setup.link_for(tp), setup.link_for(setup.total_gpus)
     eff = setup.communication_efficiency
     if calibrated:
-        latency, bandwidth = calibration.collective_latency_and_bandwidth(
-            link.key, link.latency_s, link.bandwidth_bytes_per_s, setup.calibration
-        )
-        link = Interconnect(link.key, link.name, bandwidth, latency, link.source, link.notes)
+        link, stages_link = _calibrated_link(link, setup), _calibrated_link(stages_link, setup)
     h = s.hidden
     buffer = tokens * h * ACTIVATION_BYTES  # one layer's activations, the whole buffer on each GPU
     ops = []
@@ -922,7 +934,7 @@ def _communication_operators(
         ops.append(communication_operator(
             f"pipeline sends ({sends} stage boundaries)",
             buffer * sends,
-            sends * send_time_s(buffer, link, eff),
+            sends * send_time_s(buffer, stages_link, eff),
         ))  # fmt: skip
     return ops
 
