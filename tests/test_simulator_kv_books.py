@@ -86,3 +86,27 @@ def test_the_time_averaged_decode_batch_obeys_littles_law(scheduler: Scheduler) 
     rate = s["requests"] / s["duration_s"]
     residence = sum(r["e2e_s"] - r["ttft_s"] for r in result.requests) / len(result.requests)
     assert s["time_averaged_decode_batch"] == pytest.approx(rate * residence, rel=0.02)
+
+
+# A decode pool that preempts: request 6 is preempted and waits at the head of the queue for 168 blocks
+# while the caches of requests 7 and 8 land behind it holding the 223 blocks they took when they were sent.
+# Admitting strictly in queue order, the pool had 35 blocks free, nothing running and never freed any:
+# "the pools stalled with requests in flight" (found by tests/test_properties_simulator.py's random cases).
+PREEMPTED_AHEAD_OF_LANDED = [
+    (0.106736, 230, 35), (0.190254, 200, 135), (0.254014, 2016, 148), (0.308548, 1032, 63),
+    (0.458295, 2880, 147), (0.562316, 1388, 93), (0.564038, 2636, 95), (0.588411, 1649, 79),
+    (0.651833, 1903, 154), (0.797194, 1395, 137), (0.954135, 2079, 43), (1.068757, 120, 38),
+    (1.15912, 1025, 176), (1.215042, 906, 145), (1.305871, 547, 29), (1.378704, 757, 197),
+    (1.527031, 1684, 187), (1.603137, 2539, 13), (1.781053, 407, 140), (1.796687, 2791, 69),
+    (1.912481, 2928, 28),
+]  # fmt: skip
+
+
+def test_a_landed_cache_is_not_stuck_behind_a_preempted_request() -> None:
+    from calculators import Request
+
+    requests = [Request(i, *row) for i, row in enumerate(PREEMPTED_AHEAD_OF_LANDED)]
+    memory = MemoryConfig("paged", 16, capacity_tokens=4134, watermark=0.0)
+    result = simulate(requests, scheduler=Disaggregated(1, 1), memory=memory)
+    assert result.summary["output_tokens"] == sum(r.output_tokens for r in requests)
+    assert result.summary["preemptions"] > 0  # the case this test is about

@@ -60,8 +60,20 @@ class Scheduler:
 
 
 def _admit_with_kv(instance: Instance, max_sequences: int) -> None:
-    """Sequences whose cache is already filled (sent by a prefill pool) join the batch when memory allows."""
+    """Sequences whose cache is already filled (sent by a prefill pool) join the batch when memory allows.
+
+    A cache that landed holds the blocks it took when it was sent, so it joins first, wherever it stands in
+    the queue: behind a preempted sequence that waits for memory it would hold its blocks idle, and with
+    nothing running to free any, the decode pool would wait forever.
+    """
     waiting = instance.waiting
+    if instance.incoming:
+        for seq in [s for s in waiting if s.id in instance.incoming and s.prefilled >= s.target]:
+            if instance.running() >= max_sequences:
+                return
+            waiting.remove(seq)
+            waiting.appendleft(seq)
+            instance.admit(seq)
     while waiting and waiting[0].prefilled >= waiting[0].target and instance.running() < max_sequences:
         seq = waiting[0]
         if not instance.can_reserve(seq, seq.target):
