@@ -14,6 +14,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -421,3 +422,22 @@ def test_a_notebooks_drawings_never_replace_a_lessons_and_are_served_only_by_the
     assert wide_drawing(digest, key, tmp_path) == forged.encode()  # only to a page that names its hash
     lesson_digest = hashlib.sha256(lesson.encode()).hexdigest()
     assert wide_drawing(lesson_digest, key, tmp_path) == lesson.encode()
+
+
+def test_a_checkout_under_tmp_stays_visible_in_the_sandbox(tmp_path: Path) -> None:
+    """A checkout (and its environment) under /tmp, as a fresh clone in a temporary folder has it, is bound
+    onto the sandbox's own /tmp: the scratch /tmp mounted after the binds hid it and no notebook ran."""
+    assert str(tmp_path.resolve()).startswith("/tmp/")  # pytest's folders are where such a clone would be
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "marker.txt").write_text("visible", encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="ridgepoint-sandbox-") as scratch:
+        layout = sandbox.sandbox_layout(ROOT, [], Path(scratch))
+        read = f"print(open({str(code / 'marker.txt')!r}).read())"
+        layout["command"] = [sys.executable, "-I", "-S", "-c", read]
+        layout["read_only"] = [*layout["read_only"], str(code)]
+        done = subprocess.run(
+            sandbox.sandbox_command(layout), capture_output=True, text=True, timeout=60, env=sandbox._LAUNCH_ENVIRONMENT
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "visible"

@@ -117,6 +117,12 @@ def build_root(root: Path, config: dict[str, object]) -> None:
     for name, target in dict(config["symlinks"]).items():  # type: ignore[call-overload]
         (root / name.lstrip("/")).parent.mkdir(parents=True, exist_ok=True)
         os.symlink(target, root / name.lstrip("/"))
+    # The scratch folders first: a checkout or environment under /tmp is bound onto the sandbox's own
+    # /tmp afterwards, where a tmpfs mounted later would hide it (the kernel would run nothing: exit 127).
+    for path, size in dict(config["writable"]).items():  # type: ignore[call-overload]
+        target = root / path.lstrip("/")
+        target.mkdir(parents=True, exist_ok=True)
+        mount("tmpfs", str(target), "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777")
     for path in list(config["read_only"]):  # type: ignore[call-overload]
         source = Path(path)
         if not source.exists():
@@ -128,10 +134,6 @@ def build_root(root: Path, config: dict[str, object]) -> None:
         device = root / "dev" / name
         _make_target(device, Path("/dev") / name)
         mount(f"/dev/{name}", str(device), None, MS_BIND)
-    for path, size in dict(config["writable"]).items():  # type: ignore[call-overload]
-        target = root / path.lstrip("/")
-        target.mkdir(parents=True, exist_ok=True)
-        mount("tmpfs", str(target), "tmpfs", MS_NOSUID | MS_NODEV, f"size={size},mode=1777")
     for path in list(config["folders"]):  # type: ignore[call-overload]
         (root / path.lstrip("/")).mkdir(parents=True, exist_ok=True)
     (root / "proc").mkdir(exist_ok=True)
