@@ -436,8 +436,8 @@ def test_a_checkout_under_tmp_stays_visible_in_the_sandbox(tmp_path: Path) -> No
         read = f"print(open({str(code / 'marker.txt')!r}).read())"
         layout["command"] = [sys.executable, "-I", "-S", "-c", read]
         layout["read_only"] = [*layout["read_only"], str(code)]
-        done = subprocess.run(
-            sandbox.sandbox_command(layout), capture_output=True, text=True, timeout=60, env=sandbox._LAUNCH_ENVIRONMENT
-        )
+        command = sandbox.sandbox_command(layout)
+        environment = sandbox._LAUNCH_ENVIRONMENT
+        done = subprocess.run(command, capture_output=True, text=True, timeout=60, env=environment)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "visible"
