@@ -157,7 +157,10 @@ def test_compute_bound_batch_with_and_without_the_kv_cache() -> None:
         Scenario().ridge_point_flop_per_byte
     )
     kv = Scenario("llama-3.1-8b", kv_traffic=True)
-    assert kv.compute_bound_batch(100) == 296  # a short context barely moves it
+    # A step is compute-bound only when its whole compute time exceeds its whole memory time (issue 25,
+    # part 6): b (2N + 4 L d c) / pi > (W + b k (c + 1)) / beta, so b > W / ((2N + 4 L d c) / R - k (c + 1))
+    # = 16.06e9 / ((16.06e9 + 4 x 32 x 4096 x 100) / 295.34 - 131,072 x 101) = 16.06e9 / 41.32e6 = 388.7.
+    assert kv.compute_bound_batch(100) == 389  # a short context already moves it by a third
     assert kv.compute_bound_batch(2000) == 0  # never: the cache reads outweigh the weights' maths
     # Beyond about 2N / (k x ridge) = 16.06e9 / (131,072 x 295.3) = 415 tokens no batch is compute-bound.
     assert kv.longest_compute_bound_context() == pytest.approx(415, abs=5)
