@@ -361,3 +361,11 @@ def test_new_lesson_writes_the_title_into_the_notebook_heading_as_text(tmp_path:
     )
     with pytest.raises(ScaffoldError, match="plain text"):
         create_lesson("<img src=x onerror=alert(1)>", "serving", tmp_path)
+
+
+def test_a_heading_whose_generated_id_looks_reserved_is_not_the_authors_problem() -> None:
+    """A heading "Widget fixture" gets the id widget-fixture from Markdown, not from its author: the check's
+    rendered reading refused it (and the widget test site with it); an id the author writes is refused."""
+    assert find_problems("# Widget fixture\n\nText.\n", "docs/a.md") == []
+    written = find_problems("# A title {#widget-prefill-decode}\n\nText.\n", "docs/a.md")
+    assert any("reserved" in problem.message for problem in written)

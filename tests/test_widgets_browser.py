@@ -269,58 +269,6 @@ def test_static_figure_stays_when_pyodide_cannot_load(page: Any, widget_site_url
     page.watch.console_errors.clear()  # the blocked wasm request is logged by Chromium on purpose
 
 
-# The code cache's trace events (v8.dev/blog/wasm-code-caching): the compiled module stored, then found.
-WASM_TRACE = ["v8.wasm", "devtools.timeline", "disabled-by-default-devtools.timeline"]
-
-
-def _wasm_events(context: Any, page: Any, action: Any) -> set[str]:
-    """The names of the v8.wasm trace events while ``action`` runs."""
-    session = context.new_cdp_session(page)
-    events: list[dict[str, Any]] = []
-    finished: list[bool] = []
-    session.on("Tracing.dataCollected", lambda message: events.extend(message["value"]))
-    session.on("Tracing.tracingComplete", lambda message: finished.append(True))
-    config = {"traceConfig": {"includedCategories": WASM_TRACE}, "transferMode": "ReportEvents"}
-    session.send("Tracing.start", config)
-    action()
-    session.send("Tracing.end")
-    while not finished:
-        page.wait_for_timeout(100)  # the trace arrives in pieces after its end
-    session.detach()
-    return {event["name"] for event in events if event.get("name", "").startswith("v8.wasm.")}
-
-
-def test_a_repeat_visit_runs_the_wasm_compiled_on_the_first(
-    browser: Any, widget_site_url: str, tmp_path: Path
-) -> None:
-    """Chromium keeps the machine code it compiles from pyodide.asm.wasm for the URL of a response from its
-    HTTP cache: the worker hands Pyodide that response, so a repeat visit skips the compilation (read from
-    Cache Storage or made in script, the module was compiled again on every visit)."""
-    from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
-
-    context = browser.browser_type.launch_persistent_context(
-        str(tmp_path / "profile"), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
-    )
-    try:
-        page = context.pages[0] if context.pages else context.new_page()
-        watch = PageWatch(page)
-        page.goto(widget_site_url)
-        stored = "v8.wasm.cachedModule" in _wasm_events(context, page, lambda: start(page))
-        for _ in range(60):  # stored once the optimising compiler has compiled enough of it
-            if stored:
-                break
-            stored = "v8.wasm.cachedModule" in _wasm_events(
-                context, page, lambda: page.wait_for_timeout(1000)
-            )
-        assert stored, "Chromium never stored the compiled module"
-        page.goto(widget_site_url)  # the reader comes back
-        events = _wasm_events(context, page, lambda: start(page))
-        assert "v8.wasm.moduleCacheHit" in events, events
-        watch.check()
-    finally:
-        context.close()
-
-
 def test_every_fixture_page_loads_cleanly(page: Any, widget_site_url: str, tmp_path: Path) -> None:
     for path in ("", "other/", "serving/"):
         page.goto(widget_site_url + path)

@@ -59,8 +59,11 @@ _BLOCK_LEVEL_RE = re.compile(
 
 # The Markdown of the site (mkdocs.yml) that decides what is HTML and what is code: the check renders a page
 # with it, so that a code span or fence Markdown does not close is read as Markdown reads it.
+# Not toc: the ids it makes from headings are ours, not the author's ("## Widget fixture" became
+# id="widget-fixture", refused as a reserved name the author never wrote); an id an author writes ({#...}) is
+# read from the page's text.
 RENDERING_EXTENSIONS = (
-    *("toc", "admonition", "attr_list", "md_in_html", "tables", "footnotes", "pymdownx.details"),
+    *("admonition", "attr_list", "md_in_html", "tables", "footnotes", "pymdownx.details"),
     *("pymdownx.superfences", "course.math.extension"),
 )
 

@@ -13,8 +13,7 @@
   (Python in the worker, the round trip, the page's update) comes from the widget's own ``rendered`` event;
 - main-thread long tasks (over 50 ms) while the page loads (before any touch: the page's own cost), from the
   first touch until the widget is live, and during the slider moves;
-- bytes fetched on a first visit and on a repeat visit (Pyodide's files come from Cache Storage the second
-  time, and its WebAssembly module from the HTTP cache, with the machine code Chromium compiled from it).
+- bytes fetched on a first visit and on a repeat visit (Pyodide comes from Cache Storage the second time).
 Figures only, never assertions: the targets are printed beside them.
 """
 

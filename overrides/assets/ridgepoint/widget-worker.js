@@ -3,8 +3,7 @@
 // It runs the calculators exactly as the build did: the zip made at build (its SHA-256 is checked against the
 // digest the page carries) is unpacked into Pyodide's file system, and calculators.browser.protocol.handle
 // answers JSON requests. Nothing is computed in JavaScript. Pyodide's own files live under a versioned path and
-// are kept in Cache Storage, so a repeat visit does not download the runtime again; its WebAssembly module is
-// kept by the browser's HTTP cache instead, where Chromium also keeps the machine code compiled from it.
+// are kept in Cache Storage, so a repeat visit does not download the runtime again.
 //
 // Start-up speed (the benchmark compares it with a bare loadPyodide): every file is requested as soon as its
 // URL is known, in parallel, instead of one after another as Pyodide would ask for them (pyodide.mjs, then
@@ -65,19 +64,13 @@ const downloads = { loaded: 0, open: 0, reportedAt: 0 };
 
 // Versioned URLs never change content, so they are served from Cache Storage once fetched (cache-first).
 // `early(url)` starts a download before Pyodide asks for it; Pyodide's own request then takes that response.
-// The WebAssembly module is the exception: it goes through the browser's HTTP cache, and Pyodide gets the
-// network's own response. Chromium keeps the machine code it compiled from a .wasm (its code cache) for the
-// URL of a response from its HTTP cache; a response read from Cache Storage or made in script was compiled
-// again on every visit, which was most of a repeat visit's start (issue 23).
 function cachedFetch(cacheName, prefix, onProgress) {
   const networkFetch = self.fetch.bind(self);
   const started = new Map();
   const fetchOnce = async (url, input, init) => {
-    const compiled = url.endsWith(".wasm");
     const cache = await caches.open(cacheName);
-    const hit = compiled ? null : await cache.match(url);
+    const hit = await cache.match(url);
     if (hit) return hit;
-    if (compiled) cache.delete(url).catch(() => {}); // kept there by an earlier version of this script
     const file = url.slice(prefix.length);
     downloads.open++;
     let closed = false;
@@ -99,10 +92,6 @@ function cachedFetch(cacheName, prefix, onProgress) {
     if (!response.ok || !response.body) {
       close();
       if (!response.ok) post({ type: "failed", reason: `${file} could not be downloaded (HTTP ${response.status})` });
-      return response;
-    }
-    if (compiled) {
-      countProgress(response.clone(), onProgress, close);
       return response;
     }
     const copy = response.clone();
@@ -155,27 +144,6 @@ function withProgress(response, onProgress, close) {
     },
   });
   return new Response(stream, { status: response.status, statusText: response.statusText, headers: response.headers });
-}
-
-// The same count for a response handed on as it is (a copy of its body is read here, as it arrives).
-async function countProgress(response, onProgress, close) {
-  try {
-    const reader = response.body.getReader();
-    for (;;) {
-      const chunk = await reader.read();
-      if (chunk.done) break;
-      downloads.loaded += chunk.value.byteLength;
-      const now = performance.now();
-      if (now - downloads.reportedAt >= PROGRESS_EVERY_MS) {
-        downloads.reportedAt = now;
-        onProgress(downloads.loaded, false);
-      }
-    }
-  } catch (error) {
-    // the response's own reader reports a broken download
-  } finally {
-    close();
-  }
 }
 
 async function sha256(bytes) {
