@@ -14,8 +14,7 @@ from typing import Any
 
 from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
 from calculators.charts.palette import NEUTRAL, SEQUENTIAL_COLOURS
-from calculators.charts.params import Param, read_gpu, read_model, read_params
-from calculators.charts.serving import _count
+from calculators.charts.params import Param, read_count, read_gpu, read_model, read_params
 from calculators.models import MODELS
 from calculators.scenario import Scenario
 from calculators.units import format_value
@@ -26,11 +25,13 @@ BOUND_VS_CALIBRATED_PARAMS: tuple[Param, ...] = (
     Param(
         "context",
         1000,
-        _count(1, 1 << 20, "a context length"),
+        read_count(1, 1 << 20, "a context length"),
         "context: 1000",
         "tokens each request attends",
     ),
-    Param("max_batch", 256, _count(2, 4096, "a batch size"), "max_batch: 256", "largest batch on the curve"),
+    Param(
+        "max_batch", 256, read_count(2, 4096, "a batch size"), "max_batch: 256", "largest batch on the curve"
+    ),
 )
 LABELLED = (1, 8, 64, 256)
 # (series label, colour, calculator options): the bound grey like every baseline; the two engines are an

@@ -59,6 +59,11 @@ class _Invalid(ValueError):
     """A value was rejected; the message says what is allowed (the parameter name is added by the caller)."""
 
 
+def read_count(low: int, high: int, what: str) -> Callable[[str, Any], int]:
+    """A reader of a whole number from ``low`` to ``high`` (``what`` names it in the message)."""
+    return lambda _, value: _whole(value, low, high, what)
+
+
 def read_gpu(_: str, value: Any) -> str:
     if not isinstance(value, str) or value not in GPUS:
         shown = repr(value)

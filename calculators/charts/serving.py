@@ -21,6 +21,7 @@ from calculators.charts.params import (
     _whole,
     read_bool,
     read_choice,
+    read_count,
     read_gpu,
     read_model,
     read_params,
@@ -57,10 +58,6 @@ def _number(low: float, high: float, what: str) -> Any:
         return float(value)
 
     return read
-
-
-def _count(low: int, high: int, what: str) -> Any:
-    return lambda _, value: _whole(value, low, high, what)
 
 
 def _optional_count(high: int, what: str) -> Any:
@@ -106,47 +103,53 @@ SIMULATION_PARAMS: tuple[Param, ...] = (
     ),
     Param("scheduler", "continuous", read_choice(SCHEDULERS), "scheduler: static", "how steps are filled"),
     Param(
-        "requests", 100, _count(1, MAX_REQUESTS, "a number of requests"), "requests: 100", "requests served"
+        "requests",
+        100,
+        read_count(1, MAX_REQUESTS, "a number of requests"),
+        "requests: 100",
+        "requests served",
     ),
     Param(
         "rate", 10.0, _number(0.01, MAX_RATE, "an arrival rate per second"), "rate: 10", "Poisson arrivals/s"
     ),
     Param("burst", False, read_bool, "burst: true", "every request arrives at once (rate is then unused)"),
-    Param("prompt", 512, _count(1, MAX_PROMPT, "a prompt length"), "prompt: 512", "mean prompt tokens"),
+    Param("prompt", 512, read_count(1, MAX_PROMPT, "a prompt length"), "prompt: 512", "mean prompt tokens"),
     Param(
         "prompt_spread",
         0,
-        _count(0, MAX_PROMPT, "a spread of prompt lengths"),
+        read_count(0, MAX_PROMPT, "a spread of prompt lengths"),
         "prompt_spread: 256",
         "standard deviation of prompt lengths (0: all the same; else log-normal)",
     ),
-    Param("output", 128, _count(1, MAX_OUTPUT, "an output length"), "output: 128", "mean output tokens"),
+    Param("output", 128, read_count(1, MAX_OUTPUT, "an output length"), "output: 128", "mean output tokens"),
     Param(
         "output_spread",
         0,
-        _count(0, MAX_OUTPUT, "a spread of output lengths"),
+        read_count(0, MAX_OUTPUT, "a spread of output lengths"),
         "output_spread: 64",
         "standard deviation of output lengths (0: all the same; else log-normal)",
     ),
-    Param("batch_size", 16, _count(1, 1024, "a batch size"), "batch_size: 16", "static batching: batch size"),
+    Param(
+        "batch_size", 16, read_count(1, 1024, "a batch size"), "batch_size: 16", "static batching: batch size"
+    ),
     Param(
         "max_sequences",
         256,
-        _count(1, 4096, "a number of sequences"),
+        read_count(1, 4096, "a number of sequences"),
         "max_sequences: 256",
         "requests running at once, at most",
     ),
     Param(
         "max_batch_tokens",
         8192,
-        _count(1, 1 << 20, "a token count"),
+        read_count(1, 1 << 20, "a token count"),
         "max_batch_tokens: 8192",
         "continuous batching: prompt tokens one step takes",
     ),
     Param(
         "token_budget",
         512,
-        _count(1, 1 << 20, "a token budget"),
+        read_count(1, 1 << 20, "a token budget"),
         "token_budget: 512",
         "chunked prefill: tokens per step",
     ),
@@ -157,7 +160,9 @@ SIMULATION_PARAMS: tuple[Param, ...] = (
         "memory: contiguous",
         "how KV memory is handed out",
     ),
-    Param("block_tokens", 16, _count(1, 4096, "a block size"), "block_tokens: 16", "paged: tokens per block"),
+    Param(
+        "block_tokens", 16, read_count(1, 4096, "a block size"), "block_tokens: 16", "paged: tokens per block"
+    ),
     Param(
         "reserve",
         "max",
@@ -180,16 +185,24 @@ SIMULATION_PARAMS: tuple[Param, ...] = (
         "contiguous max: the slab (null: the workload's longest request)",
     ),
     Param(
-        "prefill_gpus", 1, _count(1, 64, "a number of GPUs"), "prefill_gpus: 1", "disaggregated: prefill pool"
+        "prefill_gpus",
+        1,
+        read_count(1, 64, "a number of GPUs"),
+        "prefill_gpus: 1",
+        "disaggregated: prefill pool",
     ),
     Param(
-        "decode_gpus", 1, _count(1, 64, "a number of GPUs"), "decode_gpus: 1", "disaggregated: decode pool"
+        "decode_gpus",
+        1,
+        read_count(1, 64, "a number of GPUs"),
+        "decode_gpus: 1",
+        "disaggregated: decode pool",
     ),
     Param("link", "nvlink4", _link, "link: infiniband-ndr", "disaggregated: link the KV caches cross"),
     Param(
         "replicas",
         1,
-        _count(1, 64, "a number of GPUs"),
+        read_count(1, 64, "a number of GPUs"),
         "replicas: 3",
         "colocated schedulers: replicas of one GPU each, requests in turn (match a split's GPU count)",
     ),
@@ -197,7 +210,7 @@ SIMULATION_PARAMS: tuple[Param, ...] = (
         "slo_ttft_ms", 1000.0, _number(0.1, 1e6, "a time in ms"), "slo_ttft_ms: 1000", "SLO: TTFT bound (ms)"
     ),
     Param("slo_tpot_ms", 50.0, _number(0.01, 1e5, "a time in ms"), "slo_tpot_ms: 50", "SLO: TPOT bound (ms)"),
-    Param("seed", 0, _count(0, 1 << 31, "a seed"), "seed: 1", "seed of the workload's random draws"),
+    Param("seed", 0, read_count(0, 1 << 31, "a seed"), "seed: 1", "seed of the workload's random draws"),
 )
 SIMULATION_NAMES = tuple(param.name for param in SIMULATION_PARAMS)
 
@@ -306,11 +319,11 @@ def _describe(p: Mapping[str, Any]) -> str:
 
 SERVING_TIMELINE_PARAMS: tuple[Param, ...] = (
     *SIMULATION_PARAMS,
-    Param("rows", 16, _count(1, MAX_ROWS, "a number of requests"), "rows: 16", "requests drawn as rows"),
+    Param("rows", 16, read_count(1, MAX_ROWS, "a number of requests"), "rows: 16", "requests drawn as rows"),
     Param(
         "steps",
         300,
-        _count(1, MAX_TIMELINE_STEPS, "a number of steps"),
+        read_count(1, MAX_TIMELINE_STEPS, "a number of steps"),
         "steps: 300",
         "engine steps drawn, from the start of the run",
     ),
@@ -564,11 +577,13 @@ BATCH_TRADEOFF_PARAMS: tuple[Param, ...] = (
     Param(
         "context",
         2000,
-        _count(1, 1 << 20, "a context length"),
+        read_count(1, 1 << 20, "a context length"),
         "context: 2000",
         "tokens each request attends",
     ),
-    Param("max_batch", 512, _count(2, 4096, "a batch size"), "max_batch: 512", "largest batch on the curve"),
+    Param(
+        "max_batch", 512, read_count(2, 4096, "a batch size"), "max_batch: 512", "largest batch on the curve"
+    ),
 )
 TRADEOFF_LABELS = (1, 8, 64, 256)
 
