@@ -52,8 +52,9 @@ vocab = 128256  # vocab_size
 tied = False  # tie_word_embeddings
 
 llama = get_model("llama-3.1-8b")
-assert (llama.layers, llama.hidden_size, llama.attention_heads, llama.kv_heads) == (layers, hidden, heads, kv_heads)
-assert (llama.head_dim, llama.mlp_width, llama.vocab_size, llama.tied_embeddings) == (head_dim, mlp_width, vocab, tied)
+assert (llama.layers, llama.hidden_size, llama.head_dim) == (layers, hidden, head_dim)
+assert (llama.attention_heads, llama.kv_heads) == (heads, kv_heads)
+assert (llama.mlp_width, llama.vocab_size, llama.tied_embeddings) == (mlp_width, vocab, tied)
 
 # %% [markdown]
 # ## Step 2: the parameters, component by component
@@ -105,14 +106,15 @@ weight_flops = 2 * (layers * (attention_per_layer + mlp_per_layer) + vocab * hid
 step = Scenario("llama-3.1-8b", level="refined").decode(1, 1)
 print(f"by hand:     {format_value(weight_flops, 'GFLOP')}")
 print(f"calculators: {format_value(step.matmul_flops, 'GFLOP')}")
-print(f"2N:          {format_value(2 * total, 'GFLOP')}  (the rule of thumb: {weight_flops / (2 * total):.1%} of it)")
+rule = weight_flops / (2 * total)
+print(f"2N:          {format_value(2 * total, 'GFLOP')}  (the rule of thumb: the count is {rule:.1%} of it)")
 assert step.matmul_flops == weight_flops
 
 # %% [markdown]
 # ## Step 4: the attention term
 #
 # Per layer and query head, a new token takes a dot product with every earlier key (2 × head size FLOPs) and
-# adds in every earlier value (2 × head size). Key and value heads do not enter: every query head does its own.
+# adds in every earlier value (2 × head size). Key and value heads do not enter: each query head does its own.
 
 # %%
 attention_per_context_token = 4 * layers * heads * head_dim
@@ -124,7 +126,8 @@ for context in (1_000, 8_192, 32_768, 131_072):
     at = Scenario("llama-3.1-8b", level="refined").decode(1, context)
     assert at.attention_flops == attention_per_context_token * context
     share = at.attention_flops / (at.attention_flops + at.matmul_flops)
-    print(f"  {context:>7,} tokens: attention {format_value(at.attention_flops, 'GFLOP')}, {share:.0%} of the token")
+    flops = format_value(at.attention_flops, "GFLOP")
+    print(f"  {context:>7,} tokens: attention {flops}, {share:.0%} of the token")
 
 # %% [markdown]
 # ## Step 5: mixture of experts, total against active
@@ -164,7 +167,8 @@ mine = {
 m = mine
 attn = m["hidden"] * m["heads"] * m["head_dim"] * 2 + 2 * m["hidden"] * m["kv_heads"] * m["head_dim"]
 mlp = 3 * m["hidden"] * m["mlp_width"]
-n = m["layers"] * (attn + mlp + 2 * m["hidden"]) + m["hidden"] + m["vocab"] * m["hidden"] * (1 if m["tied"] else 2)
+tables = m["vocab"] * m["hidden"] * (1 if m["tied"] else 2)  # embedding, and the output layer unless tied
+n = m["layers"] * (attn + mlp + 2 * m["hidden"]) + m["hidden"] + tables
 flops = 2 * (m["layers"] * (attn + mlp) + m["vocab"] * m["hidden"])
 per_context = 4 * m["layers"] * m["heads"] * m["head_dim"]
 print(f"parameters: {format_value(n, 'B')}")
