@@ -524,6 +524,7 @@ simulate_flags = st.one_of(
                 "--replicas",
                 "--token-budget",
                 "--max-sequences",
+                "--max-batch-tokens",
                 "--prefill-gpus",
                 "--decode-gpus",
                 "--batch-size",

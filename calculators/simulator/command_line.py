@@ -20,6 +20,8 @@ from calculators.simulator.engine import simulate
 from calculators.simulator.kv_memory import KINDS, RESERVES, MemoryConfig
 from calculators.simulator.results import SLO, SimulationResult
 from calculators.simulator.schedulers import (
+    DEFAULT_MAX_BATCH_TOKENS,
+    DEFAULT_MAX_SEQUENCES,
     ChunkedPrefill,
     ContinuousBatching,
     Disaggregated,
@@ -88,8 +90,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sched = parser.add_argument_group("scheduler")
     sched.add_argument("--scheduler", default="continuous", choices=SCHEDULERS)
     sched.add_argument("--batch-size", type=int, default=32, help="static batching: batch size (default 32)")
-    sched.add_argument("--token-budget", type=int, default=512, help="chunked: tokens per step (default 512)")
-    sched.add_argument("--max-sequences", type=int, default=256, help="requests running at once (256)")
+    sched.add_argument(
+        "--token-budget",
+        type=int,
+        default=512,
+        help="chunked: tokens per step, vLLM's max_num_batched_tokens with chunked prefill (default 512)",
+    )
+    sched.add_argument(
+        "--max-sequences",
+        type=int,
+        default=DEFAULT_MAX_SEQUENCES,
+        help=f"most requests running at once, vLLM's max_num_seqs (default {DEFAULT_MAX_SEQUENCES})",
+    )
+    sched.add_argument(
+        "--max-batch-tokens",
+        type=int,
+        default=DEFAULT_MAX_BATCH_TOKENS,
+        help="continuous, disaggregated: most prompt tokens in one prefill step, vLLM's "
+        f"max_num_batched_tokens (default {DEFAULT_MAX_BATCH_TOKENS:,}); chunked: see --token-budget",
+    )
     sched.add_argument("--prefill-gpus", type=int, default=1, help="disaggregated: prefill pool GPUs")
     sched.add_argument("--decode-gpus", type=int, default=1, help="disaggregated: decode pool GPUs")
     sched.add_argument(
@@ -121,8 +140,14 @@ def _scheduler(args: argparse.Namespace) -> Scheduler:
     if args.scheduler == "chunked":
         return ChunkedPrefill(args.token_budget, args.max_sequences)
     if args.scheduler == "disaggregated":
-        return Disaggregated(args.prefill_gpus, args.decode_gpus, args.link, max_sequences=args.max_sequences)
-    return ContinuousBatching(args.max_sequences)
+        return Disaggregated(
+            args.prefill_gpus,
+            args.decode_gpus,
+            args.link,
+            max_sequences=args.max_sequences,
+            max_batch_tokens=args.max_batch_tokens,
+        )
+    return ContinuousBatching(args.max_sequences, args.max_batch_tokens)
 
 
 # The largest trace file read: a million rows of "arrival_s,prompt_tokens,output_tokens" (MAX_REQUESTS, the

@@ -20,7 +20,6 @@ from calculators.simulator.kv_memory import KVMemory, MemoryConfig, kv_capacity_
 from calculators.simulator.prefix_cache import PrefixCache
 from calculators.simulator.results import SLO, SimulationResult, StepLog
 from calculators.simulator.schedulers import (
-    DEFAULT_MAX_BATCH_TOKENS,
     ChunkedPrefill,
     ContinuousBatching,
     Disaggregated,
@@ -187,20 +186,24 @@ def _check_work(
 
     A lower bound on the steps: every instance runs its longest output's decode steps, and its prompts'
     tokens at most a step's prompt budget per step (a token budget of 1 over 131,072-token prompts would
-    need 131,072 steps each).
+    need 131,072 steps each), save that prefill-first batching runs a prompt longer than its budget alone.
     """
+    if isinstance(scheduler, Disaggregated):
+        replicas = max(1, min(scheduler.prefill_gpus, scheduler.decode_gpus) // setup.total_gpus)
+        scheduler = scheduler.prefill_scheduler
     if isinstance(scheduler, ChunkedPrefill):
         budget = scheduler.token_budget
     elif isinstance(scheduler, ContinuousBatching):
         budget = scheduler.max_batch_tokens
-    elif isinstance(scheduler, Disaggregated):
-        prefill = scheduler.prefill_scheduler
-        budget = prefill.token_budget if isinstance(prefill, ChunkedPrefill) else DEFAULT_MAX_BATCH_TOKENS
-        replicas = max(1, min(scheduler.prefill_gpus, scheduler.decode_gpus) // setup.total_gpus)
     else:
         budget = max(r.prompt_tokens for r in reqs) * len(reqs)  # static: a batch's prefill is one step
     instances = min(replicas, len(reqs))
-    prompt_steps = math.ceil(sum(r.prompt_tokens for r in reqs) / budget / instances)
+    if isinstance(scheduler, ContinuousBatching):  # a prompt longer than the budget runs alone, in one step
+        alone = sum(1 for r in reqs if r.prompt_tokens > budget)
+        shared = sum(r.prompt_tokens for r in reqs if r.prompt_tokens <= budget) / budget
+    else:
+        alone, shared = 0, sum(r.prompt_tokens for r in reqs) / budget
+    prompt_steps = math.ceil((alone + shared) / instances)
     least = prompt_steps + max(r.output_tokens for r in reqs) - 1
     if least > max_steps:
         raise ValueError(
