@@ -14,9 +14,14 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
-from calculators.interconnect import send_time_s
 from calculators.passes import Setup, make_setup
-from calculators.simulator.kv_memory import KVMemory, MemoryConfig, kv_capacity_tokens
+from calculators.simulator.kv_memory import (
+    KVMemory,
+    MemoryConfig,
+    SwapSpace,
+    cache_send_time_s,
+    kv_capacity_tokens,
+)
 from calculators.simulator.prefix_cache import PrefixCache
 from calculators.simulator.results import SLO, SimulationResult, StepLog
 from calculators.simulator.schedulers import (
@@ -78,6 +83,11 @@ def simulate(
             "prefix_caching needs paged KV memory on one pool: use memory kind 'paged' and a scheduler "
             "other than disaggregated"
         )
+    if prefix_caching and memory.preemption == "swap":
+        raise ValueError(
+            "prefix_caching with preemption 'swap' is not simulated (a swapped sequence's shared prefix "
+            "blocks would need their own books); use preemption 'recompute' with prefix caching"
+        )
 
     capacity = kv_capacity_tokens(setup, memory)
     longest = max(r.prompt_tokens + r.output_tokens for r in reqs)
@@ -107,6 +117,8 @@ def simulate(
         inst = Instance(index, KVMemory(memory, capacity, reserve), stop_after_prefill=stop_after_prefill)
         if prefix_caching:
             inst.prefix = PrefixCache(memory.block_tokens)
+        if memory.preemption == "swap":
+            inst.swap = SwapSpace(setup, memory)
         return inst
 
     ordered = sorted(reqs, key=lambda r: (r.arrival_s, r.id))
@@ -161,6 +173,14 @@ def simulate(
             "miss_tokens": looked_up - hits,
             "hit_rate": hits / looked_up if looked_up else 0.0,
             "evicted_blocks": sum(c.evictions for c in caches),
+        }
+    if memory.preemption == "swap":
+        spaces = [inst.swap for inst in instances if inst.swap is not None]
+        result.summary["swap"] = {
+            "swap_space_tokens": sum(s.total for s in spaces) * memory.block_tokens,
+            "swapped_out": sum(inst.swaps for inst in instances),
+            "recomputed": sum(inst.swap_fallbacks for inst in instances),
+            "copy_time_s": math.fsum(inst.copy_total_s for inst in instances),
         }
     return result
 
@@ -302,6 +322,8 @@ def _steps(
             dt, compute_s, memory_s = cost.time(rows, keys, [(longest, cached) for _, cached in chunks])
         else:
             dt, compute_s, memory_s = cost.time(rows, keys, chunks)
+        if inst.swap is not None:
+            dt += inst.take_copy_time()  # swap copies run before the step's compute, as in vLLM's V0 worker
         log.timeline_step(inst, now, dt, plan, chunks)
         inst.now = end = now + dt
         if plan.decode:
@@ -383,8 +405,7 @@ def _run_pools(
         start = max(seq.prefill_done_s or 0.0, link_free[p])
         if seq.id in blocked:
             start = max(start, target.now)  # room came with a decode step that ended then
-        share = setup.kv_cache_bytes(1, seq.target) / setup.total_gpus  # each GPU sends its own
-        lands = start + send_time_s(share, scheduler.link, setup.communication_efficiency)
+        lands = start + cache_send_time_s(setup, seq.target, scheduler.link)
         target.receive(seq)
         prefill_pool[p].send_held(seq, lands)
         link_free[p] = lands
