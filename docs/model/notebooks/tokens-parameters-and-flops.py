@@ -30,7 +30,7 @@ import altair as alt
 
 from calculators import Scenario, format_value, get_model
 from calculators.charts.notebook_tables import markdown_table
-from calculators.charts.palette import sequential_colours
+from calculators.charts.palette import NEUTRAL, sequential_colours
 from course.notebooks.renderer import enable_course_charts
 
 enable_course_charts()  # charts below use the course's own markup: a static SVG, interactive on demand
@@ -84,6 +84,19 @@ for row in rows:
     row["share of total"] = f"{row['parameters'] / total:.2%}"
     row["parameters"] = f"{row['parameters']:,}"
 markdown_table(rows)
+
+# %%
+parts = [row for row in rows if row["component"] != "total"]
+(
+    alt.Chart(alt.Data(values=parts))
+    .transform_calculate(billions="parseFloat(replace(datum.parameters, /,/g, '')) / 1e9")
+    .mark_bar(color=NEUTRAL)
+    .encode(
+        x=alt.X("billions:Q", title="Parameters (billions)"),
+        y=alt.Y("component:N", sort="-x", title=None),
+        tooltip=["component:N", "parameters:N", "share of total:N"],
+    )
+)
 
 # %%
 print(f"by hand:     {total:,}")
@@ -190,16 +203,13 @@ for key in sizes:
         at = Scenario(key, level="refined", ignore_memory=True).decode(1, context)
         share = at.attention_flops / (at.attention_flops + at.matmul_flops)
         points.append({"model": get_model(key).name, "key": key, "context": context, "share": 100 * share})
+by_size = alt.Scale(domain=[get_model(k).name for k in sizes], range=[colours[k] for k in sizes])
 (
     alt.Chart(alt.Data(values=points))
     .mark_line(point=True)
     .encode(
         x=alt.X("context:Q", scale=alt.Scale(type="log"), title="Tokens attended to"),
         y=alt.Y("share:Q", title="Attention's share of the token's FLOPs (%)"),
-        color=alt.Color(
-            "model:N",
-            title="Model",
-            scale=alt.Scale(domain=[get_model(k).name for k in sizes], range=[colours[k] for k in sizes]),
-        ),
+        color=alt.Color("model:N", title="Model", scale=by_size),
     )
 )
