@@ -34,9 +34,9 @@ numbers)."""
 class NumberFormat:
     """How one value is stored: its bit layout and, for a block format, the scale a block of values shares.
 
-    Floats store a sign, ``exponent_bits`` and ``mantissa_bits``: more exponent bits buy range (the largest and
-    smallest numbers), more mantissa bits buy precision (the gap between neighbouring numbers). Integers store
-    a sign and ``mantissa_bits`` more bits, evenly spaced; a scale maps them onto the real values.
+    Floats store a sign, ``exponent_bits`` and ``mantissa_bits``: more exponent bits buy range (the largest
+    and smallest numbers), more mantissa bits buy precision (the gap between neighbouring numbers). Integers
+    store a sign and ``mantissa_bits`` more bits, evenly spaced; a scale maps them onto the real values.
     A scale shared by a whole tensor or a whole output channel (thousands of values) is counted as free
     (``block_size`` 0): 32 bits over a 4,096-value channel add 0.008 bits per value.
     """
