@@ -38,6 +38,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from calculators.gpu_anatomy import Anatomy
 from calculators.hardware import GPU, GPUS, get_gpu
 from calculators.memory import MemoryPlan
 from calculators.models import MODELS, MLAShape, Model, MoEShape, get_model
@@ -79,6 +80,7 @@ NAMESPACE: Mapping[str, Any] = {
 RESULT_TYPES: tuple[type, ...] = (
     Scenario,
     GPU,
+    Anatomy,
     Model,
     MLAShape,
     MoEShape,
