@@ -110,3 +110,17 @@ def test_lessons_can_read_the_anatomy_and_its_units() -> None:
     assert format_value(H100_SXM.l2_bytes, "MiB") == "50.0 MiB"
     assert format_value(H100_SXM.power_limit_w, "W") == "700 W"
     assert math.isclose(evaluate_number('gpu("h100-pcie").anatomy.power_limit_w'), 350)
+
+
+def test_memory_hierarchy_chart_rows_and_refusal() -> None:
+    from calculators.charts import ChartError, chart_data
+
+    data = chart_data("memory-hierarchy", gpus=["h100-sxm"])
+    assert [row[1:] for row in data.table_rows] == [
+        ("Registers", "34.6 MB", "not published"),  # 132 x 256 KiB
+        ("Shared / L1", "34.6 MB", "33.5 TB/s"),  # 132 x 256 KiB; 132 x 128 B x 1.98 GHz
+        ("L2 cache", "52.4 MB", "not published"),  # 50 MiB
+        ("HBM", "80.0 GB", "3.35 TB/s"),
+    ]
+    with pytest.raises(ChartError, match="mi300x"):
+        chart_data("memory-hierarchy", gpus=["mi300x"])
