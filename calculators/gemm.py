@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from calculators import calibration
+from calculators import calibration as fitted
 from calculators.hardware import GPU, get_gpu
 from calculators.precision import get_precision
 from calculators.roofline import ridge_point, roofline_time
@@ -106,11 +106,11 @@ def gemm(
     tile_n: int = DEFAULT_TILE[1],
     sms: int | None = None,
     mode: str | None = None,
-    calibration_name: str | None = None,
+    calibration: str | None = None,
 ) -> Gemm:
     """An ``m`` x ``k`` by ``k`` x ``n`` product in ``precision`` on ``gpu``, with tiles and waves counted.
 
-    ``sms`` defaults to the GPU's published SM count (:data:`SM_COUNTS`); ``mode`` and ``calibration_name``
+    ``sms`` defaults to the GPU's published SM count (:data:`SM_COUNTS`); ``mode`` and ``calibration``
     default to the active model setting (else spec peaks and "current"), so :attr:`Gemm.time_s` follows
     the course's setting like every other figure.
     """
@@ -129,11 +129,9 @@ def gemm(
         sms = SM_COUNTS[chip.key]
     sms = count("sms", sms, maximum=10_000)
     setting = active_setting()
-    mode = choice("mode", mode or (setting.mode if setting else "peak"), calibration.MODES)
-    calibration_name = choice(
-        "calibration",
-        calibration_name or (setting.calibration if setting else "current"),
-        calibration.CALIBRATIONS,
+    mode = choice("mode", mode or (setting.mode if setting else "peak"), fitted.MODES)
+    calibration = choice(
+        "calibration", calibration or (setting.calibration if setting else "current"), fitted.CALIBRATIONS
     )
     value_bytes = get_precision(precision).bytes_per_value
     peak = chip.peak_flops_per_s(precision)
@@ -149,10 +147,10 @@ def gemm(
     wave_efficiency = tiles / (waves * sms)
     quantised_compute = roofline.compute_time_s / (tile_efficiency * wave_efficiency)
 
-    like = calibration.measured_like(chip.key, chip.peak_flops_per_s("bf16") / bandwidth)
-    fitted = calibration.FITTED[f"matmul/{like}"]
-    params = (fitted[0] * calibration.launch_scale(calibration_name), *fitted[1:])
-    calibrated = calibration.matmul_time_s(params, flops, bytes_moved, m, peak, bandwidth)
+    like = fitted.measured_like(chip.key, chip.peak_flops_per_s("bf16") / bandwidth)
+    curve = fitted.FITTED[f"matmul/{like}"]
+    params = (curve[0] * fitted.launch_scale(calibration), *curve[1:])
+    calibrated = fitted.matmul_time_s(params, flops, bytes_moved, m, peak, bandwidth)
 
     return Gemm(
         m=m,
@@ -177,7 +175,7 @@ def gemm(
         bound_time_s=roofline.time_s,
         quantised_time_s=max(quantised_compute, roofline.memory_time_s),
         calibrated_time_s=calibrated,
-        calibration=calibration_name,
+        calibration=calibration,
         mode=mode,
     )
 

@@ -1,4 +1,4 @@
-"""One matrix product: its work, its intensity, the critical batch, and its tiles and waves (calculators.gemm).
+"""One matrix product: its work, intensity, critical batch, and its tiles and waves (calculators.gemm).
 
 Expected values are worked by hand beside each assertion; the H100 SXM's BF16 peak is 989.4 TFLOP/s, its
 bandwidth 3.35 TB/s and its SM count 132 (NVIDIA H100 architecture whitepaper).
@@ -30,9 +30,7 @@ def test_intensity_is_about_the_token_count_in_bf16_and_twice_it_in_fp8() -> Non
     # T = 64 tokens through 8192 x 8192: 2 T D / (2 (D + 2 T 8192)) = 64 x 8192 / (8192 + 128) = 63.0
     assert gemm(64, 8192, 8192).intensity_flop_per_byte == pytest.approx(64 * 8192 / 8320)
     # FP8 halves the bytes of the same product: 2 x 64 x 8192 / 8320 = 126.0
-    assert gemm(64, 8192, 8192, precision="fp8").intensity_flop_per_byte == pytest.approx(
-        128 * 8192 / 8320
-    )
+    assert gemm(64, 8192, 8192, precision="fp8").intensity_flop_per_byte == pytest.approx(128 * 8192 / 8320)
 
 
 def test_tile_quantisation_pads_the_token_dimension() -> None:
