@@ -75,6 +75,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         "attention-share",
         {"models": ["llama-3.1-8b", "llama-3.1-70b"], "context": 2048, "max_context": 4096},
     ),
+    "memory-hierarchy": ("memory-hierarchy", {}),
 }
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from calculators.charts import achieved, flops, serving
+from calculators.charts import achieved, flops, hierarchy, serving
 from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
 from calculators.charts.palette import ATTENTION_COLOURS, SCHEDULER_COLOURS, gpu_colour
 from calculators.charts.params import (
@@ -1070,6 +1070,12 @@ CHARTS: Mapping[str, ChartKind] = {
             flops.ATTENTION_SHARE_PARAMS,
             flops.attention_share,
             "attention's share of a decoded token's FLOPs as its context grows, one line per model",
+        ),
+        ChartKind(
+            "memory-hierarchy",
+            hierarchy.MEMORY_HIERARCHY_PARAMS,
+            hierarchy.memory_hierarchy,
+            "a GPU's memories from registers to HBM, by capacity, with bandwidths where published",
         ),
     )
 }

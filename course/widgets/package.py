@@ -27,6 +27,7 @@ PACKAGE_DIR = ROOT / "calculators"
 CHART_MODULES = (
     "__init__.py", "params.py", "content.py", "data.py", "palette.py", "serving.py", "achieved.py",
     "flops.py",
+    "hierarchy.py",
 )  # fmt: skip
 SITE_FOLDER = "ridgepoint/widgets"  # under assets/
 
