@@ -265,17 +265,13 @@ def attention_takes_over(setup: Setup, phase: str = "prefill", batch: int = 1) -
 
     Times are the setup's mode (spec peaks or calibrated), so the two modes give different contexts: the
     calibrated attention kernels reach a smaller share of peak than the weight products. Memory is not checked
-    (this asks where the times cross, not what fits; compare :func:`max_batch`). Attention needs the layer
-    shapes: at the simple level, give ``kv_traffic=True``.
+    (this asks where the times cross, not what fits; compare :func:`max_batch`), and attention is counted even
+    where the setup leaves it out (the simple level without ``kv_traffic``), since it is what is asked about.
     """
     if phase not in PHASES:
         raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     batch = count("batch", batch)
-    what_if = replace(setup, ignore_memory=True)
-    if what_if.level == "simple" and not what_if.kv_traffic:
-        raise ValueError(
-            "attention_takes_over needs attention in the pass: use level='refined' or kv_traffic=True"
-        )
+    what_if = replace(setup, ignore_memory=True, kv_traffic=True)
 
     def attention_wins(context: int) -> bool:
         if phase == "prefill":
