@@ -98,6 +98,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sched.add_argument("--scheduler", default="continuous", choices=SCHEDULERS)
     sched.add_argument("--batch-size", type=int, default=32, help="static batching: batch size (default 32)")
     sched.add_argument(
+        "--batch-timeout",
+        type=float,
+        help="static batching: start a partial batch once its oldest request has waited this long, s "
+        "(default: wait for a full batch or the last arrival)",
+    )
+    sched.add_argument(
         "--token-budget",
         type=int,
         default=512,
@@ -163,7 +169,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _scheduler(args: argparse.Namespace) -> Scheduler:
     if args.scheduler == "static":
-        return StaticBatching(args.batch_size)
+        return StaticBatching(args.batch_size, args.batch_timeout)
     if args.scheduler == "chunked":
         return ChunkedPrefill(args.token_budget, args.max_sequences)
     if args.scheduler == "disaggregated":

@@ -290,7 +290,9 @@ def _steps(
         plan = scheduler.plan(inst)
         if plan.empty:
             wake = min(
-                arrivals[0][0] if arrivals else math.inf, inst.releases[0][0] if inst.releases else math.inf
+                arrivals[0][0] if arrivals else math.inf,
+                inst.releases[0][0] if inst.releases else math.inf,
+                math.inf if plan.wake_s is None else plan.wake_s,
             )
             if wake < math.inf:
                 inst.now = max(now, wake)
