@@ -38,6 +38,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from calculators.gemm import Gemm, critical_tokens, gemm
 from calculators.hardware import GPU, GPUS, get_gpu
 from calculators.memory import MemoryPlan
 from calculators.models import MODELS, MLAShape, Model, MoEShape, get_model
@@ -67,6 +68,8 @@ NAMESPACE: Mapping[str, Any] = {
     "number_format": get_format,
     "served": served,
     "attainable_flops_per_s": attainable_flops_per_s,
+    "gemm": gemm,
+    "critical_tokens": critical_tokens,
     "min": min,
     "max": max,
     "abs": abs,
@@ -89,6 +92,7 @@ RESULT_TYPES: tuple[type, ...] = (
     Setup,
     PassResult,
     RooflineTime,
+    Gemm,
     RequestTiming,
     MemoryFootprint,
     MemoryPlan,

@@ -565,6 +565,7 @@ simulate_flags = st.one_of(
     ),
     st.tuples(st.sampled_from(["--memory"]), st.sampled_from(["paged", "contiguous"])),
     st.tuples(st.sampled_from(["--preemption"]), st.sampled_from(["recompute", "swap", "x"])),
+    st.tuples(st.sampled_from(["--routing"]), st.sampled_from(["round-robin", "least-loaded", "x"])),
     st.tuples(st.sampled_from(["--swap-space"]), run_sizes),
     st.tuples(st.sampled_from(["--swap-link"]), _names(INTERCONNECTS)),
     st.tuples(st.sampled_from(["--link"]), _names(INTERCONNECTS)),

@@ -262,3 +262,36 @@ def test_cli_batch_timeout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert data["config"]["scheduler"]["timeout_s"] == 0.1
     assert main([*base, "--batch-timeout", "-1"]) == 2
     assert "timeout_s must be a finite number between 0 and 86400" in capsys.readouterr().out
+
+
+# --- routing across replicas ------------------------------------------------------------------------------
+def test_least_loaded_routing_sends_a_request_to_the_idle_replica() -> None:
+    # Two replicas. Request 0 (0 s, 40 tokens) runs long on replica A; request 1 (1 ms, 2 tokens) goes to B
+    # either way and is done at 1 ms + 2 STEP = 10.55 ms; request 2 arrives at 20 ms.
+    #   round-robin: request 2 is A's turn. A is decoding request 0; its next step starts at 5 STEP =
+    #                23.88 ms and prefills request 2 (prefill first: request 0 waits a step), whose second
+    #                token comes at 7 STEP: 13.43 ms after it arrived; request 0 ends at 41 STEP.
+    #   least-loaded: at 20 ms A has 1 unfinished request and B none: request 2 runs alone on B, 2 STEP =
+    #                9.55 ms; request 0 ends at 40 STEP, never stalled.
+    work = trace_workload([(0.0, 100, 40), (0.001, 100, 2), (0.02, 100, 2)])
+    turn = simulate(work, replicas=2).requests
+    least = simulate(work, replicas=2, routing="least-loaded").requests
+    assert [r["e2e_s"] for r in turn] == [approx(41 * STEP), approx(2 * STEP), approx(7 * STEP - 0.02)]
+    assert [r["e2e_s"] for r in least] == [approx(40 * STEP), approx(2 * STEP), approx(2 * STEP)]
+
+
+def test_least_loaded_routing_with_equal_loads_goes_in_turn() -> None:
+    # Four requests at once on two replicas: loads tie at every arrival, so they alternate, as round-robin
+    # does, and the two runs are the same.
+    work = trace_workload([(0.0, 100, 3)] * 4)
+    turn = simulate(work, replicas=2)
+    least = simulate(work, replicas=2, routing="least-loaded")
+    assert [r["e2e_s"] for r in least.requests] == [r["e2e_s"] for r in turn.requests]
+    assert least.summary["steps"] == turn.summary["steps"] == 6  # a prefill and 2 decode steps on each
+
+
+def test_least_loaded_routing_needs_a_scheduler_that_does_not_wait_for_a_batch() -> None:
+    with pytest.raises(ValueError, match="routing 'least-loaded' takes a continuous or chunked scheduler"):
+        simulate(four(), scheduler=StaticBatching(2), replicas=2, routing="least-loaded")
+    with pytest.raises(ValueError, match="routing must be one of least-loaded, round-robin"):
+        simulate(four(), routing="random")
