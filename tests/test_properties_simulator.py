@@ -48,7 +48,7 @@ schedulers: st.SearchStrategy[Scheduler] = st.one_of(
     st.builds(ContinuousBatching, st.integers(1, 64), st.integers(64, 8192)),
     st.builds(ChunkedPrefill, st.integers(16, 1024), st.integers(1, 64)),
     st.builds(StaticBatching, st.integers(1, 16)),
-    st.builds(Disaggregated, st.integers(1, 2), st.integers(1, 2)),
+    st.builds(Disaggregated, st.integers(1, 2), st.integers(1, 2), max_batch_tokens=st.integers(64, 8192)),
 )
 
 
@@ -66,6 +66,8 @@ def memories(draw: st.DrawFn, requests: list[Request]) -> MemoryConfig:
         watermark=draw(st.sampled_from([0.0, 0.01])),
         reserve=draw(st.sampled_from(["max", "pow2", "oracle"])) if kind == "contiguous" else "max",
         max_sequence_tokens=longest if kind == "contiguous" else None,
+        preemption=draw(st.sampled_from(["recompute", "swap"])),
+        swap_space_gib=draw(st.sampled_from([0.0, 0.001, 0.01, 4.0])),  # none, a few blocks, vLLM's 4 GiB
     )
 
 

@@ -14,13 +14,17 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
-from calculators.interconnect import send_time_s
 from calculators.passes import Setup, make_setup
-from calculators.simulator.kv_memory import KVMemory, MemoryConfig, kv_capacity_tokens
+from calculators.simulator.kv_memory import (
+    KVMemory,
+    MemoryConfig,
+    SwapSpace,
+    cache_send_time_s,
+    kv_capacity_tokens,
+)
 from calculators.simulator.prefix_cache import PrefixCache
 from calculators.simulator.results import SLO, SimulationResult, StepLog
 from calculators.simulator.schedulers import (
-    DEFAULT_MAX_BATCH_TOKENS,
     ChunkedPrefill,
     ContinuousBatching,
     Disaggregated,
@@ -79,6 +83,11 @@ def simulate(
             "prefix_caching needs paged KV memory on one pool: use memory kind 'paged' and a scheduler "
             "other than disaggregated"
         )
+    if prefix_caching and memory.preemption == "swap":
+        raise ValueError(
+            "prefix_caching with preemption 'swap' is not simulated (a swapped sequence's shared prefix "
+            "blocks would need their own books); use preemption 'recompute' with prefix caching"
+        )
 
     capacity = kv_capacity_tokens(setup, memory)
     longest = max(r.prompt_tokens + r.output_tokens for r in reqs)
@@ -108,6 +117,8 @@ def simulate(
         inst = Instance(index, KVMemory(memory, capacity, reserve), stop_after_prefill=stop_after_prefill)
         if prefix_caching:
             inst.prefix = PrefixCache(memory.block_tokens)
+        if memory.preemption == "swap":
+            inst.swap = SwapSpace(setup, memory)
         return inst
 
     ordered = sorted(reqs, key=lambda r: (r.arrival_s, r.id))
@@ -163,6 +174,14 @@ def simulate(
             "hit_rate": hits / looked_up if looked_up else 0.0,
             "evicted_blocks": sum(c.evictions for c in caches),
         }
+    if memory.preemption == "swap":
+        spaces = [inst.swap for inst in instances if inst.swap is not None]
+        result.summary["swap"] = {
+            "swap_space_tokens": sum(s.total for s in spaces) * memory.block_tokens,
+            "swapped_out": sum(inst.swaps for inst in instances),
+            "recomputed": sum(inst.swap_fallbacks for inst in instances),
+            "copy_time_s": math.fsum(inst.copy_total_s for inst in instances),
+        }
     return result
 
 
@@ -187,20 +206,24 @@ def _check_work(
 
     A lower bound on the steps: every instance runs its longest output's decode steps, and its prompts'
     tokens at most a step's prompt budget per step (a token budget of 1 over 131,072-token prompts would
-    need 131,072 steps each).
+    need 131,072 steps each), save that prefill-first batching runs a prompt longer than its budget alone.
     """
+    if isinstance(scheduler, Disaggregated):
+        replicas = max(1, min(scheduler.prefill_gpus, scheduler.decode_gpus) // setup.total_gpus)
+        scheduler = scheduler.prefill_scheduler
     if isinstance(scheduler, ChunkedPrefill):
         budget = scheduler.token_budget
     elif isinstance(scheduler, ContinuousBatching):
         budget = scheduler.max_batch_tokens
-    elif isinstance(scheduler, Disaggregated):
-        prefill = scheduler.prefill_scheduler
-        budget = prefill.token_budget if isinstance(prefill, ChunkedPrefill) else DEFAULT_MAX_BATCH_TOKENS
-        replicas = max(1, min(scheduler.prefill_gpus, scheduler.decode_gpus) // setup.total_gpus)
     else:
         budget = max(r.prompt_tokens for r in reqs) * len(reqs)  # static: a batch's prefill is one step
     instances = min(replicas, len(reqs))
-    prompt_steps = math.ceil(sum(r.prompt_tokens for r in reqs) / budget / instances)
+    if isinstance(scheduler, ContinuousBatching):  # a prompt longer than the budget runs alone, in one step
+        alone = sum(1 for r in reqs if r.prompt_tokens > budget)
+        shared = sum(r.prompt_tokens for r in reqs if r.prompt_tokens <= budget) / budget
+    else:
+        alone, shared = 0, sum(r.prompt_tokens for r in reqs) / budget
+    prompt_steps = math.ceil((alone + shared) / instances)
     least = prompt_steps + max(r.output_tokens for r in reqs) - 1
     if least > max_steps:
         raise ValueError(
@@ -299,6 +322,8 @@ def _steps(
             dt, compute_s, memory_s = cost.time(rows, keys, [(longest, cached) for _, cached in chunks])
         else:
             dt, compute_s, memory_s = cost.time(rows, keys, chunks)
+        if inst.swap is not None:
+            dt += inst.take_copy_time()  # swap copies run before the step's compute, as in vLLM's V0 worker
         log.timeline_step(inst, now, dt, plan, chunks)
         inst.now = end = now + dt
         if plan.decode:
@@ -380,8 +405,7 @@ def _run_pools(
         start = max(seq.prefill_done_s or 0.0, link_free[p])
         if seq.id in blocked:
             start = max(start, target.now)  # room came with a decode step that ended then
-        share = setup.kv_cache_bytes(1, seq.target) / setup.total_gpus  # each GPU sends its own
-        lands = start + send_time_s(share, scheduler.link, setup.communication_efficiency)
+        lands = start + cache_send_time_s(setup, seq.target, scheduler.link)
         target.receive(seq)
         prefill_pool[p].send_held(seq, lands)
         link_free[p] = lands

@@ -88,7 +88,9 @@ def scheduler_named(
     if name == "chunked":
         return ChunkedPrefill(token_budget, max_sequences)
     if name == "disaggregated":
-        return Disaggregated(prefill_gpus, decode_gpus, link, max_sequences=max_sequences)
+        return Disaggregated(
+            prefill_gpus, decode_gpus, link, max_sequences=max_sequences, max_batch_tokens=max_batch_tokens
+        )
     return ContinuousBatching(max_sequences, max_batch_tokens)
 
 

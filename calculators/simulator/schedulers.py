@@ -26,8 +26,15 @@ from calculators.interconnect import Interconnect, get_interconnect
 from calculators.simulator.state import Instance, Sequence
 from calculators.validation import count
 
-DEFAULT_MAX_SEQUENCES = 256  # vLLM's default max_num_seqs
-DEFAULT_MAX_BATCH_TOKENS = 8192  # prompt tokens one prefill-first step takes at most
+# The two engine limits vLLM exposes, at the defaults vLLM sets when they are not given
+# (``EngineArgs.get_batch_defaults`` in vllm/engine/arg_utils.py, V1 engine, 2025): ``max_num_seqs``, the most
+# requests in one step, 256; ``max_num_batched_tokens``, the most tokens one step processes, 8,192 for the
+# offline ``LLM`` class (2,048 for the OpenAI-compatible server). Those are its values for GPUs under 70 GiB
+# and for the A100; on larger GPUs (H100, H200, MI300X) it sets 1,024 sequences and 16,384 (8,192) tokens.
+# The simulator keeps the first row whatever the GPU, so every figure the lessons quote stays put; give
+# ``max_sequences`` and ``max_batch_tokens`` (``--max-sequences``, ``--max-batch-tokens``) to follow another.
+DEFAULT_MAX_SEQUENCES = 256  # vLLM's max_num_seqs
+DEFAULT_MAX_BATCH_TOKENS = 8192  # vLLM's max_num_batched_tokens: prompt tokens a prefill-first step takes
 
 
 @dataclass
@@ -128,7 +135,10 @@ class ContinuousBatching(Scheduler):
 
     A step with new prompts runs only their prefill (up to ``max_batch_tokens`` prompt tokens; a longer
     prompt runs alone), and decoding requests wait for it; otherwise every decoding request writes a token.
-    At most ``max_sequences`` requests run at once.
+    At most ``max_sequences`` requests run at once (prefilling or decoding): the rest wait in the queue even
+    when memory has room. These are vLLM's ``max_num_seqs`` and ``max_num_batched_tokens`` (see
+    :data:`DEFAULT_MAX_SEQUENCES`); vLLM refuses a prompt longer than its token budget when prefill is not
+    chunked, where this scheduler runs it alone, so that no request of a workload is lost.
     """
 
     name = "continuous"
@@ -177,6 +187,9 @@ class ChunkedPrefill(Scheduler):
 
     Every decoding request writes a token at every step; what is left of ``token_budget`` goes to prompts,
     oldest first, a chunk at a time. A request reserves cache for its whole prompt when it is admitted.
+    ``token_budget`` is vLLM's ``max_num_batched_tokens`` with chunked prefill on, and ``max_sequences`` its
+    ``max_num_seqs``; vLLM requires the budget to be at least the sequences, so that the decodes always fit:
+    here a budget below the decoding requests still runs them all, and no prompt piece that step.
     """
 
     name = "chunked"
@@ -225,6 +238,10 @@ class Disaggregated(Scheduler):
     back the prefill pool: a finished prefill keeps its cache on the prefill GPU until a decode replica has
     room, so the prefill GPU admits fewer new prompts (back-pressure, as DistServe's prefill instances keep
     a cache until the decode instance pulls it).
+
+    ``max_sequences`` caps the requests running at once on every replica of both pools, and
+    ``max_batch_tokens`` the prompt tokens of one prefill step when the prefill pool runs its default
+    continuous batching (vLLM's ``max_num_seqs`` and ``max_num_batched_tokens``, each instance its own).
     """
 
     name = "disaggregated"
@@ -236,13 +253,15 @@ class Disaggregated(Scheduler):
         link: Interconnect | str = "nvlink4",
         *,
         max_sequences: int = DEFAULT_MAX_SEQUENCES,
+        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         prefill_scheduler: Scheduler | None = None,
     ) -> None:
         self.prefill_gpus = count("prefill_gpus", prefill_gpus)
         self.decode_gpus = count("decode_gpus", decode_gpus)
         self.link = get_interconnect(link)
         self.max_sequences = count("max_sequences", max_sequences)
-        self.prefill_scheduler = prefill_scheduler or ContinuousBatching(max_sequences)
+        self.max_batch_tokens = count("max_batch_tokens", max_batch_tokens)
+        self.prefill_scheduler = prefill_scheduler or ContinuousBatching(max_sequences, max_batch_tokens)
         self.decode_scheduler = ContinuousBatching(max_sequences)
 
     def describe(self) -> dict[str, object]:
@@ -256,6 +275,7 @@ class Disaggregated(Scheduler):
                 "bandwidth_bytes_per_s": self.link.bandwidth_bytes_per_s,
                 "latency_s": self.link.latency_s,
             },
+            "max_sequences": self.max_sequences,
             "prefill_scheduler": self.prefill_scheduler.describe(),
         }
 
