@@ -42,7 +42,7 @@ from calculators.hardware import GPU, GPUS, get_gpu
 from calculators.memory import MemoryPlan
 from calculators.models import MODELS, MLAShape, Model, MoEShape, get_model
 from calculators.passes import PassResult, Setup
-from calculators.precision import Precision
+from calculators.precision import NumberFormat, Precision, get_format, get_precision
 from calculators.roofline import RooflineTime, attainable_flops_per_s, ridge_point
 from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming
@@ -64,6 +64,8 @@ NAMESPACE: Mapping[str, Any] = {
     "gpu": get_gpu,
     "model": get_model,
     "ridge_point": ridge_point,
+    "precision": get_precision,
+    "number_format": get_format,
     "served": served,
     "attainable_flops_per_s": attainable_flops_per_s,
     "min": min,
@@ -86,6 +88,7 @@ RESULT_TYPES: tuple[type, ...] = (
     MLAShape,
     MoEShape,
     Precision,
+    NumberFormat,
     Setup,
     PassResult,
     RooflineTime,

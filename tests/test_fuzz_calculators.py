@@ -466,7 +466,7 @@ def test_simulations_finish_quickly_with_finite_results_or_say_why(
         chosen = {
             "continuous": lambda: ContinuousBatching(a, b),
             "chunked": lambda: ChunkedPrefill(a, b),
-            "static": lambda: StaticBatching(a),
+            "static": lambda: StaticBatching(a, b),  # b: a batching timeout, s
             "disaggregated": lambda: Disaggregated(a, b, "pcie4"),
         }[scheduler]()
         result = simulate(
@@ -531,6 +531,7 @@ simulate_flags = st.one_of(
                 "--prefill-gpus",
                 "--decode-gpus",
                 "--batch-size",
+                "--batch-timeout",
                 "--block-tokens",
                 "--kv-capacity-tokens",
                 "--max-sequence-tokens",
@@ -564,6 +565,7 @@ simulate_flags = st.one_of(
     ),
     st.tuples(st.sampled_from(["--memory"]), st.sampled_from(["paged", "contiguous"])),
     st.tuples(st.sampled_from(["--preemption"]), st.sampled_from(["recompute", "swap", "x"])),
+    st.tuples(st.sampled_from(["--routing"]), st.sampled_from(["round-robin", "least-loaded", "x"])),
     st.tuples(st.sampled_from(["--swap-space"]), run_sizes),
     st.tuples(st.sampled_from(["--swap-link"]), _names(INTERCONNECTS)),
     st.tuples(st.sampled_from(["--link"]), _names(INTERCONNECTS)),

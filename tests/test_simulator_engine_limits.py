@@ -1,6 +1,6 @@
 """What real engines do that a bare simulator would not, worked by hand: the most sequences in a step (vLLM's
 ``max_num_seqs``), the most tokens in a step (``max_num_batched_tokens``), and preemption by recompute or
-by swap to CPU memory.
+by swap to CPU memory; and static batching with a batching timeout.
 
 The setup is the lesson's (tests/test_simulator.py): an 8B dense model in BF16 on one H100 SXM at spec peaks,
 simple level, so a step of up to 295 tokens takes STEP = 16e9 / 3.35e12 = 4.7761 ms (the weights read once)
@@ -24,6 +24,7 @@ from calculators import (
     Disaggregated,
     MemoryConfig,
     Request,
+    StaticBatching,
     simulate,
     trace_workload,
 )
@@ -205,3 +206,92 @@ def test_cli_preemption_flags(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert "swap_space_gib must be a finite number between 0 and 65536" in capsys.readouterr().err
     assert main([*base, "--preemption", "swap", "--prefix-caching"]) == 2
     assert "prefix_caching with preemption 'swap' is not simulated" in capsys.readouterr().err
+
+
+# --- static batching with a batching timeout --------------------------------------------------------------
+def test_a_batch_starts_when_its_oldest_request_has_waited_the_timeout() -> None:
+    # Batch size 4, timeout 100 ms. Requests at 0, 50 ms and 300 ms, 100-token prompts, 2 tokens each.
+    #   timeout: at 100 ms request 0 has waited 100 ms, so 0 and 1 start: one prefill of 2 x 100 tokens
+    #            (memory-bound, STEP) and one decode step; request 2, the last to come, starts at once.
+    #   no timeout: nobody starts before the last arrival (300 ms); then all three: 300 prompt tokens,
+    #            compute-bound (300 x 16.17 us = 4.851 ms), and one decode step.
+    #   continuous batching: each starts on arrival, 2 STEP each.
+    work = trace_workload([(0.0, 100, 2), (0.05, 100, 2), (0.3, 100, 2)])
+    timed = simulate(work, scheduler=StaticBatching(4, timeout_s=0.1)).requests
+    assert [r["queueing_s"] for r in timed] == [approx(0.1), approx(0.05), 0.0]
+    assert [r["e2e_s"] for r in timed] == [approx(0.1 + 2 * STEP), approx(0.05 + 2 * STEP), approx(2 * STEP)]
+    untimed = simulate(work, scheduler=StaticBatching(4)).requests
+    assert [r["queueing_s"] for r in untimed] == [approx(0.3), approx(0.25), 0.0]
+    assert untimed[2]["e2e_s"] == approx(300 * PER_PROMPT_TOKEN + STEP)
+    continuous = simulate(work).requests
+    assert [r["e2e_s"] for r in continuous] == [approx(2 * STEP)] * 3
+
+
+def test_a_request_whose_timeout_runs_out_during_a_batch_waits_for_its_end() -> None:
+    # Batch size 4, timeout 10 ms. Request 0 (0 s, 4 tokens) starts alone at 10 ms and its batch runs
+    # 4 STEP (prefill and 3 decode steps), to 29.10 ms. Request 1 arrives at 15 ms; its wait runs out at
+    # 25 ms, inside that batch, so it starts at the batch's end: queued 14.10 ms, done 2 STEP later. Request
+    # 2 (1 s) is the last and starts at once.
+    work = trace_workload([(0.0, 100, 4), (0.015, 100, 2), (1.0, 100, 2)])
+    r0, r1, r2 = simulate(work, scheduler=StaticBatching(4, timeout_s=0.01)).requests
+    assert (r0["queueing_s"], r0["e2e_s"]) == (approx(0.01), approx(0.01 + 4 * STEP))
+    assert (r1["queueing_s"], r1["e2e_s"]) == (
+        approx(0.01 + 4 * STEP - 0.015),
+        approx(0.01 + 6 * STEP - 0.015),
+    )
+    assert (r2["queueing_s"], r2["e2e_s"]) == (0.0, approx(2 * STEP))
+
+
+def test_a_zero_timeout_batches_whoever_is_waiting() -> None:
+    # Triton's default delay, 0: a batch takes whoever waits when the engine is free. Two requests at 0
+    # and one at 1 ms (during their batch): the first two share a batch, the third runs after it.
+    work = trace_workload([(0.0, 100, 2), (0.0, 100, 2), (0.001, 100, 2)])
+    r = simulate(work, scheduler=StaticBatching(4, timeout_s=0.0)).requests
+    assert [x["e2e_s"] for x in r] == [approx(2 * STEP), approx(2 * STEP), approx(4 * STEP - 0.001)]
+
+
+def test_cli_batch_timeout(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "three.csv"
+    trace.write_text(
+        "arrival_s,prompt_tokens,output_tokens\n0,100,2\n0.05,100,2\n0.3,100,2\n", encoding="utf-8"
+    )
+    base = ["--json", "simulate", "--trace", str(trace), "--scheduler", "static", "--batch-size", "4"]
+    assert main([*base, "--batch-timeout", "0.1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [r["queueing_s"] for r in data["requests"]] == [approx(0.1), approx(0.05), 0.0]
+    assert data["config"]["scheduler"]["timeout_s"] == 0.1
+    assert main([*base, "--batch-timeout", "-1"]) == 2
+    assert "timeout_s must be a finite number between 0 and 86400" in capsys.readouterr().out
+
+
+# --- routing across replicas ------------------------------------------------------------------------------
+def test_least_loaded_routing_sends_a_request_to_the_idle_replica() -> None:
+    # Two replicas. Request 0 (0 s, 40 tokens) runs long on replica A; request 1 (1 ms, 2 tokens) goes to B
+    # either way and is done at 1 ms + 2 STEP = 10.55 ms; request 2 arrives at 20 ms.
+    #   round-robin: request 2 is A's turn. A is decoding request 0; its next step starts at 5 STEP =
+    #                23.88 ms and prefills request 2 (prefill first: request 0 waits a step), whose second
+    #                token comes at 7 STEP: 13.43 ms after it arrived; request 0 ends at 41 STEP.
+    #   least-loaded: at 20 ms A has 1 unfinished request and B none: request 2 runs alone on B, 2 STEP =
+    #                9.55 ms; request 0 ends at 40 STEP, never stalled.
+    work = trace_workload([(0.0, 100, 40), (0.001, 100, 2), (0.02, 100, 2)])
+    turn = simulate(work, replicas=2).requests
+    least = simulate(work, replicas=2, routing="least-loaded").requests
+    assert [r["e2e_s"] for r in turn] == [approx(41 * STEP), approx(2 * STEP), approx(7 * STEP - 0.02)]
+    assert [r["e2e_s"] for r in least] == [approx(40 * STEP), approx(2 * STEP), approx(2 * STEP)]
+
+
+def test_least_loaded_routing_with_equal_loads_goes_in_turn() -> None:
+    # Four requests at once on two replicas: loads tie at every arrival, so they alternate, as round-robin
+    # does, and the two runs are the same.
+    work = trace_workload([(0.0, 100, 3)] * 4)
+    turn = simulate(work, replicas=2)
+    least = simulate(work, replicas=2, routing="least-loaded")
+    assert [r["e2e_s"] for r in least.requests] == [r["e2e_s"] for r in turn.requests]
+    assert least.summary["steps"] == turn.summary["steps"] == 6  # a prefill and 2 decode steps on each
+
+
+def test_least_loaded_routing_needs_a_scheduler_that_does_not_wait_for_a_batch() -> None:
+    with pytest.raises(ValueError, match="routing 'least-loaded' takes a continuous or chunked scheduler"):
+        simulate(four(), scheduler=StaticBatching(2), replicas=2, routing="least-loaded")
+    with pytest.raises(ValueError, match="routing must be one of least-loaded, round-robin"):
+        simulate(four(), routing="random")

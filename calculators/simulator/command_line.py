@@ -16,7 +16,7 @@ from typing import Any
 
 from calculators.interconnect import INTERCONNECTS
 from calculators.passes import Setup
-from calculators.simulator.engine import simulate
+from calculators.simulator.engine import ROUTINGS, simulate
 from calculators.simulator.kv_memory import (
     DEFAULT_SWAP_LINK,
     DEFAULT_SWAP_SPACE_GIB,
@@ -98,6 +98,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sched.add_argument("--scheduler", default="continuous", choices=SCHEDULERS)
     sched.add_argument("--batch-size", type=int, default=32, help="static batching: batch size (default 32)")
     sched.add_argument(
+        "--batch-timeout",
+        type=float,
+        help="static batching: start a partial batch once its oldest request has waited this long, s "
+        "(default: wait for a full batch or the last arrival)",
+    )
+    sched.add_argument(
         "--token-budget",
         type=int,
         default=512,
@@ -122,6 +128,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--link", default="nvlink4", choices=sorted(INTERCONNECTS), help="disaggregated: KV link (nvlink4)"
     )
     sched.add_argument("--replicas", type=int, default=1, help="independent copies of the setup (default 1)")
+    sched.add_argument(
+        "--routing",
+        default="round-robin",
+        choices=ROUTINGS,
+        help="replicas: send requests in turn, or each to the replica with the fewest unfinished "
+        "(continuous, chunked) (default round-robin)",
+    )
     mem = parser.add_argument_group("KV memory")
     mem.add_argument("--memory", default="paged", choices=KINDS, help="paged blocks or contiguous slabs")
     mem.add_argument(
@@ -163,7 +176,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _scheduler(args: argparse.Namespace) -> Scheduler:
     if args.scheduler == "static":
-        return StaticBatching(args.batch_size)
+        return StaticBatching(args.batch_size, args.batch_timeout)
     if args.scheduler == "chunked":
         return ChunkedPrefill(args.token_budget, args.max_sequences)
     if args.scheduler == "disaggregated":
@@ -310,6 +323,7 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
         slo=slo,
         timeline_steps=args.timeline_steps,
         prefix_caching=args.prefix_caching,
+        routing=args.routing,
     )
     return result.as_dict(token_latencies=args.token_latencies), summary_text(
         result, f"{setup_text}\n{workload_text}"
