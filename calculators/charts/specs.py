@@ -20,6 +20,7 @@ import altair as alt
 
 from calculators.charts.content import ChartData, Row
 from calculators.charts.data import chart_data
+from calculators.charts.hierarchy import LEVELS
 from calculators.charts.palette import MEMORY_COLOURS, NEUTRAL, PHASE_COLOURS, PRECISION_COLOURS
 
 # Every chart is drawn for the width it is shown at, so the page never shrinks it (text stays at its size):
@@ -417,6 +418,39 @@ def ridge_points_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     )
     step = (14 if len(precisions) == 1 else 11) if not narrow else (16 if len(precisions) == 1 else 15)
     chart = alt.layer(bars, values).properties(height=alt.Step(step))
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
+def memory_hierarchy_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Log-axis bars from 1 MB, one per memory level and GPU, each with its capacity written at its end."""
+    rows = data.datasets["levels"]
+    gpus = list(dict.fromkeys(row["gpu"] for row in rows))
+    colours = [next(row["colour"] for row in rows if row["gpu"] == gpu) for gpu in gpus]
+    narrow = _narrow(width)
+    axis = alt.Axis(labelLimit=110) if narrow else alt.Axis()
+    y = alt.Y("level:N", title=None, sort=list(LEVELS), axis=axis)
+    offset = alt.YOffset("gpu:N", sort=gpus)
+    top = max(row["capacity_mb"] for row in rows)
+    x = alt.X(
+        "capacity_mb:Q",
+        title="Capacity (MB, log scale)",
+        scale=alt.Scale(type="log", domain=[1, top * (40 if narrow else 6)], nice=False),
+        axis=alt.Axis(format=NUMBER, titleAnchor="end") if narrow else alt.Axis(format=NUMBER),
+    )
+    colour = alt.Color("gpu:N", title="GPU", sort=gpus, scale=alt.Scale(domain=gpus, range=colours))
+    tip = [
+        alt.Tooltip("gpu:N", title="GPU"),
+        alt.Tooltip("level:N", title="memory"),
+        alt.Tooltip("capacity:N", title="capacity"),
+        alt.Tooltip("bandwidth:N", title="bandwidth"),
+    ]
+    bars = (
+        alt.Chart(_data("levels"))
+        .mark_bar(cornerRadiusEnd=2)
+        .encode(x, alt.X2("base_mb:Q"), y, offset, colour, tooltip=tip)
+    )
+    values = alt.Chart(_data("levels")).mark_text(align="left", dx=4).encode(x, y, offset, text="capacity:N")
+    chart = alt.layer(bars, values).properties(height=alt.Step(16 if narrow else 14))
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
@@ -909,6 +943,7 @@ BUILDERS: Mapping[str, Callable[[ChartData, int], Any]] = {
     "batch-tradeoff": batch_tradeoff_chart,
     "bound-vs-calibrated": batch_tradeoff_chart,  # the same fields, three series
     "speculative-speedup": speculative_speedup_chart,
+    "memory-hierarchy": memory_hierarchy_chart,
 }
 
 # Where a course chart shown in a notebook keeps its narrow variant for the notebook renderer
