@@ -75,6 +75,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         "attention-share",
         {"models": ["llama-3.1-8b", "llama-3.1-70b"], "context": 2048, "max_context": 4096},
     ),
+    "speculative-speedup": ("speculative-speedup", {"max_batch": 16, "acceptance": [0.6, 0.8]}),
     "attention-vs-weights": ("attention-vs-weights", {"max_context": 4096}),
     "memory-hierarchy": ("memory-hierarchy", {}),
 }
