@@ -376,3 +376,18 @@ def test_cli_pool_setups(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert "--decode-tensor-parallel must be a whole number >= 1" in capsys.readouterr().err
     assert main([*base, "--prefill-gpu", "h2000"]) == 2
     assert "unknown GPU 'h2000'" in capsys.readouterr().err
+
+
+def test_a_lesson_can_name_each_option() -> None:
+    # run_named, which lessons and charts call, takes the new options by name and passes them through.
+    from calculators.simulator.named import run_named
+
+    swapped = run_named(
+        requests=20, rate=50, capacity_tokens=4000, preemption="swap", model="dense-8b", kv_traffic=False
+    )
+    assert swapped.config["memory"]["preemption"] == "swap"  # type: ignore[index]
+    routed = run_named(requests=20, rate=50, replicas=2, routing="least-loaded")
+    assert routed.summary["instances"] == 2
+    timed = run_named(requests=5, rate=1, scheduler="static", batch_size=4, batch_timeout_s=0.2)
+    assert timed.config["scheduler"]["timeout_s"] == 0.2  # type: ignore[index]
+    assert timed.requests[0]["queueing_s"] <= 0.2 + 1e-9  # the first waits at most the timeout
