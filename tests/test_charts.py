@@ -71,6 +71,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "batch-tradeoff": ("batch-tradeoff", {"max_batch": 16}),
     "bound-vs-calibrated": ("bound-vs-calibrated", {"max_batch": 16}),
+    "gemm-efficiency": ("gemm-efficiency", {"max_tokens": 512}),
 }
 
 
