@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from calculators.gemm import Gemm, critical_tokens, gemm
+from calculators.gpu_anatomy import Anatomy
 from calculators.hardware import GPU, GPUS, get_gpu
 from calculators.memory import MemoryPlan
 from calculators.models import MODELS, MLAShape, Model, MoEShape, get_model
@@ -84,6 +85,7 @@ NAMESPACE: Mapping[str, Any] = {
 RESULT_TYPES: tuple[type, ...] = (
     Scenario,
     GPU,
+    Anatomy,
     Model,
     MLAShape,
     MoEShape,

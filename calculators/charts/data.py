@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from calculators.charts import achieved, matmul, serving
+from calculators.charts import achieved, attention, hierarchy, matmul, serving
 from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
 from calculators.charts.palette import ATTENTION_COLOURS, SCHEDULER_COLOURS, gpu_colour
 from calculators.charts.params import (
@@ -1064,6 +1064,18 @@ CHARTS: Mapping[str, ChartKind] = {
             achieved.BOUND_VS_CALIBRATED_PARAMS,
             achieved.bound_vs_calibrated,
             "decode's time per token against its throughput: the spec-peak bound and two calibrated engines",
+        ),
+        ChartKind(
+            "attention-vs-weights",
+            attention.ATTENTION_VS_WEIGHTS_PARAMS,
+            attention.attention_vs_weights,
+            "attention's time per token against the weight products', prefill and decode, by context",
+        ),
+        ChartKind(
+            "memory-hierarchy",
+            hierarchy.MEMORY_HIERARCHY_PARAMS,
+            hierarchy.memory_hierarchy,
+            "a GPU's memories from registers to HBM, by capacity, with bandwidths where published",
         ),
         ChartKind(
             "gemm-efficiency",
