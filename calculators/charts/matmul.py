@@ -12,8 +12,8 @@ from typing import Any
 
 from calculators.charts.content import ChartData, Row, _computed, _tokens, short_gpu_name
 from calculators.charts.palette import NEUTRAL, SEQUENTIAL_COLOURS
-from calculators.charts.params import ChartError, Param, read_count, read_gpu, read_params, read_precision
-from calculators.gemm import SM_COUNTS, critical_tokens, gemm
+from calculators.charts.params import Param, read_count, read_gpu, read_params, read_precision
+from calculators.gemm import critical_tokens, gemm, sm_count
 from calculators.units import format_value
 
 GEMM_EFFICIENCY_PARAMS: tuple[Param, ...] = (
@@ -54,10 +54,7 @@ def gemm_efficiency(**given: Any) -> ChartData:
     """Share of the peak FLOP/s a d_in x d_out product reaches for 1 to ``max_tokens`` tokens, three ways."""
     chart = "gemm-efficiency"
     p = read_params(chart, GEMM_EFFICIENCY_PARAMS, given)
-    if p["gpu"] not in SM_COUNTS:
-        raise ChartError(
-            chart, "gpu", f"no published SM count for {p['gpu']}", f"use one of {', '.join(SM_COUNTS)}"
-        )
+    sms = _computed(chart, "gpu", "use a GPU with a published SM count", lambda: sm_count(p["gpu"]))
     d_in, d_out, tile = p["d_in"], p["d_out"], p["tile"]
 
     def product(tokens: int) -> Any:
@@ -99,7 +96,7 @@ def gemm_efficiency(**given: Any) -> ChartData:
     caption = (
         f"Share of the {short_gpu_name(p['gpu'])}'s {p['precision'].upper()} peak reached by a "
         f"{d_in:,} × {d_out:,} weight product over 1 to {_tokens(p['max_tokens'])}: the spec-peak bound, "
-        f"the bound with {tile} × {tile} tiles and waves of {SM_COUNTS[p['gpu']]} SMs counted, and the "
+        f"the bound with {tile} × {tile} tiles and waves of {sms} SMs counted, and the "
         "calibrated estimate fitted to measured kernels."
     )
     return ChartData(
