@@ -38,6 +38,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from calculators.gemm import Gemm, critical_tokens, gemm
+from calculators.gpu_anatomy import Anatomy
 from calculators.hardware import GPU, GPUS, get_gpu
 from calculators.memory import MemoryPlan
 from calculators.models import MODELS, MLAShape, Model, MoEShape, get_model
@@ -67,6 +69,8 @@ NAMESPACE: Mapping[str, Any] = {
     "number_format": get_format,
     "served": served,
     "attainable_flops_per_s": attainable_flops_per_s,
+    "gemm": gemm,
+    "critical_tokens": critical_tokens,
     "min": min,
     "max": max,
     "abs": abs,
@@ -81,6 +85,7 @@ NAMESPACE: Mapping[str, Any] = {
 RESULT_TYPES: tuple[type, ...] = (
     Scenario,
     GPU,
+    Anatomy,
     Model,
     MLAShape,
     MoEShape,
@@ -89,6 +94,7 @@ RESULT_TYPES: tuple[type, ...] = (
     Setup,
     PassResult,
     RooflineTime,
+    Gemm,
     RequestTiming,
     MemoryFootprint,
     MemoryPlan,

@@ -13,6 +13,7 @@ from calculators.passes import PassResult, decode_step, make_setup, prefill
 from calculators.serving import (
     MemoryFootprint,
     RequestTiming,
+    attention_takes_over,
     compute_bound_batch,
     longest_compute_bound_context,
     max_batch,
@@ -117,6 +118,10 @@ class Scenario:
     def longest_compute_bound_context(self) -> int:
         """Longest context at which some decode batch is still compute-bound (0 when none)."""
         return longest_compute_bound_context(self.setup)
+
+    def attention_takes_over(self, phase: str = "prefill", batch: int = 1) -> int:
+        """Shortest context at which attention takes longer than the weight products (0: none found)."""
+        return attention_takes_over(self.setup, phase, batch)
 
     def prompt_tokens_per_decode_step(self) -> float:
         """Prompt tokens prefill can process in the time of one decode step (the lesson's "about 300")."""

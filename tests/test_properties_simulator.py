@@ -90,10 +90,14 @@ REFINED = make_setup("llama-3.1-8b", "h100-sxm", level="refined")
 
 
 @FAST
-@given(cases(), st.sampled_from([LESSON, REFINED]))
-def test_every_request_is_served_once_in_order(case: tuple, setup: Setup) -> None:  # type: ignore[type-arg]
+@given(cases(), st.sampled_from([LESSON, REFINED]), st.sampled_from(["round-robin", "least-loaded"]))
+def test_every_request_is_served_once_in_order(case: tuple, setup: Setup, routing: str) -> None:  # type: ignore[type-arg]
     requests, scheduler, memory, replicas = case
-    result = simulate(requests, setup, scheduler, memory=memory, replicas=replicas, timeline_steps=100_000)
+    if not isinstance(scheduler, ContinuousBatching | ChunkedPrefill):
+        routing = "round-robin"  # least-loaded routing takes the schedulers that never wait for a batch
+    result = simulate(
+        requests, setup, scheduler, memory=memory, replicas=replicas, timeline_steps=100_000, routing=routing
+    )
     by_id = {r["id"]: r for r in result.requests}
     assert sorted(by_id) == [r.id for r in requests]
     assert result.summary["output_tokens"] == sum(r.output_tokens for r in requests)

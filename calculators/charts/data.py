@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from calculators.charts import achieved, formats, serving
+from calculators.charts import achieved, attention, formats, hierarchy, serving
 from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
 from calculators.charts.palette import ATTENTION_COLOURS, SCHEDULER_COLOURS, gpu_colour
 from calculators.charts.params import (
@@ -1070,6 +1070,18 @@ CHARTS: Mapping[str, ChartKind] = {
             formats.FORMAT_BITS_PARAMS,
             formats.format_bits,
             "bits one value costs in memory per number format: its own bits and its share of a block's scale",
+        ),
+        ChartKind(
+            "attention-vs-weights",
+            attention.ATTENTION_VS_WEIGHTS_PARAMS,
+            attention.attention_vs_weights,
+            "attention's time per token against the weight products', prefill and decode, by context",
+        ),
+        ChartKind(
+            "memory-hierarchy",
+            hierarchy.MEMORY_HIERARCHY_PARAMS,
+            hierarchy.memory_hierarchy,
+            "a GPU's memories from registers to HBM, by capacity, with bandwidths where published",
         ),
     )
 }

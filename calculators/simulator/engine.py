@@ -33,13 +33,14 @@ from calculators.simulator.schedulers import (
 from calculators.simulator.state import Instance, Sequence
 from calculators.simulator.step_cost import StepCost
 from calculators.simulator.workload import Request
-from calculators.validation import count
+from calculators.validation import choice, count
 
 DEFAULT_TIMELINE_STEPS = 1000
 # About 40 s of simulation in CPython: far beyond any lesson's run (10,000 requests take ~100,000 steps).
 DEFAULT_MAX_STEPS = 2_000_000
 # Replicas, and the GPUs of each disaggregated pool: each is an engine instance with its own books.
 MAX_INSTANCES = 4096
+ROUTINGS = ("round-robin", "least-loaded")
 
 
 def simulate(
@@ -54,6 +55,7 @@ def simulate(
     timeline_memory: bool = False,
     max_steps: int = DEFAULT_MAX_STEPS,
     prefix_caching: bool = False,
+    routing: str = "round-robin",
 ) -> SimulationResult:
     """Serve ``requests`` on ``replicas`` copies of ``setup`` with ``scheduler``; return what happened.
 
@@ -63,6 +65,14 @@ def simulate(
     :mod:`.prefix_cache`; paged memory, one pool). ``timeline_memory=True`` adds to each timeline step the KV
     cache every running request holds (reserved and filled tokens), which a memory map draws; it is off by
     default because it costs a list per step.
+
+    ``routing`` says which replica a request goes to: ``"round-robin"``, each in turn, in arrival order (the
+    replicas then run independently); or ``"least-loaded"``, the replica with the fewest requests routed to
+    it and not finished at the moment the request arrives (ties in turn), as a load balancer's
+    least-request policy does (Envoy's LEAST_REQUEST, NGINX's least_conn; the routers in front of LLM
+    engines, such as SGLang's, offer both). Least-loaded routing runs the replicas together in time order,
+    and takes continuous batching or chunked prefill (a static batch waits for requests that the router may
+    send elsewhere).
     """
     setup = setup if setup is not None else make_setup()
     if not isinstance(setup, Setup):
@@ -73,6 +83,12 @@ def simulate(
     memory = memory if memory is not None else MemoryConfig()
     slo = slo if slo is not None else SLO()
     replicas = count("replicas", replicas, maximum=MAX_INSTANCES)
+    choice("routing", routing, ROUTINGS)
+    if routing == "least-loaded" and not isinstance(scheduler, ContinuousBatching | ChunkedPrefill):
+        raise ValueError(
+            f"routing 'least-loaded' takes a continuous or chunked scheduler, not {scheduler.name}; use "
+            "routing 'round-robin'"
+        )
     timeline_steps = count("timeline_steps", timeline_steps, minimum=0)
     max_steps = count("max_steps", max_steps)
     reqs = _checked_requests(requests)
@@ -89,7 +105,10 @@ def simulate(
             "blocks would need their own books); use preemption 'recompute' with prefix caching"
         )
 
-    capacity = kv_capacity_tokens(setup, memory)
+    # Each pool's setup: disaggregated pools may have their own GPU or tensor-parallel degree.
+    pools = _pool_setups(setup, scheduler)
+    capacities = {role: kv_capacity_tokens(pool, memory) for role, pool in pools.items()}
+    capacity = min(capacities.values())  # every request must fit every pool it goes through
     longest = max(r.prompt_tokens + r.output_tokens for r in reqs)
     reserve = memory.max_sequence_tokens or longest
     for r in reqs:
@@ -108,17 +127,19 @@ def simulate(
                 f"instance holds {capacity:,}; use shorter requests, more GPUs per replica, or fp8"
             )
 
-    _check_work(reqs, scheduler, replicas, setup, max_steps)
-    cost = StepCost(setup)
+    _check_work(reqs, scheduler, replicas, pools, max_steps)
+    costs = {role: StepCost(pool) for role, pool in pools.items()}
+    cost = costs["serve"] if "serve" in costs else costs["decode"]
     log = StepLog(timeline_steps, memory=bool(timeline_memory))
     budget = [max_steps]
 
-    def new_instance(index: int, *, stop_after_prefill: bool = False) -> Instance:
-        inst = Instance(index, KVMemory(memory, capacity, reserve), stop_after_prefill=stop_after_prefill)
+    def new_instance(index: int, role: str = "serve") -> Instance:
+        kv = KVMemory(memory, capacities[role], reserve)
+        inst = Instance(index, kv, stop_after_prefill=role == "prefill")
         if prefix_caching:
             inst.prefix = PrefixCache(memory.block_tokens)
         if memory.preemption == "swap":
-            inst.swap = SwapSpace(setup, memory)
+            inst.swap = SwapSpace(pools[role], memory)
         return inst
 
     ordered = sorted(reqs, key=lambda r: (r.arrival_s, r.id))
@@ -132,32 +153,36 @@ def simulate(
                 f"replicas={replicas} with disaggregated serving: size the pools with prefill_gpus and "
                 "decode_gpus instead, and leave replicas at 1"
             )
-        n_prefill = _pool_size("prefill_gpus", scheduler.prefill_gpus, setup)
-        n_decode = _pool_size("decode_gpus", scheduler.decode_gpus, setup)
-        prefill_pool = [new_instance(i, stop_after_prefill=True) for i in range(n_prefill)]
-        decode_pool = [new_instance(n_prefill + i) for i in range(n_decode)]
+        n_prefill = _pool_size("prefill_gpus", scheduler.prefill_gpus, pools["prefill"])
+        n_decode = _pool_size("decode_gpus", scheduler.decode_gpus, pools["decode"])
+        prefill_pool = [new_instance(i, "prefill") for i in range(n_prefill)]
+        decode_pool = [new_instance(n_prefill + i, "decode") for i in range(n_decode)]
         prefill_arrivals = [[(r.arrival_s, r.id, sequences[r.id]) for r in ordered[i::n_prefill]]
                             for i in range(n_prefill)]  # fmt: skip
         _run_pools(
-            setup, scheduler, prefill_pool, decode_pool, prefill_arrivals, transfers, cost, log, budget
+            pools, scheduler, prefill_pool, decode_pool, prefill_arrivals, transfers, costs, log, budget
         )
         instances = prefill_pool + decode_pool
         roles = ["prefill"] * n_prefill + ["decode"] * n_decode
     else:
-        for i in range(replicas):
-            inst = new_instance(i)
-            mine = [(r.arrival_s, r.id, sequences[r.id]) for r in ordered[i::replicas]]
-            for _ in _steps(inst, mine, scheduler, cost, log, budget):
-                pass
-            instances.append(inst)
-            roles.append("serve")
+        if routing == "least-loaded":
+            instances = [new_instance(i) for i in range(replicas)]
+            _run_least_loaded(instances, [sequences[r.id] for r in ordered], scheduler, cost, log, budget)
+        else:
+            for i in range(replicas):
+                inst = new_instance(i)
+                mine = [(r.arrival_s, r.id, sequences[r.id]) for r in ordered[i::replicas]]
+                for _ in _steps(inst, mine, scheduler, cost, log, budget):
+                    pass
+                instances.append(inst)
+        roles = ["serve"] * replicas
 
     result = SimulationResult.build(
         setup=setup,
         scheduler=scheduler,
         memory=memory,
         slo=slo,
-        capacity_tokens=capacity,
+        capacity_tokens=capacities["serve"] if "serve" in capacities else capacities["decode"],
         sequences=[sequences[r.id] for r in reqs],
         instances=instances,
         roles=roles,
@@ -174,6 +199,8 @@ def simulate(
             "hit_rate": hits / looked_up if looked_up else 0.0,
             "evicted_blocks": sum(c.evictions for c in caches),
         }
+    if isinstance(scheduler, Disaggregated):
+        result.summary["kv_capacity_tokens_by_role"] = dict(capacities)
     if memory.preemption == "swap":
         spaces = [inst.swap for inst in instances if inst.swap is not None]
         result.summary["swap"] = {
@@ -183,6 +210,27 @@ def simulate(
             "copy_time_s": math.fsum(inst.copy_total_s for inst in instances),
         }
     return result
+
+
+def _pool_setups(setup: Setup, scheduler: Scheduler) -> dict[str, Setup]:
+    """The setup of each role's replicas: ``serve`` for a colocated engine; ``prefill`` and ``decode`` for
+    disaggregated serving, each the scheduler's own setup for that pool or else ``setup``.
+
+    The pools must hold the same cache (the same model, the same bytes per token), since one pool's cache
+    is the other's input.
+    """
+    if not isinstance(scheduler, Disaggregated):
+        return {"serve": setup}
+    prefill = scheduler.prefill_setup or setup
+    decode = scheduler.decode_setup or setup
+    if prefill.model != decode.model or prefill.kv_bytes_per_token != decode.kv_bytes_per_token:
+        raise ValueError(
+            f"the prefill pool serves {prefill.model.name} with {prefill.kv_bytes_per_token:,.0f} bytes of "
+            f"KV cache per token and the decode pool {decode.model.name} with "
+            f"{decode.kv_bytes_per_token:,.0f}: a cache sent from one must fit the other; give both pools "
+            "the same model and KV-cache format"
+        )
+    return {"prefill": prefill, "decode": decode}
 
 
 def _pool_size(field: str, gpus: int, setup: Setup) -> int:
@@ -200,7 +248,7 @@ def _pool_size(field: str, gpus: int, setup: Setup) -> int:
 
 
 def _check_work(
-    reqs: list[Request], scheduler: Scheduler, replicas: int, setup: Setup, max_steps: int
+    reqs: list[Request], scheduler: Scheduler, replicas: int, pools: dict[str, Setup], max_steps: int
 ) -> None:
     """Refuse at once a run that cannot finish within ``max_steps`` steps, rather than after minutes.
 
@@ -209,7 +257,13 @@ def _check_work(
     need 131,072 steps each), save that prefill-first batching runs a prompt longer than its budget alone.
     """
     if isinstance(scheduler, Disaggregated):
-        replicas = max(1, min(scheduler.prefill_gpus, scheduler.decode_gpus) // setup.total_gpus)
+        replicas = max(
+            1,
+            min(
+                scheduler.prefill_gpus // pools["prefill"].total_gpus,
+                scheduler.decode_gpus // pools["decode"].total_gpus,
+            ),
+        )
         scheduler = scheduler.prefill_scheduler
     if isinstance(scheduler, ChunkedPrefill):
         budget = scheduler.token_budget
@@ -346,14 +400,73 @@ def _steps(
         yield True
 
 
+def _run_least_loaded(
+    replicas: list[Instance],
+    ordered: list[Sequence],
+    scheduler: Scheduler,
+    cost: StepCost,
+    log: StepLog,
+    budget: list[int],
+) -> None:
+    """Run the replicas together in time order, sending each request, as it arrives, to the replica with
+    the fewest requests routed to it and unfinished then (ties: the next in turn after the last choice).
+
+    Every step that starts before an arrival runs before the arrival is routed, and a request counts as
+    finished only from its last token's time on, so the router sees each replica as it is at that moment.
+    """
+    n = len(replicas)
+    heaps: list[list[tuple[float, int, Sequence]]] = [[] for _ in replicas]
+    pending = deque(ordered)
+    routed = [0] * n
+    finished = [0] * n  # requests of each replica known finished by the current arrival (a prefix of done)
+
+    def more() -> bool:
+        return bool(pending)
+
+    runners = [
+        _steps(inst, heap, scheduler, cost, log, budget, more)
+        for inst, heap in zip(replicas, heaps, strict=True)
+    ]
+    active = set(range(n))  # replicas that can step now (not finished, not idle until a request comes)
+    last = n - 1
+
+    def load(k: int, now: float) -> int:
+        done = replicas[k].done
+        while finished[k] < len(done) and (done[finished[k]].finish_s or 0.0) <= now:
+            finished[k] += 1
+        return routed[k] - finished[k]
+
+    while True:
+        first_step = min(((replicas[k].now, k) for k in active), default=None)
+        if pending and (first_step is None or pending[0].arrival_s <= first_step[0]):
+            seq = pending.popleft()
+            t = seq.arrival_s
+            k = min(range(n), key=lambda k: (load(k, t), (k - last - 1) % n))
+            heapq.heappush(heaps[k], (t, seq.id, seq))
+            routed[k] += 1
+            last = k
+            active.add(k)
+            continue
+        if first_step is None:
+            break
+        k = first_step[1]
+        try:
+            if not next(runners[k]):
+                active.discard(k)  # idle until the router sends it a request
+        except StopIteration:
+            active.discard(k)
+    if any(inst.waiting or inst.prefilling or inst.decoding for inst in replicas):
+        raise RuntimeError("the replicas stalled with requests in flight; this is a bug in the simulator")
+
+
 def _run_pools(
-    setup: Setup,
+    pools: dict[str, Setup],
     scheduler: Disaggregated,
     prefill_pool: list[Instance],
     decode_pool: list[Instance],
     prefill_arrivals: list[list[tuple[float, int, Sequence]]],
     transfers: dict[int, float],
-    cost: StepCost,
+    costs: dict[str, StepCost],
     log: StepLog,
     budget: list[int],
 ) -> None:
@@ -383,10 +496,15 @@ def _run_pools(
     runners: dict[int, Iterator[bool]] = {}
     for inst, mine in zip(prefill_pool, prefill_arrivals, strict=True):
         runners[inst.index] = _steps(
-            inst, mine, scheduler.prefill_scheduler, cost, log, budget, holding(inst)
+            inst, mine, scheduler.prefill_scheduler, costs["prefill"], log, budget, holding(inst)
         )
     for inst, mine in zip(decode_pool, decode_arrivals, strict=True):
-        runners[inst.index] = _steps(inst, mine, scheduler.decode_scheduler, cost, log, budget, upstream)
+        runners[inst.index] = _steps(
+            inst, mine, scheduler.decode_scheduler, costs["decode"], log, budget, upstream
+        )
+    # A cache crosses as many links at once as the smaller side has GPUs (each GPU sends or takes its share).
+    sender = pools["prefill"]
+    lanes = min(sender.total_gpus, pools["decode"].total_gpus)
     everyone = {inst.index: inst for inst in (*prefill_pool, *decode_pool)}
     active = set(everyone)  # instances that can step now (not finished, not waiting for the other pool)
     decode_moved = True  # a decode step ran since the last cache that found no room
@@ -407,7 +525,7 @@ def _run_pools(
         start = max(seq.prefill_done_s or 0.0, link_free[p])
         if seq.id in blocked:
             start = max(start, target.now)  # room came with a decode step that ended then
-        lands = start + cache_send_time_s(setup, seq.target, scheduler.link)
+        lands = start + cache_send_time_s(sender, seq.target, scheduler.link, lanes)
         target.receive(seq)
         prefill_pool[p].send_held(seq, lands)
         link_free[p] = lands
