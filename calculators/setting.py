@@ -92,7 +92,7 @@ def site_setting() -> ModelSetting | None:
 def describe(setting: ModelSetting | None) -> str:
     """One sentence naming the setting figures are computed in, for a widget's stated assumptions."""
     if setting is None:
-        return "Times at spec-sheet peaks (the calculators' own defaults); KV-cache reads only where switched on."
+        return "Times at spec-sheet peaks (the calculators' own defaults); KV-cache reads where switched on."
     reads = "attention's reads of the KV cache counted" if setting.kv_traffic else "KV-cache reads left out"
     if setting.mode == "peak":
         return f"Times at spec-sheet peaks (dense FLOP/s, full memory bandwidth), {reads}."

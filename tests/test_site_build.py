@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from calculators import UNITS, evaluate_number, format_value
-from calculators.setting import BOTH_MODES, site_setting, using
+from calculators.setting import BOTH_MODES, COURSE_SETTING, site_setting, using
 from course.lesson_format.lessons import load_course
 from course.lesson_format.navigation import build_nav, reading_order
 from course.numbers.comparisons import parse_comparison
@@ -90,6 +90,18 @@ def test_every_quoted_number_equals_the_calculators(built_site: Path) -> None:
             checked += 1
     if any(COURSE.lessons):
         assert checked > 0, "the lessons quote no computed number at all"
+
+
+def test_the_built_site_computes_in_the_course_setting(built_site: Path) -> None:
+    """The switch is thrown (issue 26): the lessons' figures are the calibrated estimate with the KV-cache
+    reads counted, not the spec-peak bound; this fails if SITE_SETTING is set back to None."""
+    assert site_setting() == COURSE_SETTING
+    with using(COURSE_SETTING):
+        step = evaluate_number("Scenario().decode().time_s")  # 6.68 ms calibrated; the bound is 4.78 ms
+    page = _page(built_site, "serving/prefill-vs-decode.md")
+    assert f'data-expr="Scenario().decode().time_s" data-unit="ms" data-value="{step!r}"' in page
+    assert "(bound " in page  # figures print their spec-peak bound beside them where the gap matters
+    assert "Times in the course&#x27;s model setting: calibrated" in page  # the widget says which setting
 
 
 def test_every_comparative_claim_shown_holds_in_both_modes(built_site: Path) -> None:

@@ -2,7 +2,8 @@
 
 Defaults are the source lesson's simulation: the nominal 8B dense model in BF16 on an H100 SXM, computed in
 the active model setting (the page's: :mod:`calculators.setting`), whose KV-cache reads the switch starts
-from; switched on, it adds attention over the KV cache to that model (``kv_traffic``), so it can only add time. A setup too big for the GPU is still computed, as a
+from; switched on, it adds attention over the KV cache to that model (``kv_traffic``), so it can only add
+time. A setup too big for the GPU is still computed, as a
 what-if, and the summary says it does not fit.
 """
 
@@ -40,8 +41,8 @@ LABELS = {
 }
 ASSUMPTIONS = (
     "BF16 weights on one GPU; a pass does 2 FLOPs per active parameter per token and reads every weight it "
-    "uses once (a mixture of experts reads the experts its tokens pick). KV-cache traffic and attention FLOPs "
-    "are ignored unless the switch is on; activations and queueing always are."
+    "uses once (a mixture of experts reads the experts its tokens pick). KV-cache traffic and attention "
+    "FLOPs are ignored unless the switch is on; activations and queueing always are."
 )
 
 

@@ -23,8 +23,8 @@ from calculators.models import MODELS, Model
 from calculators.passes import PassResult
 from calculators.precision import PRECISIONS
 from calculators.scenario import Scenario
-from calculators.setting import site_setting, using
 from calculators.serving import MemoryFootprint, RequestTiming
+from calculators.setting import site_setting, using
 from calculators.units import UNITS, format_value
 
 # Example arguments for methods whose parameters have no default, by parameter name.
