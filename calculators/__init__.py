@@ -19,7 +19,7 @@ from calculators.memory import MemoryPlan
 from calculators.models import MODELS, Model, custom_dense_model, get_model
 from calculators.operators import Operator
 from calculators.passes import PassResult, Setup, decode_step, make_setup, mixed_step, prefill
-from calculators.precision import PRECISIONS, get_precision
+from calculators.precision import FORMATS, PRECISIONS, NumberFormat, get_format, get_precision
 from calculators.roofline import RooflineTime, attainable_flops_per_s, bound_at, ridge_point, roofline_time
 from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming, max_batch, memory_footprint, request_timing
@@ -43,6 +43,7 @@ from calculators.simulator import (
 from calculators.units import UNITS, format_value
 
 __all__ = [
+    "FORMATS",
     "GPU",
     "GPUS",
     "INTERCONNECTS",
@@ -61,6 +62,7 @@ __all__ = [
     "MemoryFootprint",
     "MemoryPlan",
     "Model",
+    "NumberFormat",
     "Operator",
     "PassResult",
     "Request",
@@ -79,6 +81,7 @@ __all__ = [
     "evaluate",
     "evaluate_number",
     "format_value",
+    "get_format",
     "get_gpu",
     "get_interconnect",
     "get_model",

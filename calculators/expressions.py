@@ -38,11 +38,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from calculators.gemm import Gemm, critical_tokens, gemm
 from calculators.hardware import GPU, GPUS, get_gpu
 from calculators.memory import MemoryPlan
 from calculators.models import MODELS, MLAShape, Model, MoEShape, get_model
 from calculators.passes import PassResult, Setup
-from calculators.precision import Precision
+from calculators.precision import NumberFormat, Precision, get_format, get_precision
 from calculators.roofline import RooflineTime, attainable_flops_per_s, ridge_point
 from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming
@@ -63,8 +64,12 @@ NAMESPACE: Mapping[str, Any] = {
     "gpu": get_gpu,
     "model": get_model,
     "ridge_point": ridge_point,
+    "precision": get_precision,
+    "number_format": get_format,
     "served": served,
     "attainable_flops_per_s": attainable_flops_per_s,
+    "gemm": gemm,
+    "critical_tokens": critical_tokens,
     "min": min,
     "max": max,
     "abs": abs,
@@ -83,9 +88,11 @@ RESULT_TYPES: tuple[type, ...] = (
     MLAShape,
     MoEShape,
     Precision,
+    NumberFormat,
     Setup,
     PassResult,
     RooflineTime,
+    Gemm,
     RequestTiming,
     MemoryFootprint,
     MemoryPlan,

@@ -98,6 +98,16 @@ class GPU:
                 "Pick one of those, or store the weights in it and compute in bf16 (weight-only)"
             ) from None
 
+    def arithmetic_for(self, weight_format: str) -> str:
+        """The format matrix products run in when weights are stored in ``weight_format`` and nothing else is
+        asked: the weight format itself where this GPU has a tensor-core peak for it (W8A8, FP8, NVFP4 on
+        Blackwell), else BF16: the weights are dequantised and the maths runs at the BF16 peak (weight-only
+        quantisation, W4A16; FP8 weights on an A100)."""
+        precision = get_precision(weight_format, "weight_format")
+        if precision.arithmetic and precision.name in self.dense_flops_per_s:
+            return precision.name
+        return "bf16"
+
     def ridge_point_flop_per_byte(self, precision: str = "bf16") -> float:
         """The arithmetic intensity (FLOP per byte) above which work on this GPU is compute-bound.
 

@@ -155,19 +155,56 @@ class Model:
         return 3 * self.hidden_size * width  # gate, up and down projections (SwiGLU)
 
     @property
+    def attention_params(self) -> int:
+        """Weights of every layer's attention block: ``layers`` x :attr:`attention_params_per_layer`."""
+        return self.layers * self.attention_params_per_layer
+
+    @property
+    def dense_mlp_params_per_layer(self) -> int:
+        """One dense layer's SwiGLU MLP: gate and up (hidden x width each) and down (width x hidden)."""
+        return self._mlp_params(self.mlp_width)
+
+    @property
     def dense_mlp_layers(self) -> int:
         return self.layers if self.moe is None else self.moe.dense_layers
+
+    @property
+    def router_params_per_layer(self) -> int:
+        """An MoE layer's router: one score per expert from the hidden state; 0 if dense."""
+        if self.moe is None:
+            return 0
+        return self.hidden_size * self.moe.experts + (self.moe.experts if self.moe.router_bias else 0)
 
     def _moe_layer_params(self, experts_counted: float) -> float:
         assert self.moe is not None
         moe = self.moe
-        router = self.hidden_size * moe.experts + (moe.experts if moe.router_bias else 0)
-        return router + (experts_counted + moe.shared_experts) * self._mlp_params(moe.expert_mlp_width)
+        return self.router_params_per_layer + (experts_counted + moe.shared_experts) * self.expert_params
 
     @property
     def expert_params(self) -> int:
         """Weights of one routed expert in one layer (0 for a dense model)."""
         return 0 if self.moe is None else self._mlp_params(self.moe.expert_mlp_width)
+
+    def mlp_params(self, experts_counted: float | None = None) -> float:
+        """Weights of every layer's MLP: dense MLPs, and for an MoE its routers, shared and routed experts.
+
+        ``experts_counted`` is the routed experts per MoE layer to count: all of them by default (what is
+        stored), ``experts_per_token`` for what one token passes through.
+        """
+        dense = self.dense_mlp_layers * self.dense_mlp_params_per_layer
+        if self.moe is None:
+            return float(dense)
+        counted = self.moe.experts if experts_counted is None else experts_counted
+        return dense + (self.layers - self.moe.dense_layers) * self._moe_layer_params(counted)
+
+    @property
+    def norm_params(self) -> int:
+        """The RMSNorm scales: two per layer (before attention and before the MLP) and a final one.
+
+        One number per hidden dimension each, so a few hundred thousand in a model of billions: negligible,
+        and counted only so that the total matches the published one exactly.
+        """
+        return (2 * self.layers + 1) * self.hidden_size
 
     @property
     def embedding_params(self) -> int:
@@ -179,16 +216,19 @@ class Model:
         """The output projection to the vocabulary (shares the embedding's storage when tied)."""
         return self.vocab_size * self.hidden_size
 
+    @property
+    def stored_lm_head_params(self) -> int:
+        """Parameters the output projection adds to the total: none when tied to the embedding."""
+        return 0 if self.tied_embeddings else self.lm_head_params
+
     def _total(self, experts_counted: float | None) -> float:
-        norms = 2 * self.hidden_size * self.layers + self.hidden_size
-        dense = self.dense_mlp_layers * self._mlp_params(self.mlp_width)
-        moe = 0.0
-        if self.moe is not None:
-            counted = self.moe.experts if experts_counted is None else experts_counted
-            moe = (self.layers - self.moe.dense_layers) * self._moe_layer_params(counted)
-        head = 0 if self.tied_embeddings else self.lm_head_params
+        """The sum of the components above: the one place a model's total is added up."""
         return (
-            self.layers * self.attention_params_per_layer + dense + moe + norms + self.embedding_params + head
+            self.attention_params
+            + self.mlp_params(experts_counted)
+            + self.norm_params
+            + self.embedding_params
+            + self.stored_lm_head_params
         )
 
     @property
@@ -222,8 +262,8 @@ class Model:
         (tied embeddings). ``experts_counted`` is the number of routed experts per MoE layer to count
         (all of them by default; ``experts_per_token`` gives the FLOPs of one token).
         """
-        head = self.lm_head_params if self.tied_embeddings else 0
-        return self._total(experts_counted) - self.embedding_params + head
+        stored_apart = self.embedding_params + self.stored_lm_head_params
+        return self._total(experts_counted) - stored_apart + self.lm_head_params
 
     # --- KV cache -------------------------------------------------------------------------------------------
     def kv_values_per_token(self) -> int:

@@ -123,17 +123,15 @@ def model_shape(model: Model) -> ModelShape:
         d_v_prefill=dv_pre,
         mla_expand_params=float(expand),
         dense_layers=dense_layers,
-        mlp_params=float(3 * h * model.mlp_width),
+        mlp_params=float(model.dense_mlp_params_per_layer),
         mlp_width=model.mlp_width,
         moe_layers=0 if moe is None else model.layers - moe.dense_layers,
         experts=0 if moe is None else moe.experts,
         experts_per_token=0 if moe is None else moe.experts_per_token,
         shared_experts=0 if moe is None else moe.shared_experts,
-        expert_params=0.0 if moe is None else float(3 * h * moe.expert_mlp_width),
+        expert_params=float(model.expert_params),
         expert_width=0 if moe is None else moe.expert_mlp_width,
-        router_params=0.0
-        if moe is None
-        else float(h * moe.experts + (moe.experts if moe.router_bias else 0)),
+        router_params=float(model.router_params_per_layer),
         norm_count=2 * model.layers + 1,
         kv_values_per_token=model.kv_values_per_token(),
     )

@@ -169,10 +169,7 @@ class Setup:
         else BF16 (weight-only quantisation dequantises to BF16)."""
         if self.arithmetic_format is not None:
             return self.arithmetic_format
-        fmt = self.weight_format
-        if PRECISIONS[fmt].arithmetic and fmt in self.gpu.dense_flops_per_s:
-            return fmt
-        return "bf16"
+        return self.gpu.arithmetic_for(self.weight_format)
 
     @property
     def bytes_per_value(self) -> float:

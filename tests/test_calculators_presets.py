@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from calculators import GPUS, MODELS, get_gpu, get_model
+from calculators import GPUS, MODELS, Scenario, get_gpu, get_model
 
 # ---- models ---
 
@@ -137,6 +138,77 @@ def test_dense_8b_is_the_lessons_round_model() -> None:
     model = get_model("dense-8b")
     assert model.params == 8e9
     assert model.derived_params == pytest.approx(8.03e9, rel=1e-3)
+
+
+# ---- parameters by component (the tokens-parameters-and-flops lesson's breakdown) ---
+
+
+def test_llama_8b_components_by_hand() -> None:
+    # The breakdown the lesson teaches, each figure from the arithmetic in the comments at the top.
+    model = get_model("llama-3.1-8b")
+    assert model.attention_params_per_layer == 41_943_040  # 4096*4096 + 2*4096*1024 + 4096*4096
+    assert model.attention_params == 1_342_177_280  # x 32 layers
+    assert model.dense_mlp_params_per_layer == 176_160_768  # 3 * 4096 * 14336
+    assert model.mlp_params() == 5_637_144_576  # x 32 layers
+    assert model.norm_params == 266_240  # (2 * 32 + 1) * 4096
+    assert model.embedding_params == model.lm_head_params == 525_336_576  # 128256 * 4096
+    assert model.stored_lm_head_params == 525_336_576  # untied: the output layer is a matrix of its own
+    assert model.router_params_per_layer == 0
+    parts = 1_342_177_280 + 5_637_144_576 + 266_240 + 2 * 525_336_576
+    assert parts == LLAMA_8B == model.derived_params
+
+
+@pytest.mark.parametrize("key", sorted(MODELS))
+def test_components_add_up_to_the_total(key: str) -> None:
+    model = MODELS[key]
+    parts = (
+        model.attention_params
+        + model.mlp_params()
+        + model.norm_params
+        + model.embedding_params
+        + model.stored_lm_head_params
+    )
+    assert parts == model.derived_params
+
+
+def test_tied_embeddings_store_the_output_layer_once() -> None:
+    # Tying shares the 128256 x 4096 matrix: 525,336,576 fewer stored, the same matrix products.
+    untied = get_model("llama-3.1-8b")
+    tied = replace(untied, key="tied", tied_embeddings=True)
+    assert tied.stored_lm_head_params == 0
+    assert tied.derived_params == LLAMA_8B - 525_336_576
+    assert tied.matmul_params() == untied.matmul_params() == LLAMA_8B - 525_336_576
+
+
+def test_moe_mlp_counts_routed_experts_per_token() -> None:
+    mixtral = get_model("mixtral-8x7b")
+    assert mixtral.router_params_per_layer == 4096 * 8  # = 32,768
+    # all 8 experts: 32 * (32,768 + 8 * 176,160,768) = 45,098,205,184
+    assert mixtral.mlp_params() == 45_097_156_608 + 1_048_576
+    # 2 experts per token: 32 * (32,768 + 2 * 176,160,768) = 11,275,337,728
+    assert mixtral.mlp_params(2) == 11_275_337_728
+    deepseek = get_model("deepseek-v3")
+    assert deepseek.router_params_per_layer == 1_835_264  # 7168 * 256 + 256 (bias)
+    # 3 dense layers (3 * 3 * 7168 * 18432) + 58 MoE layers of router, 8 routed and 1 shared expert
+    assert deepseek.mlp_params(8) == 1_189_085_184 + 23_095_425_536
+
+
+@pytest.mark.parametrize("key", ["llama-3.1-8b", "qwen2.5-7b", "mixtral-8x7b", "deepseek-v3"])
+def test_cost_model_weight_flops_use_the_same_count(key: str) -> None:
+    # One decode token at the refined level: 2 FLOPs (a multiply and an add) per weight it multiplies by:
+    # every layer's attention and MLP (the experts it is routed to) and the output layer; no embedding FLOPs.
+    model = MODELS[key]
+    k = None if model.moe is None else model.moe.experts_per_token
+    step = Scenario(key, level="refined", ignore_memory=True).decode(1, 1)
+    expected = 2 * (model.attention_params + model.mlp_params(k) + model.lm_head_params)
+    assert step.matmul_flops == pytest.approx(expected, rel=1e-12)
+
+
+def test_attention_flops_grow_with_context_by_hand() -> None:
+    # Llama-3.1-8B, one decode token attending 8,000 tokens: per layer, head and key a 128-wide dot product
+    # (2 * 128) and a 128-wide weighted sum (2 * 128): 4 * 32 layers * 32 heads * 128 * 8000 = 4,194,304,000.
+    step = Scenario("llama-3.1-8b", level="refined", ignore_memory=True).decode(1, 8000)
+    assert step.attention_flops == 4_194_304_000
 
 
 # ---- KV cache per token ---

@@ -445,6 +445,9 @@ small = st.one_of(st.integers(1, 64), weird_numbers)
             "capacity_tokens": st.one_of(st.integers(1, 100_000), weird_numbers),
             "max_sequence_tokens": st.one_of(st.integers(1, 100_000), weird_numbers),
             "watermark": weird_numbers,
+            "preemption": st.one_of(st.sampled_from(["recompute", "swap"]), anything),
+            "swap_space_gib": weird_numbers,
+            "swap_link": _names(INTERCONNECTS),
         },
     ),
     rows=st.lists(
@@ -463,7 +466,7 @@ def test_simulations_finish_quickly_with_finite_results_or_say_why(
         chosen = {
             "continuous": lambda: ContinuousBatching(a, b),
             "chunked": lambda: ChunkedPrefill(a, b),
-            "static": lambda: StaticBatching(a),
+            "static": lambda: StaticBatching(a, b),  # b: a batching timeout, s
             "disaggregated": lambda: Disaggregated(a, b, "pcie4"),
         }[scheduler]()
         result = simulate(
@@ -524,9 +527,11 @@ simulate_flags = st.one_of(
                 "--replicas",
                 "--token-budget",
                 "--max-sequences",
+                "--max-batch-tokens",
                 "--prefill-gpus",
                 "--decode-gpus",
                 "--batch-size",
+                "--batch-timeout",
                 "--block-tokens",
                 "--kv-capacity-tokens",
                 "--max-sequence-tokens",
@@ -559,6 +564,10 @@ simulate_flags = st.one_of(
         st.sampled_from(["continuous", "chunked", "static", "disaggregated", "x"]),
     ),
     st.tuples(st.sampled_from(["--memory"]), st.sampled_from(["paged", "contiguous"])),
+    st.tuples(st.sampled_from(["--preemption"]), st.sampled_from(["recompute", "swap", "x"])),
+    st.tuples(st.sampled_from(["--routing"]), st.sampled_from(["round-robin", "least-loaded", "x"])),
+    st.tuples(st.sampled_from(["--swap-space"]), run_sizes),
+    st.tuples(st.sampled_from(["--swap-link"]), _names(INTERCONNECTS)),
     st.tuples(st.sampled_from(["--link"]), _names(INTERCONNECTS)),
     st.tuples(st.sampled_from(["--trace"]), st.sampled_from(sorted(TRACE_FILES))),
     st.tuples(st.sampled_from(["--burst", "--token-latencies"]), st.none()),

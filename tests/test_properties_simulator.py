@@ -47,8 +47,8 @@ def workloads(draw: st.DrawFn) -> list[Request]:
 schedulers: st.SearchStrategy[Scheduler] = st.one_of(
     st.builds(ContinuousBatching, st.integers(1, 64), st.integers(64, 8192)),
     st.builds(ChunkedPrefill, st.integers(16, 1024), st.integers(1, 64)),
-    st.builds(StaticBatching, st.integers(1, 16)),
-    st.builds(Disaggregated, st.integers(1, 2), st.integers(1, 2)),
+    st.builds(StaticBatching, st.integers(1, 16), st.one_of(st.none(), st.floats(0.0, 0.5))),
+    st.builds(Disaggregated, st.integers(1, 2), st.integers(1, 2), max_batch_tokens=st.integers(64, 8192)),
 )
 
 
@@ -66,6 +66,8 @@ def memories(draw: st.DrawFn, requests: list[Request]) -> MemoryConfig:
         watermark=draw(st.sampled_from([0.0, 0.01])),
         reserve=draw(st.sampled_from(["max", "pow2", "oracle"])) if kind == "contiguous" else "max",
         max_sequence_tokens=longest if kind == "contiguous" else None,
+        preemption=draw(st.sampled_from(["recompute", "swap"])),
+        swap_space_gib=draw(st.sampled_from([0.0, 0.001, 0.01, 4.0])),  # none, a few blocks, vLLM's 4 GiB
     )
 
 
@@ -88,10 +90,14 @@ REFINED = make_setup("llama-3.1-8b", "h100-sxm", level="refined")
 
 
 @FAST
-@given(cases(), st.sampled_from([LESSON, REFINED]))
-def test_every_request_is_served_once_in_order(case: tuple, setup: Setup) -> None:  # type: ignore[type-arg]
+@given(cases(), st.sampled_from([LESSON, REFINED]), st.sampled_from(["round-robin", "least-loaded"]))
+def test_every_request_is_served_once_in_order(case: tuple, setup: Setup, routing: str) -> None:  # type: ignore[type-arg]
     requests, scheduler, memory, replicas = case
-    result = simulate(requests, setup, scheduler, memory=memory, replicas=replicas, timeline_steps=100_000)
+    if not isinstance(scheduler, ContinuousBatching | ChunkedPrefill):
+        routing = "round-robin"  # least-loaded routing takes the schedulers that never wait for a batch
+    result = simulate(
+        requests, setup, scheduler, memory=memory, replicas=replicas, timeline_steps=100_000, routing=routing
+    )
     by_id = {r["id"]: r for r in result.requests}
     assert sorted(by_id) == [r.id for r in requests]
     assert result.summary["output_tokens"] == sum(r.output_tokens for r in requests)

@@ -40,7 +40,14 @@ NEUTRAL = "#8c8c8c"  # what is neither series: waiting, free memory, a weights-o
 OTHER_GPU = NEUTRAL  # a GPU defined in a notebook, not a preset
 
 PHASE_COLOURS: Mapping[str, str] = MappingProxyType({"prefill": "#e8710a", "decode": "#7b61d1"})
-PRECISION_COLOURS: Mapping[str, str] = MappingProxyType({"BF16": "#5f78d6", "FP8": "#b8860b"})
+PRECISION_COLOURS: Mapping[str, str] = MappingProxyType(
+    {
+        "BF16": "#5f78d6",
+        "FP8": "#b8860b",
+        "INT8": "#8e6c8a",  # mauve
+        "FP4": "#c25b7a",  # rose
+    }
+)
 
 # Keyed by the simulator's scheduler names (calculators.simulator.named.SCHEDULERS).
 SCHEDULER_COLOURS: Mapping[str, str] = MappingProxyType(

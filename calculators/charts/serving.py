@@ -241,7 +241,7 @@ def simulation_source(p: Mapping[str, Any]) -> str:
         "static": f"StaticBatching({p['batch_size']!r})",
         "chunked": f"ChunkedPrefill({p['token_budget']!r}, {p['max_sequences']!r})",
         "disaggregated": f"Disaggregated({p['prefill_gpus']!r}, {p['decode_gpus']!r}, {p['link']!r}, "
-        f"max_sequences={p['max_sequences']!r})",
+        f"max_sequences={p['max_sequences']!r}, max_batch_tokens={p['max_batch_tokens']!r})",
         "continuous": f"ContinuousBatching({p['max_sequences']!r}, {p['max_batch_tokens']!r})",
     }[p["scheduler"]]
     replicas = 1 if p["scheduler"] == "disaggregated" else p["replicas"]

@@ -16,10 +16,19 @@ from typing import Any
 
 from calculators.interconnect import INTERCONNECTS
 from calculators.passes import Setup
-from calculators.simulator.engine import simulate
-from calculators.simulator.kv_memory import KINDS, RESERVES, MemoryConfig
+from calculators.simulator.engine import ROUTINGS, simulate
+from calculators.simulator.kv_memory import (
+    DEFAULT_SWAP_LINK,
+    DEFAULT_SWAP_SPACE_GIB,
+    KINDS,
+    PREEMPTIONS,
+    RESERVES,
+    MemoryConfig,
+)
 from calculators.simulator.results import SLO, SimulationResult
 from calculators.simulator.schedulers import (
+    DEFAULT_MAX_BATCH_TOKENS,
+    DEFAULT_MAX_SEQUENCES,
     ChunkedPrefill,
     ContinuousBatching,
     Disaggregated,
@@ -88,14 +97,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sched = parser.add_argument_group("scheduler")
     sched.add_argument("--scheduler", default="continuous", choices=SCHEDULERS)
     sched.add_argument("--batch-size", type=int, default=32, help="static batching: batch size (default 32)")
-    sched.add_argument("--token-budget", type=int, default=512, help="chunked: tokens per step (default 512)")
-    sched.add_argument("--max-sequences", type=int, default=256, help="requests running at once (256)")
+    sched.add_argument(
+        "--batch-timeout",
+        type=float,
+        help="static batching: start a partial batch once its oldest request has waited this long, s "
+        "(default: wait for a full batch or the last arrival)",
+    )
+    sched.add_argument(
+        "--token-budget",
+        type=int,
+        default=512,
+        help="chunked: tokens per step, vLLM's max_num_batched_tokens with chunked prefill (default 512)",
+    )
+    sched.add_argument(
+        "--max-sequences",
+        type=int,
+        default=DEFAULT_MAX_SEQUENCES,
+        help=f"most requests running at once, vLLM's max_num_seqs (default {DEFAULT_MAX_SEQUENCES})",
+    )
+    sched.add_argument(
+        "--max-batch-tokens",
+        type=int,
+        default=DEFAULT_MAX_BATCH_TOKENS,
+        help="continuous, disaggregated: most prompt tokens in one prefill step, vLLM's "
+        f"max_num_batched_tokens (default {DEFAULT_MAX_BATCH_TOKENS:,}); chunked: see --token-budget",
+    )
     sched.add_argument("--prefill-gpus", type=int, default=1, help="disaggregated: prefill pool GPUs")
     sched.add_argument("--decode-gpus", type=int, default=1, help="disaggregated: decode pool GPUs")
     sched.add_argument(
         "--link", default="nvlink4", choices=sorted(INTERCONNECTS), help="disaggregated: KV link (nvlink4)"
     )
     sched.add_argument("--replicas", type=int, default=1, help="independent copies of the setup (default 1)")
+    sched.add_argument(
+        "--routing",
+        default="round-robin",
+        choices=ROUTINGS,
+        help="replicas: send requests in turn, or each to the replica with the fewest unfinished "
+        "(continuous, chunked) (default round-robin)",
+    )
     mem = parser.add_argument_group("KV memory")
     mem.add_argument("--memory", default="paged", choices=KINDS, help="paged blocks or contiguous slabs")
     mem.add_argument(
@@ -107,6 +146,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     mem.add_argument(
         "--reserve", default="max", choices=RESERVES, help="contiguous slab: max, pow2 or oracle (max)"
     )
+    mem.add_argument(
+        "--preemption",
+        default="recompute",
+        choices=PREEMPTIONS,
+        help="when blocks run out: recompute the preempted request's cache later (vLLM's default) or swap it "
+        "to CPU memory and back (default recompute)",
+    )
+    mem.add_argument(
+        "--swap-space",
+        type=float,
+        default=DEFAULT_SWAP_SPACE_GIB,
+        help="swap: CPU memory per GPU for swapped caches, GiB, vLLM's swap_space "
+        f"(default {DEFAULT_SWAP_SPACE_GIB:g})",
+    )
+    mem.add_argument(
+        "--swap-link",
+        default=DEFAULT_SWAP_LINK,
+        choices=sorted(INTERCONNECTS),
+        help=f"swap: the link to CPU memory (default {DEFAULT_SWAP_LINK}; pcie4 for an A100 server)",
+    )
     out = parser.add_argument_group("results")
     out.add_argument("--slo-ttft", type=float, default=1.0, help="SLO: time to first token, s (default 1)")
     out.add_argument("--slo-tpot", type=float, default=0.05, help="SLO: time per output token, s (0.05)")
@@ -117,12 +176,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _scheduler(args: argparse.Namespace) -> Scheduler:
     if args.scheduler == "static":
-        return StaticBatching(args.batch_size)
+        return StaticBatching(args.batch_size, args.batch_timeout)
     if args.scheduler == "chunked":
         return ChunkedPrefill(args.token_budget, args.max_sequences)
     if args.scheduler == "disaggregated":
-        return Disaggregated(args.prefill_gpus, args.decode_gpus, args.link, max_sequences=args.max_sequences)
-    return ContinuousBatching(args.max_sequences)
+        return Disaggregated(
+            args.prefill_gpus,
+            args.decode_gpus,
+            args.link,
+            max_sequences=args.max_sequences,
+            max_batch_tokens=args.max_batch_tokens,
+        )
+    return ContinuousBatching(args.max_sequences, args.max_batch_tokens)
 
 
 # The largest trace file read: a million rows of "arrival_s,prompt_tokens,output_tokens" (MAX_REQUESTS, the
@@ -216,6 +281,9 @@ def _memory(args: argparse.Namespace) -> MemoryConfig:
         args.kv_capacity_tokens,
         args.max_sequence_tokens,
         reserve=args.reserve,
+        preemption=args.preemption,
+        swap_space_gib=args.swap_space,
+        swap_link=args.swap_link,
     )
 
 
@@ -255,6 +323,7 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
         slo=slo,
         timeline_steps=args.timeline_steps,
         prefix_caching=args.prefix_caching,
+        routing=args.routing,
     )
     return result.as_dict(token_latencies=args.token_latencies), summary_text(
         result, f"{setup_text}\n{workload_text}"
@@ -304,6 +373,21 @@ def _prefix_cache_facts(s: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def _swap_facts(s: dict[str, Any]) -> list[tuple[str, str]]:
+    swap = s.get("swap")
+    if swap is None:
+        return []
+    return [
+        (
+            "swap",
+            f"{swap['swapped_out']:,} preemptions swapped to CPU memory "
+            f"({swap['swap_space_tokens']:,} tokens of room), {swap['recomputed']:,} recomputed for want of "
+            "room; copies took "
+            f"{_time(swap['copy_time_s'])}",
+        )
+    ]
+
+
 def summary_text(result: SimulationResult, heading: str) -> str:
     """The readable summary: latency percentiles in a table, then throughput, goodput and memory."""
     s = result.summary
@@ -346,6 +430,7 @@ def summary_text(result: SimulationResult, heading: str) -> str:
             f"reserved; {s['kv_waste_fraction']:.1%} of reserved memory held no token",
         ),
         ("preemptions", f"{s['preemptions']:,}"),
+        *_swap_facts(s),
         *_prefix_cache_facts(s),
         ("longest stall", f"{_time(s['longest_stall_s'])} (request {s['longest_stall_request']})"),
     ]

@@ -14,13 +14,17 @@ import math
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
-from calculators.interconnect import send_time_s
 from calculators.passes import Setup, make_setup
-from calculators.simulator.kv_memory import KVMemory, MemoryConfig, kv_capacity_tokens
+from calculators.simulator.kv_memory import (
+    KVMemory,
+    MemoryConfig,
+    SwapSpace,
+    cache_send_time_s,
+    kv_capacity_tokens,
+)
 from calculators.simulator.prefix_cache import PrefixCache
 from calculators.simulator.results import SLO, SimulationResult, StepLog
 from calculators.simulator.schedulers import (
-    DEFAULT_MAX_BATCH_TOKENS,
     ChunkedPrefill,
     ContinuousBatching,
     Disaggregated,
@@ -29,13 +33,14 @@ from calculators.simulator.schedulers import (
 from calculators.simulator.state import Instance, Sequence
 from calculators.simulator.step_cost import StepCost
 from calculators.simulator.workload import Request
-from calculators.validation import count
+from calculators.validation import choice, count
 
 DEFAULT_TIMELINE_STEPS = 1000
 # About 40 s of simulation in CPython: far beyond any lesson's run (10,000 requests take ~100,000 steps).
 DEFAULT_MAX_STEPS = 2_000_000
 # Replicas, and the GPUs of each disaggregated pool: each is an engine instance with its own books.
 MAX_INSTANCES = 4096
+ROUTINGS = ("round-robin", "least-loaded")
 
 
 def simulate(
@@ -50,6 +55,7 @@ def simulate(
     timeline_memory: bool = False,
     max_steps: int = DEFAULT_MAX_STEPS,
     prefix_caching: bool = False,
+    routing: str = "round-robin",
 ) -> SimulationResult:
     """Serve ``requests`` on ``replicas`` copies of ``setup`` with ``scheduler``; return what happened.
 
@@ -59,6 +65,14 @@ def simulate(
     :mod:`.prefix_cache`; paged memory, one pool). ``timeline_memory=True`` adds to each timeline step the KV
     cache every running request holds (reserved and filled tokens), which a memory map draws; it is off by
     default because it costs a list per step.
+
+    ``routing`` says which replica a request goes to: ``"round-robin"``, each in turn, in arrival order (the
+    replicas then run independently); or ``"least-loaded"``, the replica with the fewest requests routed to
+    it and not finished at the moment the request arrives (ties in turn), as a load balancer's
+    least-request policy does (Envoy's LEAST_REQUEST, NGINX's least_conn; the routers in front of LLM
+    engines, such as SGLang's, offer both). Least-loaded routing runs the replicas together in time order,
+    and takes continuous batching or chunked prefill (a static batch waits for requests that the router may
+    send elsewhere).
     """
     setup = setup if setup is not None else make_setup()
     if not isinstance(setup, Setup):
@@ -69,6 +83,12 @@ def simulate(
     memory = memory if memory is not None else MemoryConfig()
     slo = slo if slo is not None else SLO()
     replicas = count("replicas", replicas, maximum=MAX_INSTANCES)
+    choice("routing", routing, ROUTINGS)
+    if routing == "least-loaded" and not isinstance(scheduler, ContinuousBatching | ChunkedPrefill):
+        raise ValueError(
+            f"routing 'least-loaded' takes a continuous or chunked scheduler, not {scheduler.name}; use "
+            "routing 'round-robin'"
+        )
     timeline_steps = count("timeline_steps", timeline_steps, minimum=0)
     max_steps = count("max_steps", max_steps)
     reqs = _checked_requests(requests)
@@ -78,6 +98,11 @@ def simulate(
         raise ValueError(
             "prefix_caching needs paged KV memory on one pool: use memory kind 'paged' and a scheduler "
             "other than disaggregated"
+        )
+    if prefix_caching and memory.preemption == "swap":
+        raise ValueError(
+            "prefix_caching with preemption 'swap' is not simulated (a swapped sequence's shared prefix "
+            "blocks would need their own books); use preemption 'recompute' with prefix caching"
         )
 
     capacity = kv_capacity_tokens(setup, memory)
@@ -108,6 +133,8 @@ def simulate(
         inst = Instance(index, KVMemory(memory, capacity, reserve), stop_after_prefill=stop_after_prefill)
         if prefix_caching:
             inst.prefix = PrefixCache(memory.block_tokens)
+        if memory.preemption == "swap":
+            inst.swap = SwapSpace(setup, memory)
         return inst
 
     ordered = sorted(reqs, key=lambda r: (r.arrival_s, r.id))
@@ -133,13 +160,17 @@ def simulate(
         instances = prefill_pool + decode_pool
         roles = ["prefill"] * n_prefill + ["decode"] * n_decode
     else:
-        for i in range(replicas):
-            inst = new_instance(i)
-            mine = [(r.arrival_s, r.id, sequences[r.id]) for r in ordered[i::replicas]]
-            for _ in _steps(inst, mine, scheduler, cost, log, budget):
-                pass
-            instances.append(inst)
-            roles.append("serve")
+        if routing == "least-loaded":
+            instances = [new_instance(i) for i in range(replicas)]
+            _run_least_loaded(instances, [sequences[r.id] for r in ordered], scheduler, cost, log, budget)
+        else:
+            for i in range(replicas):
+                inst = new_instance(i)
+                mine = [(r.arrival_s, r.id, sequences[r.id]) for r in ordered[i::replicas]]
+                for _ in _steps(inst, mine, scheduler, cost, log, budget):
+                    pass
+                instances.append(inst)
+        roles = ["serve"] * replicas
 
     result = SimulationResult.build(
         setup=setup,
@@ -162,6 +193,14 @@ def simulate(
             "miss_tokens": looked_up - hits,
             "hit_rate": hits / looked_up if looked_up else 0.0,
             "evicted_blocks": sum(c.evictions for c in caches),
+        }
+    if memory.preemption == "swap":
+        spaces = [inst.swap for inst in instances if inst.swap is not None]
+        result.summary["swap"] = {
+            "swap_space_tokens": sum(s.total for s in spaces) * memory.block_tokens,
+            "swapped_out": sum(inst.swaps for inst in instances),
+            "recomputed": sum(inst.swap_fallbacks for inst in instances),
+            "copy_time_s": math.fsum(inst.copy_total_s for inst in instances),
         }
     return result
 
@@ -187,20 +226,24 @@ def _check_work(
 
     A lower bound on the steps: every instance runs its longest output's decode steps, and its prompts'
     tokens at most a step's prompt budget per step (a token budget of 1 over 131,072-token prompts would
-    need 131,072 steps each).
+    need 131,072 steps each), save that prefill-first batching runs a prompt longer than its budget alone.
     """
+    if isinstance(scheduler, Disaggregated):
+        replicas = max(1, min(scheduler.prefill_gpus, scheduler.decode_gpus) // setup.total_gpus)
+        scheduler = scheduler.prefill_scheduler
     if isinstance(scheduler, ChunkedPrefill):
         budget = scheduler.token_budget
     elif isinstance(scheduler, ContinuousBatching):
         budget = scheduler.max_batch_tokens
-    elif isinstance(scheduler, Disaggregated):
-        prefill = scheduler.prefill_scheduler
-        budget = prefill.token_budget if isinstance(prefill, ChunkedPrefill) else DEFAULT_MAX_BATCH_TOKENS
-        replicas = max(1, min(scheduler.prefill_gpus, scheduler.decode_gpus) // setup.total_gpus)
     else:
         budget = max(r.prompt_tokens for r in reqs) * len(reqs)  # static: a batch's prefill is one step
     instances = min(replicas, len(reqs))
-    prompt_steps = math.ceil(sum(r.prompt_tokens for r in reqs) / budget / instances)
+    if isinstance(scheduler, ContinuousBatching):  # a prompt longer than the budget runs alone, in one step
+        alone = sum(1 for r in reqs if r.prompt_tokens > budget)
+        shared = sum(r.prompt_tokens for r in reqs if r.prompt_tokens <= budget) / budget
+    else:
+        alone, shared = 0, sum(r.prompt_tokens for r in reqs) / budget
+    prompt_steps = math.ceil((alone + shared) / instances)
     least = prompt_steps + max(r.output_tokens for r in reqs) - 1
     if least > max_steps:
         raise ValueError(
@@ -267,7 +310,9 @@ def _steps(
         plan = scheduler.plan(inst)
         if plan.empty:
             wake = min(
-                arrivals[0][0] if arrivals else math.inf, inst.releases[0][0] if inst.releases else math.inf
+                arrivals[0][0] if arrivals else math.inf,
+                inst.releases[0][0] if inst.releases else math.inf,
+                math.inf if plan.wake_s is None else plan.wake_s,
             )
             if wake < math.inf:
                 inst.now = max(now, wake)
@@ -299,6 +344,8 @@ def _steps(
             dt, compute_s, memory_s = cost.time(rows, keys, [(longest, cached) for _, cached in chunks])
         else:
             dt, compute_s, memory_s = cost.time(rows, keys, chunks)
+        if inst.swap is not None:
+            dt += inst.take_copy_time()  # swap copies run before the step's compute, as in vLLM's V0 worker
         log.timeline_step(inst, now, dt, plan, chunks)
         inst.now = end = now + dt
         if plan.decode:
@@ -317,6 +364,65 @@ def _steps(
         compute.append(compute_s)
         memory.append(memory_s)
         yield True
+
+
+def _run_least_loaded(
+    replicas: list[Instance],
+    ordered: list[Sequence],
+    scheduler: Scheduler,
+    cost: StepCost,
+    log: StepLog,
+    budget: list[int],
+) -> None:
+    """Run the replicas together in time order, sending each request, as it arrives, to the replica with
+    the fewest requests routed to it and unfinished then (ties: the next in turn after the last choice).
+
+    Every step that starts before an arrival runs before the arrival is routed, and a request counts as
+    finished only from its last token's time on, so the router sees each replica as it is at that moment.
+    """
+    n = len(replicas)
+    heaps: list[list[tuple[float, int, Sequence]]] = [[] for _ in replicas]
+    pending = deque(ordered)
+    routed = [0] * n
+    finished = [0] * n  # requests of each replica known finished by the current arrival (a prefix of done)
+
+    def more() -> bool:
+        return bool(pending)
+
+    runners = [
+        _steps(inst, heap, scheduler, cost, log, budget, more)
+        for inst, heap in zip(replicas, heaps, strict=True)
+    ]
+    active = set(range(n))  # replicas that can step now (not finished, not idle until a request comes)
+    last = n - 1
+
+    def load(k: int, now: float) -> int:
+        done = replicas[k].done
+        while finished[k] < len(done) and (done[finished[k]].finish_s or 0.0) <= now:
+            finished[k] += 1
+        return routed[k] - finished[k]
+
+    while True:
+        first_step = min(((replicas[k].now, k) for k in active), default=None)
+        if pending and (first_step is None or pending[0].arrival_s <= first_step[0]):
+            seq = pending.popleft()
+            t = seq.arrival_s
+            k = min(range(n), key=lambda k: (load(k, t), (k - last - 1) % n))
+            heapq.heappush(heaps[k], (t, seq.id, seq))
+            routed[k] += 1
+            last = k
+            active.add(k)
+            continue
+        if first_step is None:
+            break
+        k = first_step[1]
+        try:
+            if not next(runners[k]):
+                active.discard(k)  # idle until the router sends it a request
+        except StopIteration:
+            active.discard(k)
+    if any(inst.waiting or inst.prefilling or inst.decoding for inst in replicas):
+        raise RuntimeError("the replicas stalled with requests in flight; this is a bug in the simulator")
 
 
 def _run_pools(
@@ -380,8 +486,7 @@ def _run_pools(
         start = max(seq.prefill_done_s or 0.0, link_free[p])
         if seq.id in blocked:
             start = max(start, target.now)  # room came with a decode step that ended then
-        share = setup.kv_cache_bytes(1, seq.target) / setup.total_gpus  # each GPU sends its own
-        lands = start + send_time_s(share, scheduler.link, setup.communication_efficiency)
+        lands = start + cache_send_time_s(setup, seq.target, scheduler.link)
         target.receive(seq)
         prefill_pool[p].send_held(seq, lands)
         link_free[p] = lands

@@ -14,6 +14,14 @@ Large Language Model Serving with PagedAttention"):
 The budget is the cost model's (:mod:`calculators.memory`): the memory the devices report times the setup's
 ``memory_utilization`` (vLLM's ``gpu_memory_utilization``, 0.9 by default), less the weights, the runtime
 reserve and the activation workspace, divided by the KV-cache bytes of one token; or ``capacity_tokens``.
+
+When paged blocks run out, a running sequence is preempted, in one of the two ways of the vLLM paper (section
+4.5; its section 7.3 compares them): ``recompute`` drops its cache and prefills its prompt and the tokens it
+wrote again when it resumes (vLLM's default, and V1's only way); ``swap`` copies its blocks to CPU memory over
+the host link (PCIe) and back when it resumes, each copy adding its transfer time to the step that makes it,
+within a CPU swap space of ``swap_space_gib`` per GPU (vLLM's ``swap_space``, 4 GiB by default). vLLM's V0
+engine aborted when that space was full; here the sequence is recomputed instead and counted, so the run
+still ends.
 """
 
 from __future__ import annotations
@@ -21,11 +29,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from calculators.interconnect import INTERCONNECTS, Interconnect, get_interconnect, send_time_s
 from calculators.passes import Setup
-from calculators.validation import choice, count
+from calculators.validation import choice, count, non_negative_number
 
 KINDS = ("paged", "contiguous")
 RESERVES = ("max", "pow2", "oracle")
+PREEMPTIONS = ("recompute", "swap")
+DEFAULT_SWAP_SPACE_GIB = 4.0  # vLLM's CacheConfig.swap_space: CPU swap space per GPU, GiB
+MAX_SWAP_SPACE_GIB = 65536.0  # 64 TiB per GPU: more host memory than any server has
+# H100, H200 and B200 servers reach host memory over PCIe 5.0 x16; an A100 server over PCIe 4.0 (give pcie4).
+DEFAULT_SWAP_LINK = "pcie5"
 
 
 @dataclass(frozen=True)
@@ -36,7 +50,9 @@ class MemoryConfig:
     its size, whose cache size is unknown). ``max_sequence_tokens`` is what the contiguous baseline reserves
     per sequence; by default, the longest prompt plus output in the workload. ``watermark`` is the share of
     blocks kept free when admitting new work, so running sequences can grow without being preempted at once
-    (vLLM keeps 1%).
+    (vLLM keeps 1%). ``preemption`` is how a sequence gives its blocks back when they run out ("recompute"
+    or "swap"); a swap goes over ``swap_link`` (an interconnect preset) into ``swap_space_gib`` of CPU memory
+    per GPU.
     """
 
     kind: str = "paged"
@@ -45,10 +61,16 @@ class MemoryConfig:
     max_sequence_tokens: int | None = None
     watermark: float = 0.01
     reserve: str = "max"
+    preemption: str = "recompute"
+    swap_space_gib: float = DEFAULT_SWAP_SPACE_GIB
+    swap_link: str = DEFAULT_SWAP_LINK
 
     def __post_init__(self) -> None:
         choice("memory kind", self.kind, KINDS)
         choice("contiguous reserve", self.reserve, RESERVES)
+        choice("preemption", self.preemption, PREEMPTIONS)
+        non_negative_number("swap_space_gib", self.swap_space_gib, MAX_SWAP_SPACE_GIB)
+        choice("swap_link", self.swap_link, INTERCONNECTS)
         count("block_tokens", self.block_tokens)
         if self.capacity_tokens is not None:
             count("capacity_tokens", self.capacity_tokens)
@@ -65,6 +87,9 @@ class MemoryConfig:
             "max_sequence_tokens": self.max_sequence_tokens,
             "watermark": self.watermark,
             "reserve": self.reserve,
+            "preemption": self.preemption,
+            "swap_space_gib": self.swap_space_gib,
+            "swap_link": self.swap_link,
         }
 
 
@@ -83,6 +108,38 @@ def kv_capacity_tokens(setup: Setup, config: MemoryConfig) -> int:
         plan.check(1.0, f"a KV cache for {setup.model.name}")  # raises the cost model's own explanation
         raise ValueError(f"{setup.model.name} leaves no room for a KV cache; give capacity_tokens")
     return int(tokens)
+
+
+def cache_send_time_s(setup: Setup, tokens: int, link: Interconnect) -> float:
+    """Seconds to move ``tokens`` tokens of one sequence's KV cache over ``link``: every GPU of the setup
+    sends its own share over its own link at once (the handoff of disaggregated serving, a swap to CPU)."""
+    share = setup.kv_cache_bytes(1, tokens) / setup.total_gpus
+    return send_time_s(share, link, setup.communication_efficiency)
+
+
+class SwapSpace:
+    """The CPU memory one instance swaps preempted sequences' blocks into, and what a copy costs.
+
+    Counts blocks, as :class:`KVMemory` does; ``seconds(tokens)`` is one copy's time over the host link.
+    """
+
+    __slots__ = ("free", "link", "setup", "total")
+
+    def __init__(self, setup: Setup, config: MemoryConfig) -> None:
+        per_token = setup.kv_bytes_per_token / setup.total_gpus  # bytes of one token's cache on each GPU
+        if not per_token > 0:
+            raise ValueError(
+                f"the KV-cache size of {setup.model.name!r} is unknown (it is given only by its size), so "
+                "a swap's size is too; use a model preset or preemption 'recompute'"
+            )
+        self.setup = setup
+        self.link = get_interconnect(config.swap_link)
+        self.total = int(config.swap_space_gib * 2**30 / per_token) // config.block_tokens
+        self.free = self.total
+
+    def seconds(self, blocks: int, block_tokens: int) -> float:
+        """One copy of ``blocks`` blocks of ``block_tokens`` tokens, either way."""
+        return cache_send_time_s(self.setup, blocks * block_tokens, self.link) if blocks else 0.0
 
 
 class KVMemory:

@@ -74,6 +74,7 @@ def scheduler_named(
     name: str,
     *,
     batch_size: int = 16,
+    batch_timeout_s: float | None = None,
     max_sequences: int = 256,
     max_batch_tokens: int = 8192,
     token_budget: int = 512,
@@ -84,11 +85,13 @@ def scheduler_named(
     """The scheduler called ``name`` (one of :data:`SCHEDULERS`) with these settings."""
     choice("scheduler", name, SCHEDULERS)
     if name == "static":
-        return StaticBatching(batch_size)
+        return StaticBatching(batch_size, batch_timeout_s)
     if name == "chunked":
         return ChunkedPrefill(token_budget, max_sequences)
     if name == "disaggregated":
-        return Disaggregated(prefill_gpus, decode_gpus, link, max_sequences=max_sequences)
+        return Disaggregated(
+            prefill_gpus, decode_gpus, link, max_sequences=max_sequences, max_batch_tokens=max_batch_tokens
+        )
     return ContinuousBatching(max_sequences, max_batch_tokens)
 
 
@@ -123,6 +126,7 @@ def run_named(
     output_spread: int = 0,
     output_cap: int = LENGTH_CAP,
     batch_size: int = 16,
+    batch_timeout_s: float | None = None,
     max_sequences: int = 256,
     max_batch_tokens: int = 8192,
     token_budget: int = 512,
@@ -157,6 +161,7 @@ def run_named(
     schedule = scheduler_named(
         scheduler,
         batch_size=batch_size,
+        batch_timeout_s=batch_timeout_s,
         max_sequences=max_sequences,
         max_batch_tokens=max_batch_tokens,
         token_budget=token_budget,

@@ -5,9 +5,9 @@ prefill chunks to run and whether the decoding sequences run too. The instance k
 preemption, tokens); the scheduler only decides. So a lesson can serve one workload with each of them and
 compare what changes.
 
-- :class:`StaticBatching`: wait for a full batch, run it until its longest request ends (finished rows are
-  still computed, and every prompt is padded to the longest, as in engines that pad a batch), then take
-  the next batch.
+- :class:`StaticBatching`: wait for a full batch (or, with a batching timeout, until the oldest request has
+  waited that long), run it until its longest request ends (finished rows are still computed, and every
+  prompt is padded to the longest, as in engines that pad a batch), then take the next batch.
 - :class:`ContinuousBatching`: at every step, admit waiting requests as soon as memory allows (Orca, Yu et
   al., OSDI 2022); a step with new prompts runs only their prefill, and the decoding requests wait one step
   (prefill-first, as vLLM's original scheduler does).
@@ -24,10 +24,18 @@ from dataclasses import dataclass, field
 
 from calculators.interconnect import Interconnect, get_interconnect
 from calculators.simulator.state import Instance, Sequence
-from calculators.validation import count
+from calculators.validation import count, non_negative_number
 
-DEFAULT_MAX_SEQUENCES = 256  # vLLM's default max_num_seqs
-DEFAULT_MAX_BATCH_TOKENS = 8192  # prompt tokens one prefill-first step takes at most
+# The two engine limits vLLM exposes, at the defaults vLLM sets when they are not given
+# (``EngineArgs.get_batch_defaults`` in vllm/engine/arg_utils.py, V1 engine, 2025): ``max_num_seqs``, the most
+# requests in one step, 256; ``max_num_batched_tokens``, the most tokens one step processes, 8,192 for the
+# offline ``LLM`` class (2,048 for the OpenAI-compatible server). Those are its values for GPUs under 70 GiB
+# and for the A100; on larger GPUs (H100, H200, MI300X) it sets 1,024 sequences and 16,384 (8,192) tokens.
+# The simulator keeps the first row whatever the GPU, so every figure the lessons quote stays put; give
+# ``max_sequences`` and ``max_batch_tokens`` (``--max-sequences``, ``--max-batch-tokens``) to follow another.
+MAX_TIMEOUT_S = 86_400.0  # a batching timeout of a day: far past any serving run's patience
+DEFAULT_MAX_SEQUENCES = 256  # vLLM's max_num_seqs
+DEFAULT_MAX_BATCH_TOKENS = 8192  # vLLM's max_num_batched_tokens: prompt tokens a prefill-first step takes
 
 
 @dataclass
@@ -38,6 +46,8 @@ class StepPlan:
     decode: bool = False
     # Static batching: every prompt of the step is padded to the longest, and the padding is computed too.
     pad_prompts: bool = False
+    # An empty plan that waits for a time, not only for the next arrival (a batching timeout running out).
+    wake_s: float | None = None
 
     @property
     def empty(self) -> bool:
@@ -84,19 +94,26 @@ def _admit_with_kv(instance: Instance, max_sequences: int) -> None:
 class StaticBatching(Scheduler):
     """Wait for ``batch_size`` requests (or the last ones), prefill them together, decode until all finish.
 
-    A partial batch starts only when no more requests will arrive, so at low load a request can wait a long
-    time for company: that wait is the price this scheduler teaches. The batch is a rectangle, as in
-    FasterTransformer-style engines: its prefill computes every prompt padded to the longest (batch x
-    longest prompt tokens), and its decode steps compute the rows of requests that have finished.
+    Without ``timeout_s`` a partial batch starts only when no more requests will arrive, so at low load a
+    request can wait a long time for company: that wait is the price this scheduler teaches. With it, a
+    partial batch also starts once its oldest request has waited ``timeout_s`` seconds, as a serving
+    system's batcher does (NVIDIA Triton's dynamic batcher: ``max_queue_delay_microseconds``, 0 by default,
+    is the longest a request waits in the queue for others to join its batch). The batch is a rectangle, as
+    in FasterTransformer-style engines: its prefill computes every prompt padded to the longest (batch x
+    longest prompt tokens), and its decode steps compute the rows of requests that have finished; the next
+    batch starts only when the whole batch has ended.
     """
 
     name = "static"
 
-    def __init__(self, batch_size: int = 32) -> None:
+    def __init__(self, batch_size: int = 32, timeout_s: float | None = None) -> None:
         self.batch_size = count("batch_size", batch_size)
+        self.timeout_s = (
+            None if timeout_s is None else non_negative_number("timeout_s", timeout_s, MAX_TIMEOUT_S)
+        )
 
     def describe(self) -> dict[str, object]:
-        return {"name": self.name, "batch_size": self.batch_size}
+        return {"name": self.name, "batch_size": self.batch_size, "timeout_s": self.timeout_s}
 
     def prepare(self, instance: Instance) -> None:
         instance.pad_rows = True
@@ -111,7 +128,11 @@ class StaticBatching(Scheduler):
             return StepPlan(prefill=pieces, pad_prompts=True)
         waiting = instance.waiting
         if len(waiting) < self.batch_size and instance.arrivals_pending:
-            return StepPlan()
+            if self.timeout_s is None:
+                return StepPlan()
+            deadline = waiting[0].arrival_s + self.timeout_s  # the oldest request's wait runs out
+            if instance.now < deadline:
+                return StepPlan(wake_s=deadline)
         chunks: list[tuple[Sequence, int]] = []
         while waiting and len(chunks) < self.batch_size:
             seq = waiting[0]
@@ -128,7 +149,10 @@ class ContinuousBatching(Scheduler):
 
     A step with new prompts runs only their prefill (up to ``max_batch_tokens`` prompt tokens; a longer
     prompt runs alone), and decoding requests wait for it; otherwise every decoding request writes a token.
-    At most ``max_sequences`` requests run at once.
+    At most ``max_sequences`` requests run at once (prefilling or decoding): the rest wait in the queue even
+    when memory has room. These are vLLM's ``max_num_seqs`` and ``max_num_batched_tokens`` (see
+    :data:`DEFAULT_MAX_SEQUENCES`); vLLM refuses a prompt longer than its token budget when prefill is not
+    chunked, where this scheduler runs it alone, so that no request of a workload is lost.
     """
 
     name = "continuous"
@@ -177,6 +201,9 @@ class ChunkedPrefill(Scheduler):
 
     Every decoding request writes a token at every step; what is left of ``token_budget`` goes to prompts,
     oldest first, a chunk at a time. A request reserves cache for its whole prompt when it is admitted.
+    ``token_budget`` is vLLM's ``max_num_batched_tokens`` with chunked prefill on, and ``max_sequences`` its
+    ``max_num_seqs``; vLLM requires the budget to be at least the sequences, so that the decodes always fit:
+    here a budget below the decoding requests still runs them all, and no prompt piece that step.
     """
 
     name = "chunked"
@@ -225,6 +252,10 @@ class Disaggregated(Scheduler):
     back the prefill pool: a finished prefill keeps its cache on the prefill GPU until a decode replica has
     room, so the prefill GPU admits fewer new prompts (back-pressure, as DistServe's prefill instances keep
     a cache until the decode instance pulls it).
+
+    ``max_sequences`` caps the requests running at once on every replica of both pools, and
+    ``max_batch_tokens`` the prompt tokens of one prefill step when the prefill pool runs its default
+    continuous batching (vLLM's ``max_num_seqs`` and ``max_num_batched_tokens``, each instance its own).
     """
 
     name = "disaggregated"
@@ -236,13 +267,15 @@ class Disaggregated(Scheduler):
         link: Interconnect | str = "nvlink4",
         *,
         max_sequences: int = DEFAULT_MAX_SEQUENCES,
+        max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         prefill_scheduler: Scheduler | None = None,
     ) -> None:
         self.prefill_gpus = count("prefill_gpus", prefill_gpus)
         self.decode_gpus = count("decode_gpus", decode_gpus)
         self.link = get_interconnect(link)
         self.max_sequences = count("max_sequences", max_sequences)
-        self.prefill_scheduler = prefill_scheduler or ContinuousBatching(max_sequences)
+        self.max_batch_tokens = count("max_batch_tokens", max_batch_tokens)
+        self.prefill_scheduler = prefill_scheduler or ContinuousBatching(max_sequences, max_batch_tokens)
         self.decode_scheduler = ContinuousBatching(max_sequences)
 
     def describe(self) -> dict[str, object]:
@@ -256,6 +289,7 @@ class Disaggregated(Scheduler):
                 "bandwidth_bytes_per_s": self.link.bandwidth_bytes_per_s,
                 "latency_s": self.link.latency_s,
             },
+            "max_sequences": self.max_sequences,
             "prefill_scheduler": self.prefill_scheduler.describe(),
         }
 

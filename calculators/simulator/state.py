@@ -13,7 +13,7 @@ import heapq
 from array import array
 from collections import deque
 
-from calculators.simulator.kv_memory import KVMemory
+from calculators.simulator.kv_memory import KVMemory, SwapSpace
 from calculators.simulator.prefix_cache import Key, PrefixCache
 from calculators.simulator.workload import Request
 
@@ -49,6 +49,7 @@ class Sequence:
         "segments",
         "shared",
         "slots",
+        "swapped",
         "target",
     )
 
@@ -62,6 +63,7 @@ class Sequence:
         self.prefilled = 0
         self.generated = 0
         self.slots = 0  # KV slots this sequence holds alone
+        self.swapped = 0  # blocks of its cache in CPU swap space, while preempted by swap
         self.shared: list[Key] = []  # cached prefix blocks it holds with others (prefix caching)
         self.join = -1  # decode-step index of the first decode step in the current stay in the batch
         self.gen_at_join = 0
@@ -116,6 +118,13 @@ class Instance:
         self.preemptions = 0
         self.arrivals_pending = False  # set by the engine: more requests will still arrive here
         self.prefix: PrefixCache | None = None  # set by the engine when prefix caching is on
+        # Preemption by swap (set by the engine): the CPU swap space, the seconds of copies the next step
+        # makes before it computes, and how many preemptions swapped or found the space full.
+        self.swap: SwapSpace | None = None
+        self.copy_s = 0.0
+        self.copy_total_s = 0.0
+        self.swaps = 0
+        self.swap_fallbacks = 0
 
     # --- queries the schedulers use --------------------------------------------------------------------
     @property
@@ -160,6 +169,12 @@ class Instance:
         """
         popped = self.waiting.popleft()
         assert popped is seq
+        if seq.swapped:  # back from CPU memory: the copy is part of this step
+            swap = self.swap
+            assert swap is not None
+            swap.free += seq.swapped
+            self.copy_s += swap.seconds(seq.swapped, self.memory.unit)
+            seq.swapped = 0
         if self.incoming and seq.id in self.incoming:  # its blocks were taken when its cache was sent
             slots = self.incoming.pop(seq.id)
             self.incoming_slots -= slots
@@ -332,19 +347,44 @@ class Instance:
         return max(candidates, key=lambda s: (s.arrival_s, s.id))
 
     def preempt(self, seq: Sequence) -> None:
-        """Free ``seq``'s cache and put it at the head of the queue, to prefill again from scratch."""
-        if seq.id in self.decoding:
+        """Free ``seq``'s cache and put it at the head of the queue: to prefill again from scratch, or, when
+        preempting by swap and the CPU swap space has room, to copy its blocks back and go on where it was.
+        """
+        decoding = seq.id in self.decoding
+        if decoding:
             j = len(self.decode_ends)
             self._leave_decode(seq, j - 1)
         else:
             del self.prefilling[seq.id]
+        swap = self.swap
+        # A decoding sequence swaps every block it holds; one in prefill only those its chunks have filled.
+        blocks = seq.slots if decoding else -(-seq.prefilled // self.memory.unit)
+        if swap is not None and not decoding and not blocks:
+            pass  # nothing computed yet: nothing to copy, nothing to recompute
+        elif swap is not None and blocks <= swap.free and not seq.shared:
+            self.copy_s += swap.seconds(blocks, self.memory.unit)
+            swap.free -= blocks
+            seq.swapped = blocks
+            self.swaps += 1
+            if decoding:  # its cache holds every token but the newest, the next decode step's input
+                seq.target = seq.prompt + seq.generated
+                seq.prefilled = seq.target
+        else:
+            if swap is not None:
+                self.swap_fallbacks += 1
+            seq.target = seq.prompt + seq.generated
+            seq.prefilled = 0
         self._release(seq)
         seq.residence += 1
-        seq.target = seq.prompt + seq.generated
-        seq.prefilled = 0
         seq.preemptions += 1
         self.preemptions += 1
         self.waiting.appendleft(seq)
+
+    def take_copy_time(self) -> float:
+        """Seconds of swap copies the step being run makes (then none are pending)."""
+        seconds, self.copy_s = self.copy_s, 0.0
+        self.copy_total_s += seconds
+        return seconds
 
     def _leave_decode(self, seq: Sequence, last: int) -> None:
         """Close the current stay in the batch after decode step ``last`` (none if last < join)."""
