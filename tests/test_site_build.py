@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from calculators import UNITS, evaluate_number, format_value
-from calculators.setting import BOTH_MODES, COURSE_SETTING, site_setting, using
+from calculators.setting import BOTH_MODES, COURSE_SETTING, SPEC_PEAK, site_setting, using
 from course.lesson_format.lessons import load_course
 from course.lesson_format.navigation import build_nav, reading_order
 from course.numbers.comparisons import parse_comparison
@@ -76,6 +76,17 @@ def test_every_quoted_number_equals_the_calculators(built_site: Path) -> None:
                 value = evaluate_number(attrs["data-expr"])
             assert float(attrs["data-value"]) == pytest.approx(value, rel=1e-12), where
             unit = attrs["data-unit"]
+            shown, _, bound = shown.partition(" (bound ")  # `| bound`: the spec-peak figure in brackets
+            if bound:
+                with using(SPEC_PEAK):
+                    peak = evaluate_number(attrs["data-expr"])
+                fmt = attrs.get("data-format", "")  # a claim's bound is printed with the unit's default
+                assert bound.removesuffix(")") == format_value(
+                    peak,
+                    unit,
+                    digits=int(fmt[0]) if fmt.endswith("sig") else None,
+                    decimals=int(fmt[1]) if fmt.endswith("f") else None,
+                ), where
             if "data-tolerance" in attrs:  # a claim written as the lesson rounds it
                 text = attrs["data-tolerance"]
                 tolerance = Tolerance(float(text.rstrip("%")), relative=text.endswith("%"))
