@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from calculators.gemm import Gemm, critical_tokens, gemm
+from calculators.gpu_anatomy import Anatomy
 from calculators.hardware import GPU, GPUS, get_gpu
 from calculators.memory import MemoryPlan
 from calculators.models import MODELS, MLAShape, Model, MoEShape, get_model
@@ -56,6 +57,7 @@ from calculators.simulator.experiments import (
     prefill_stall,
 )
 from calculators.simulator.named import Served, Stats, served
+from calculators.speculative import SpeculativeResult, acceptance_for_tokens
 from calculators.suggestions import attribute_hint, did_you_mean
 from calculators.utilisation import Utilisation
 
@@ -73,6 +75,8 @@ NAMESPACE: Mapping[str, Any] = {
     "min": min,
     "max": max,
     "abs": abs,
+    # speculative decoding: the acceptance rate that gives a published mean accepted length
+    "acceptance_for_tokens": acceptance_for_tokens,
     # simulator experiments (calculators.simulator.experiments): cached runs with plain-number arguments
     "prefill_stall": prefill_stall,
     "chunk_step_s": chunk_step_s,
@@ -84,6 +88,7 @@ NAMESPACE: Mapping[str, Any] = {
 RESULT_TYPES: tuple[type, ...] = (
     Scenario,
     GPU,
+    Anatomy,
     Model,
     MLAShape,
     MoEShape,
@@ -101,6 +106,7 @@ RESULT_TYPES: tuple[type, ...] = (
     Stats,
     Handoff,
     Utilisation,
+    SpeculativeResult,
 )
 """The objects whose public attributes and methods an expression may use."""
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
+from calculators.gpu_anatomy import A100_SXM, H100_PCIE, H100_SXM, Anatomy
 from calculators.precision import get_precision
 from calculators.validation import MAX_COUNT, bounded_number, count, unknown_name
 
@@ -50,6 +51,9 @@ class GPU:
         "an 8-GPU server (HGX/DGX H100, H200 and B200 boards, the MI300X platform, PCIe servers): the "
         "NVIDIA HGX and AMD Instinct platform specifications"
     )
+    # What is inside: SMs, tensor cores, on-chip memories, power limit (calculators.gpu_anatomy); None where
+    # the vendor publishes no such breakdown.
+    anatomy: Anatomy | None = None
 
     def __post_init__(self) -> None:
         # The custom GPU's ranges, in base units: a peak of 1e-300 FLOP/s would make every time infinite.
@@ -169,6 +173,7 @@ def _gpu(
     exposed_mib: float | None = None,
     interconnect: str = "pcie4",
     domain: tuple[int, str] | None = None,
+    anatomy: Anatomy | None = None,
 ) -> GPU:
     flops = {"bf16": bf16_tflops * TERA}
     for fmt, value in (("fp8", fp8_tflops), ("int8", int8_tflops), ("fp4", fp4_tflops)):
@@ -176,6 +181,7 @@ def _gpu(
             flops[fmt] = value * TERA
     exposed = None if exposed_mib is None else exposed_mib * MIB
     gpu = GPU(key, name, flops, tb_per_s * TERA, gb * GIGA, source, tuple(notes), exposed, interconnect)
+    gpu = gpu if anatomy is None else replace(gpu, anatomy=anatomy)
     return gpu if domain is None else replace(gpu, domain_gpus=domain[0], domain_source=domain[1])
 
 
@@ -199,6 +205,7 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 int8_tflops=1978.9,
                 exposed_mib=81559,
                 interconnect="nvlink4",
+                anatomy=H100_SXM,
             ),
             _gpu(
                 "h100-pcie",
@@ -213,6 +220,7 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 int8_tflops=1513.0,
                 exposed_mib=81559,
                 interconnect="pcie5",
+                anatomy=H100_PCIE,
             ),
             _gpu(
                 "h200",
@@ -258,6 +266,7 @@ GPUS: Mapping[str, GPU] = MappingProxyType(
                 int8_tflops=624.0,
                 exposed_mib=81920,
                 interconnect="nvlink3",
+                anatomy=A100_SXM,
             ),
             _gpu(
                 "l40s",

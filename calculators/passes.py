@@ -402,6 +402,31 @@ class PassResult:
         return sum(op.memory_time_s for op in self.operators if op.kind != "communication")
 
     @property
+    def attention_time_s(self) -> float:
+        """Seconds of the attention operators (scores and weighted sums over the KV cache), in this mode."""
+        return sum(op.time_s for op in self.operators if op.kind == "attention")
+
+    @property
+    def weights_time_s(self) -> float:
+        """Seconds of the weight matrix products (projections, MLP or experts, output layer), in this mode."""
+        return sum(op.time_s for op in self.operators if op.kind == "weights")
+
+    @property
+    def attention_intensity_flop_per_byte(self) -> float:
+        """FLOPs of attention per byte it moves (KV cache read and written, plus its activations at the
+        refined level); 0 when the pass counts no attention.
+
+        Attention's intensity is the model's, not the batch's: each sequence reads its own cache. A decode
+        token does 2 (d_qk + d_v) FLOPs per head and cached token, and a cached token holds 2 d values per KV
+        head, so decode attention of MHA or GQA reaches about 2 x (query heads per KV head) / bytes per value
+        (the KV cache lesson's group size); MLA's latent is shared by every head, so about 2 x query heads.
+        Prefill's grows with the prompt: each cached key is used by every later query.
+        """
+        flops = sum(op.flops for op in self.operators if op.kind == "attention")
+        moved = sum(op.bytes_moved for op in self.operators if op.kind == "attention")
+        return flops / moved if moved else 0.0
+
+    @property
     def time_ms(self) -> float:
         """The same time in milliseconds."""
         return self.time_s * 1e3

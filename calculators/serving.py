@@ -243,3 +243,56 @@ def longest_compute_bound_context(setup: Setup) -> int:
         else:
             high = middle
     return low
+
+
+# Contexts beyond this are beyond any model's (Llama-3.1's is 131,072; the longest published, a few million).
+ATTENTION_SEARCH_LIMIT = 1 << 23
+PHASES = ("prefill", "decode")
+
+
+def attention_takes_over(setup: Setup, phase: str = "prefill", batch: int = 1) -> int:
+    """The shortest context at which attention takes longer than the weight products; 0 if none up to
+    :data:`ATTENTION_SEARCH_LIMIT` tokens.
+
+    ``phase="prefill"``: a prefill of ``batch`` prompts of that many tokens. Its weight products grow with
+    the prompt and its causal attention with its square (every query attends to the keys before it), so
+    attention wins past a prompt of about 4N / (attention FLOPs per key) tokens at spec peaks, where N
+    counts the weights multiplied per token.
+
+    ``phase="decode"``: one decode step of ``batch`` sequences at that context each. The weights are read
+    once for the whole batch but each sequence reads its own cache, so attention wins past about
+    (weight bytes) / (batch x KV bytes per token) at spec peaks.
+
+    Times are the setup's mode (spec peaks or calibrated), so the two modes give different contexts: the
+    calibrated attention kernels reach a smaller share of peak than the weight products. Memory is not checked
+    (this asks where the times cross, not what fits; compare :func:`max_batch`), and attention is counted even
+    where the setup leaves it out (the simple level without ``kv_traffic``), since it is what is asked about.
+    """
+    if phase not in PHASES:
+        raise ValueError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
+    batch = count("batch", batch)
+    what_if = replace(setup, ignore_memory=True, kv_traffic=True)
+
+    def attention_wins(context: int) -> bool:
+        if phase == "prefill":
+            result = prefill(what_if, context, batch=batch)
+        else:
+            result = decode_step(what_if, batch=batch, context_tokens=context)
+        return result.attention_time_s > result.weights_time_s
+
+    # Below the crossing attention's share only shrinks towards short contexts (its fixed launch cost is
+    # the one term that does not grow), so a doubling search then a bisection finds where it passes.
+    low, high = 1, 2
+    if attention_wins(low):
+        return low
+    while not attention_wins(high):
+        if high >= ATTENTION_SEARCH_LIMIT:
+            return 0
+        low, high = high, high * 2
+    while high - low > 1:
+        middle = (low + high) // 2
+        if attention_wins(middle):
+            high = middle
+        else:
+            low = middle
+    return high

@@ -39,12 +39,15 @@ UNITS: dict[str, Unit] = {
         Unit("us", 1e-6, " µs"),
         Unit("bytes", 1.0, " bytes"),
         Unit("KiB", 1024.0, " KiB"),  # binary, for sizes that are powers of two (128 KiB of KV per token)
+        Unit("MiB", 1024.0**2, " MiB"),  # binary, as NVIDIA prints on-chip sizes (a "50 MB" L2 is 50 MiB)
         Unit("MB", 1e6, " MB"),
         Unit("GB", 1e9, " GB"),
         Unit("TB", 1e12, " TB"),
         Unit("GB/s", 1e9, " GB/s"),
         Unit("TB/s", 1e12, " TB/s"),
         Unit("TFLOP/s", 1e12, " TFLOP/s"),
+        Unit("GHz", 1e9, " GHz"),  # clocks
+        Unit("W", 1.0, " W"),  # power limits
         Unit("GFLOP", 1e9, " GFLOP"),
         Unit("TFLOP", 1e12, " TFLOP"),
         Unit("FLOP/byte", 1.0, " FLOP/byte"),

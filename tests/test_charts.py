@@ -71,6 +71,9 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "batch-tradeoff": ("batch-tradeoff", {"max_batch": 16}),
     "bound-vs-calibrated": ("bound-vs-calibrated", {"max_batch": 16}),
+    "speculative-speedup": ("speculative-speedup", {"max_batch": 16, "acceptance": [0.6, 0.8]}),
+    "attention-vs-weights": ("attention-vs-weights", {"max_context": 4096}),
+    "memory-hierarchy": ("memory-hierarchy", {}),
 }
 
 
@@ -532,3 +535,24 @@ def test_prefill_chart_with_attention_marks_where_attention_takes_over() -> None
     with_attention = next(r for r in longest if r["series"].startswith("with"))
     without = next(r for r in longest if r["series"].startswith("weights"))
     assert with_attention["prefill_ms"] > 2.5 * without["prefill_ms"]
+
+
+def test_attention_chart_marks_where_attention_passes_the_weights_in_each_phase() -> None:
+    """Per token, attention grows with the context and the weights' time does not: each phase's mark sits
+    where the calculators say attention takes over, and the lines agree with it on either side."""
+    data = chart_data("attention-vs-weights", batch=8)
+    scenario = Scenario("llama-3.1-8b", level="refined", ignore_memory=True)
+    marks = {row["phase"]: row["context"] for row in data.datasets["marks"]}
+    assert marks == {
+        "prefill": scenario.attention_takes_over("prefill"),
+        "decode": scenario.attention_takes_over("decode", 8),
+    }
+    for phase, crossing in marks.items():
+        by_context: dict[int, dict[str, float]] = {}
+        for row in data.datasets["lines"]:
+            if row["phase"] == phase:
+                by_context.setdefault(row["context"], {})[row["part"]] = row["us_per_token"]
+        for context, parts in by_context.items():
+            if context >= 1024:  # past the fixed costs of very short passes
+                passed = parts["attention"] > parts["weight products"]
+                assert passed == (context >= crossing), (phase, context)

@@ -532,6 +532,8 @@ simulate_flags = st.one_of(
                 "--decode-gpus",
                 "--batch-size",
                 "--batch-timeout",
+                "--prefill-tensor-parallel",
+                "--decode-tensor-parallel",
                 "--block-tokens",
                 "--kv-capacity-tokens",
                 "--max-sequence-tokens",
@@ -569,6 +571,7 @@ simulate_flags = st.one_of(
     st.tuples(st.sampled_from(["--swap-space"]), run_sizes),
     st.tuples(st.sampled_from(["--swap-link"]), _names(INTERCONNECTS)),
     st.tuples(st.sampled_from(["--link"]), _names(INTERCONNECTS)),
+    st.tuples(st.sampled_from(["--prefill-gpu", "--decode-gpu"]), _names(GPUS)),
     st.tuples(st.sampled_from(["--trace"]), st.sampled_from(sorted(TRACE_FILES))),
     st.tuples(st.sampled_from(["--burst", "--token-latencies"]), st.none()),
 )

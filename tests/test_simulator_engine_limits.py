@@ -1,6 +1,7 @@
 """What real engines do that a bare simulator would not, worked by hand: the most sequences in a step (vLLM's
 ``max_num_seqs``), the most tokens in a step (``max_num_batched_tokens``), and preemption by recompute or
-by swap to CPU memory; and static batching with a batching timeout.
+by swap to CPU memory; static batching with a batching timeout; routing across replicas; and disaggregated
+pools with their own setups.
 
 The setup is the lesson's (tests/test_simulator.py): an 8B dense model in BF16 on one H100 SXM at spec peaks,
 simple level, so a step of up to 295 tokens takes STEP = 16e9 / 3.35e12 = 4.7761 ms (the weights read once)
@@ -22,9 +23,11 @@ from calculators import (
     ChunkedPrefill,
     ContinuousBatching,
     Disaggregated,
+    Interconnect,
     MemoryConfig,
     Request,
     StaticBatching,
+    make_setup,
     simulate,
     trace_workload,
 )
@@ -295,3 +298,96 @@ def test_least_loaded_routing_needs_a_scheduler_that_does_not_wait_for_a_batch()
         simulate(four(), scheduler=StaticBatching(2), replicas=2, routing="least-loaded")
     with pytest.raises(ValueError, match="routing must be one of least-loaded, round-robin"):
         simulate(four(), routing="random")
+
+
+# --- disaggregated pools with their own setups ------------------------------------------------------------
+SLOW_LINK = Interconnect("test", "test link", 1e9, 0.001, "hand-worked")
+
+
+def test_a_decode_pool_on_another_gpu_decodes_at_its_speed() -> None:
+    # One request, prompt 1,000, 3 tokens (tests/test_simulator.py's handoff case): the H100 prefills it in
+    # 16.17 ms; its 131.07 MB cache crosses a 1 GB/s link with 1 ms latency (132.07 ms); an H200 decode pool
+    # (4.8 TB/s) writes tokens 2 and 3 in steps of 16e9 / 4.8e12 = 3.333 ms, where an H100's take 4.776 ms.
+    h200 = make_setup(gpu="h200")
+    result = simulate(
+        trace_workload([(0.0, 1000, 3)]), scheduler=Disaggregated(1, 1, SLOW_LINK, decode_setup=h200)
+    )
+    prefill = 1000 * PER_PROMPT_TOKEN
+    transfer = 0.001 + 1000 * KV_BYTES_PER_TOKEN / 1e9
+    h200_step = 16e9 / 4.8e12
+    assert result.token_times(0) == [
+        approx(prefill),
+        approx(prefill + transfer + h200_step),
+        approx(prefill + transfer + 2 * h200_step),
+    ]
+    described = result.config["scheduler"]
+    assert isinstance(described, dict)
+    assert described["decode_setup"] == {"gpu": "h200", "tensor_parallel": 1, "gpus": 1}
+    # Each pool's cache is its own GPU's: the H200's 141 GB hold more tokens than the H100's 80 GB.
+    by_role = result.summary["kv_capacity_tokens_by_role"]
+    assert (
+        by_role["decode"]
+        > by_role["prefill"]
+        == simulate(trace_workload([(0.0, 1000, 3)])).summary["kv_capacity_tokens"]
+    )
+
+
+def test_a_cache_crosses_as_many_links_as_the_smaller_pool_has_gpus() -> None:
+    # The 131.07 MB cache of a 1,000-token prompt over 1 GB/s links: both pools on 2 GPUs send half each
+    # (1 ms + 65.54 ms); a 1-GPU prefill pool sends all of it over its one link to a 2-GPU decode pool
+    # (1 ms + 131.07 ms), as does a 2-GPU prefill pool to a 1-GPU decode pool.
+    work = trace_workload([(0.0, 1000, 3)])
+    one, two = make_setup(), make_setup(gpus=2)
+    both_two = simulate(work, two, Disaggregated(2, 2, SLOW_LINK)).requests[0]["kv_transfer_s"]
+    one_to_two = simulate(work, one, Disaggregated(1, 2, SLOW_LINK, decode_setup=two)).requests[0]
+    two_to_one = simulate(work, one, Disaggregated(2, 1, SLOW_LINK, prefill_setup=two)).requests[0]
+    assert both_two == approx(0.001 + 1000 * KV_BYTES_PER_TOKEN / 2 / 1e9)
+    assert one_to_two["kv_transfer_s"] == approx(0.001 + 1000 * KV_BYTES_PER_TOKEN / 1e9)
+    assert two_to_one["kv_transfer_s"] == approx(0.001 + 1000 * KV_BYTES_PER_TOKEN / 1e9)
+
+
+def test_pools_must_hold_the_same_cache() -> None:
+    other = make_setup("llama-3.1-70b", gpus=4)
+    with pytest.raises(ValueError, match="a cache sent from one must fit the other"):
+        simulate(four(), scheduler=Disaggregated(1, 4, decode_setup=other))
+    with pytest.raises(ValueError, match="decode_setup must be a Setup"):
+        Disaggregated(decode_setup="h200")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="decode_gpus=3 is not a multiple of the setup's 2 GPUs"):
+        simulate(four(), scheduler=Disaggregated(1, 3, decode_setup=make_setup(gpus=2)))
+
+
+def test_cli_pool_setups(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    trace = tmp_path / "one.csv"
+    trace.write_text("arrival_s,prompt_tokens,output_tokens\n0,1000,3\n", encoding="utf-8")
+    base = ["simulate", "--trace", str(trace), "--scheduler", "disaggregated"]
+    assert (
+        main(["--json", *base, "--decode-gpu", "h200", "--decode-tensor-parallel", "2", "--decode-gpus", "2"])
+        == 0
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert data["config"]["scheduler"]["decode_setup"] == {"gpu": "h200", "tensor_parallel": 2, "gpus": 2}
+    assert "prefill_setup" not in data["config"]["scheduler"]
+    # Two H200 decode steps of batch 1 after the handoff: tokens 2 and 3 are one H200 TP-2 step apart.
+    times = data["requests"][0]
+    assert times["e2e_s"] > times["ttft_s"]
+    assert main([*base, "--prefill-gpu", "h200"]) == 0
+    assert "scheduler disaggregated, prefill on 1 x h200;" in capsys.readouterr().out
+    assert main([*base, "--decode-tensor-parallel", "0"]) == 2
+    assert "--decode-tensor-parallel must be a whole number >= 1" in capsys.readouterr().err
+    assert main([*base, "--prefill-gpu", "h2000"]) == 2
+    assert "unknown GPU 'h2000'" in capsys.readouterr().err
+
+
+def test_a_lesson_can_name_each_option() -> None:
+    # run_named, which lessons and charts call, takes the new options by name and passes them through.
+    from calculators.simulator.named import run_named
+
+    swapped = run_named(
+        requests=20, rate=50, capacity_tokens=4000, preemption="swap", model="dense-8b", kv_traffic=False
+    )
+    assert swapped.config["memory"]["preemption"] == "swap"  # type: ignore[index]
+    routed = run_named(requests=20, rate=50, replicas=2, routing="least-loaded")
+    assert routed.summary["instances"] == 2
+    timed = run_named(requests=5, rate=1, scheduler="static", batch_size=4, batch_timeout_s=0.2)
+    assert timed.config["scheduler"]["timeout_s"] == 0.2  # type: ignore[index]
+    assert timed.requests[0]["queueing_s"] <= 0.2 + 1e-9  # the first waits at most the timeout

@@ -20,6 +20,7 @@ import altair as alt
 
 from calculators.charts.content import ChartData, Row
 from calculators.charts.data import chart_data
+from calculators.charts.hierarchy import LEVELS
 from calculators.charts.palette import MEMORY_COLOURS, NEUTRAL, PHASE_COLOURS, PRECISION_COLOURS
 
 # Every chart is drawn for the width it is shown at, so the page never shrinks it (text stays at its size):
@@ -417,6 +418,39 @@ def ridge_points_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     )
     step = (14 if len(precisions) == 1 else 11) if not narrow else (16 if len(precisions) == 1 else 15)
     chart = alt.layer(bars, values).properties(height=alt.Step(step))
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
+def memory_hierarchy_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Log-axis bars from 1 MB, one per memory level and GPU, each with its capacity written at its end."""
+    rows = data.datasets["levels"]
+    gpus = list(dict.fromkeys(row["gpu"] for row in rows))
+    colours = [next(row["colour"] for row in rows if row["gpu"] == gpu) for gpu in gpus]
+    narrow = _narrow(width)
+    axis = alt.Axis(labelLimit=110) if narrow else alt.Axis()
+    y = alt.Y("level:N", title=None, sort=list(LEVELS), axis=axis)
+    offset = alt.YOffset("gpu:N", sort=gpus)
+    top = max(row["capacity_mb"] for row in rows)
+    x = alt.X(
+        "capacity_mb:Q",
+        title="Capacity (MB, log scale)",
+        scale=alt.Scale(type="log", domain=[1, top * (40 if narrow else 6)], nice=False),
+        axis=alt.Axis(format=NUMBER, titleAnchor="end") if narrow else alt.Axis(format=NUMBER),
+    )
+    colour = alt.Color("gpu:N", title="GPU", sort=gpus, scale=alt.Scale(domain=gpus, range=colours))
+    tip = [
+        alt.Tooltip("gpu:N", title="GPU"),
+        alt.Tooltip("level:N", title="memory"),
+        alt.Tooltip("capacity:N", title="capacity"),
+        alt.Tooltip("bandwidth:N", title="bandwidth"),
+    ]
+    bars = (
+        alt.Chart(_data("levels"))
+        .mark_bar(cornerRadiusEnd=2)
+        .encode(x, alt.X2("base_mb:Q"), y, offset, colour, tooltip=tip)
+    )
+    values = alt.Chart(_data("levels")).mark_text(align="left", dx=4).encode(x, y, offset, text="capacity:N")
+    chart = alt.layer(bars, values).properties(height=alt.Step(16 if narrow else 14))
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
@@ -856,6 +890,98 @@ def batch_tradeoff_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
+def speculative_speedup_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Speed-up against the batch (log axis), one line per acceptance rate, a rule at break-even (1)."""
+    colour = rows_colour("series", title=None, legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5))
+    rows = data.datasets["points"]
+    x = alt.X(
+        **_log_axis(
+            "batch", "Batch (sequences decoded together, log scale)", [r["batch"] for r in rows],
+            plot_width=_plot_width(width, 50),
+        )
+    )  # fmt: skip
+    y = alt.Y("speedup:Q", title="Speed-up over plain decoding", axis=alt.Axis(format=NUMBER))
+    tip = [
+        alt.Tooltip("series:N", title=""),
+        alt.Tooltip("batch:Q", title="batch"),
+        alt.Tooltip("speedup:Q", title="speed-up", format=".2f"),
+        alt.Tooltip("tokens_per_step:Q", title="tokens per step", format=".2f"),
+        alt.Tooltip("verify:N", title=""),
+        alt.Tooltip("fits:N", title="memory"),
+    ]
+    line = alt.Chart(_data("points")).mark_line(strokeWidth=2).encode(x, y, colour, alt.Order("batch:Q"))
+    fill = alt.Fill(
+        "fits:N", scale=alt.Scale(domain=["fits", "does not fit"], range=["currentColor", "transparent"]),
+        legend=None,
+    )  # fmt: skip
+    points = (
+        alt.Chart(_data("points"))
+        .mark_point(size=40, opacity=1, filled=False, strokeWidth=1.5)
+        .encode(x, y, colour, fill, tooltip=tip)
+    )
+    even = (
+        alt.Chart(alt.Data(values=[{"speedup": 1.0}]))  # type: ignore[no-untyped-call]
+        .mark_rule(strokeDash=[4, 4], color=NEUTRAL)
+        .encode(y=alt.Y("speedup:Q"))
+    )
+    chart = alt.layer(even, line, points).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
+def attention_vs_weights_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Time per token against context, log-log: a phase's colour for its two lines, attention solid and the
+    weight products dashed; where attention passes the weights, a point and its label."""
+    rows = data.datasets["lines"]
+    x = alt.X(
+        **_log_axis(
+            "context",
+            "Context (tokens)",
+            [r["context"] for r in rows],
+            headroom=1.2,
+            plot_width=_plot_width(width, 60),
+        )
+    )
+    y = alt.Y(**_log_axis("us_per_token", "Time per token (µs)", [r["us_per_token"] for r in rows], 1.6))
+    colour = alt.Color(
+        "phase:N",
+        title=None,
+        sort=list(PHASE_COLOURS),
+        scale=colour_scale(PHASE_COLOURS),
+        legend=alt.Legend(orient="bottom", direction="horizontal"),
+    )
+    dash = alt.StrokeDash(
+        "part:N",
+        title=None,
+        sort=["attention", "weight products"],
+        scale=alt.Scale(domain=["attention", "weight products"], range=[[1, 0], [6, 4]]),
+        legend=alt.Legend(orient="bottom", direction="horizontal", symbolStrokeColor="currentColor"),
+    )
+    tip = [
+        alt.Tooltip("series:N", title="what"),
+        alt.Tooltip("context:Q", title="context (tokens)", format=",.0f"),
+        alt.Tooltip("us_per_token:Q", title="time per token (µs)", format=",.3~g"),
+    ]
+    drawn = alt.Chart(_data("lines")).mark_line(strokeWidth=2.5).encode(x, y, colour, dash, tooltip=tip)
+    hover = alt.Chart(_data("lines")).mark_point(size=40, opacity=0).encode(x, y, tooltip=tip)
+    marks = (
+        alt.Chart(_data("marks"))
+        .mark_point(filled=True, size=80, color="currentColor", opacity=1)
+        .encode(x, y, tooltip=[alt.Tooltip("label:N", title="where")])
+    )
+    # Above and left of the point, where neither line runs (the dashed one is level with it, the solid one
+    # comes from the lower left); on a phone in two lines ("attention passes" / "at 14,346 tokens").
+    labels = (
+        alt.Chart(_data("marks"))
+        .transform_calculate(
+            shown="replace(datum.label, ' at ', '\\nat ')" if _narrow(width) else "datum.label"
+        )
+        .mark_text(align="right", baseline="bottom", dx=-4, dy=-26 if _narrow(width) else -10, lineBreak="\n")
+        .encode(x, y, text="shown:N")
+    )
+    chart = alt.layer(drawn, hover, marks, labels).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
 BUILDERS: Mapping[str, Callable[[ChartData, int], Any]] = {
     "roofline": roofline_chart,
     "prefill-vs-decode": prefill_vs_decode_chart,
@@ -870,6 +996,9 @@ BUILDERS: Mapping[str, Callable[[ChartData, int], Any]] = {
     "serving-latency": serving_latency_chart,
     "batch-tradeoff": batch_tradeoff_chart,
     "bound-vs-calibrated": batch_tradeoff_chart,  # the same fields, three series
+    "speculative-speedup": speculative_speedup_chart,
+    "attention-vs-weights": attention_vs_weights_chart,
+    "memory-hierarchy": memory_hierarchy_chart,
 }
 
 # Where a course chart shown in a notebook keeps its narrow variant for the notebook renderer

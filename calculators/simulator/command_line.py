@@ -11,9 +11,11 @@ import argparse
 import csv
 import json
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from calculators.hardware import get_gpu
 from calculators.interconnect import INTERCONNECTS
 from calculators.passes import Setup
 from calculators.simulator.engine import ROUTINGS, simulate
@@ -46,8 +48,10 @@ from calculators.simulator.workload import (
     trace_workload,
 )
 from calculators.units import format_duration, format_value
+from calculators.validation import count
 
 SCHEDULERS = ("continuous", "chunked", "static", "disaggregated")
+MAX_POOL_TENSOR_PARALLEL = 64  # GPUs per replica of a pool: past an NVLink domain of 72, none run one model
 
 
 def lengths_from_text(field: str, text: str) -> Lengths:
@@ -127,6 +131,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sched.add_argument(
         "--link", default="nvlink4", choices=sorted(INTERCONNECTS), help="disaggregated: KV link (nvlink4)"
     )
+    for pool in ("prefill", "decode"):
+        sched.add_argument(f"--{pool}-gpu", help=f"disaggregated: the {pool} pool's GPU (default --gpu)")
+        sched.add_argument(
+            f"--{pool}-tensor-parallel",
+            type=int,
+            help=f"disaggregated: GPUs per {pool} replica (default --tensor-parallel)",
+        )
     sched.add_argument("--replicas", type=int, default=1, help="independent copies of the setup (default 1)")
     sched.add_argument(
         "--routing",
@@ -174,7 +185,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--sweep", help="comma-separated arrival rates: one row of results per rate")
 
 
-def _scheduler(args: argparse.Namespace) -> Scheduler:
+def _pool_setup(args: argparse.Namespace, setup: Setup, pool: str) -> Setup | None:
+    """The setup of a disaggregated pool given its own GPU or tensor-parallel degree; None: the setup's."""
+    gpu, tensor_parallel = getattr(args, f"{pool}_gpu"), getattr(args, f"{pool}_tensor_parallel")
+    if gpu is None and tensor_parallel is None:
+        return None
+    if tensor_parallel is not None:
+        count(f"--{pool}-tensor-parallel", tensor_parallel, maximum=MAX_POOL_TENSOR_PARALLEL)
+    return replace(
+        setup,
+        gpu=setup.gpu if gpu is None else get_gpu(gpu),
+        gpus=setup.gpus if tensor_parallel is None else tensor_parallel,
+    )
+
+
+def _scheduler(args: argparse.Namespace, setup: Setup) -> Scheduler:
     if args.scheduler == "static":
         return StaticBatching(args.batch_size, args.batch_timeout)
     if args.scheduler == "chunked":
@@ -186,6 +211,8 @@ def _scheduler(args: argparse.Namespace) -> Scheduler:
             args.link,
             max_sequences=args.max_sequences,
             max_batch_tokens=args.max_batch_tokens,
+            prefill_setup=_pool_setup(args, setup, "prefill"),
+            decode_setup=_pool_setup(args, setup, "decode"),
         )
     return ContinuousBatching(args.max_sequences, args.max_batch_tokens)
 
@@ -289,7 +316,7 @@ def _memory(args: argparse.Namespace) -> MemoryConfig:
 
 def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object, str]:
     """Run ``simulate`` (or a sweep) for parsed ``args``; return the JSON record and the readable text."""
-    scheduler = _scheduler(args)
+    scheduler = _scheduler(args, setup)
     memory = _memory(args)
     slo = SLO(args.slo_ttft, args.slo_tpot)
     if args.sweep:
@@ -388,6 +415,16 @@ def _swap_facts(s: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def _pools_text(scheduler: dict[str, Any]) -> str:
+    """ ", prefill on 1 x h100-sxm, decode on 2 x h200" where a disaggregated pool has its own setup."""
+    parts = [
+        f"{pool} on {scheduler[f'{pool}_setup']['gpus']} x {scheduler[f'{pool}_setup']['gpu']}"
+        for pool in ("prefill", "decode")
+        if f"{pool}_setup" in scheduler
+    ]
+    return "".join(f", {part}" for part in parts)
+
+
 def summary_text(result: SimulationResult, heading: str) -> str:
     """The readable summary: latency percentiles in a table, then throughput, goodput and memory."""
     s = result.summary
@@ -440,7 +477,8 @@ def summary_text(result: SimulationResult, heading: str) -> str:
     return "\n".join(
         [
             heading,
-            f"scheduler {scheduler['name']}; {s['requests']:,} requests served in {_time(s['duration_s'])}",
+            f"scheduler {scheduler['name']}{_pools_text(scheduler)}; {s['requests']:,} requests served in "
+            f"{_time(s['duration_s'])}",
             "",
             _table(rows, ["latency", "mean", "p50", "p90", "p99", "max"]),
             "",

@@ -105,7 +105,10 @@ def simulate(
             "blocks would need their own books); use preemption 'recompute' with prefix caching"
         )
 
-    capacity = kv_capacity_tokens(setup, memory)
+    # Each pool's setup: disaggregated pools may have their own GPU or tensor-parallel degree.
+    pools = _pool_setups(setup, scheduler)
+    capacities = {role: kv_capacity_tokens(pool, memory) for role, pool in pools.items()}
+    capacity = min(capacities.values())  # every request must fit every pool it goes through
     longest = max(r.prompt_tokens + r.output_tokens for r in reqs)
     reserve = memory.max_sequence_tokens or longest
     for r in reqs:
@@ -124,17 +127,19 @@ def simulate(
                 f"instance holds {capacity:,}; use shorter requests, more GPUs per replica, or fp8"
             )
 
-    _check_work(reqs, scheduler, replicas, setup, max_steps)
-    cost = StepCost(setup)
+    _check_work(reqs, scheduler, replicas, pools, max_steps)
+    costs = {role: StepCost(pool) for role, pool in pools.items()}
+    cost = costs["serve"] if "serve" in costs else costs["decode"]
     log = StepLog(timeline_steps, memory=bool(timeline_memory))
     budget = [max_steps]
 
-    def new_instance(index: int, *, stop_after_prefill: bool = False) -> Instance:
-        inst = Instance(index, KVMemory(memory, capacity, reserve), stop_after_prefill=stop_after_prefill)
+    def new_instance(index: int, role: str = "serve") -> Instance:
+        kv = KVMemory(memory, capacities[role], reserve)
+        inst = Instance(index, kv, stop_after_prefill=role == "prefill")
         if prefix_caching:
             inst.prefix = PrefixCache(memory.block_tokens)
         if memory.preemption == "swap":
-            inst.swap = SwapSpace(setup, memory)
+            inst.swap = SwapSpace(pools[role], memory)
         return inst
 
     ordered = sorted(reqs, key=lambda r: (r.arrival_s, r.id))
@@ -148,14 +153,14 @@ def simulate(
                 f"replicas={replicas} with disaggregated serving: size the pools with prefill_gpus and "
                 "decode_gpus instead, and leave replicas at 1"
             )
-        n_prefill = _pool_size("prefill_gpus", scheduler.prefill_gpus, setup)
-        n_decode = _pool_size("decode_gpus", scheduler.decode_gpus, setup)
-        prefill_pool = [new_instance(i, stop_after_prefill=True) for i in range(n_prefill)]
-        decode_pool = [new_instance(n_prefill + i) for i in range(n_decode)]
+        n_prefill = _pool_size("prefill_gpus", scheduler.prefill_gpus, pools["prefill"])
+        n_decode = _pool_size("decode_gpus", scheduler.decode_gpus, pools["decode"])
+        prefill_pool = [new_instance(i, "prefill") for i in range(n_prefill)]
+        decode_pool = [new_instance(n_prefill + i, "decode") for i in range(n_decode)]
         prefill_arrivals = [[(r.arrival_s, r.id, sequences[r.id]) for r in ordered[i::n_prefill]]
                             for i in range(n_prefill)]  # fmt: skip
         _run_pools(
-            setup, scheduler, prefill_pool, decode_pool, prefill_arrivals, transfers, cost, log, budget
+            pools, scheduler, prefill_pool, decode_pool, prefill_arrivals, transfers, costs, log, budget
         )
         instances = prefill_pool + decode_pool
         roles = ["prefill"] * n_prefill + ["decode"] * n_decode
@@ -177,7 +182,7 @@ def simulate(
         scheduler=scheduler,
         memory=memory,
         slo=slo,
-        capacity_tokens=capacity,
+        capacity_tokens=capacities["serve"] if "serve" in capacities else capacities["decode"],
         sequences=[sequences[r.id] for r in reqs],
         instances=instances,
         roles=roles,
@@ -194,6 +199,8 @@ def simulate(
             "hit_rate": hits / looked_up if looked_up else 0.0,
             "evicted_blocks": sum(c.evictions for c in caches),
         }
+    if isinstance(scheduler, Disaggregated):
+        result.summary["kv_capacity_tokens_by_role"] = dict(capacities)
     if memory.preemption == "swap":
         spaces = [inst.swap for inst in instances if inst.swap is not None]
         result.summary["swap"] = {
@@ -203,6 +210,27 @@ def simulate(
             "copy_time_s": math.fsum(inst.copy_total_s for inst in instances),
         }
     return result
+
+
+def _pool_setups(setup: Setup, scheduler: Scheduler) -> dict[str, Setup]:
+    """The setup of each role's replicas: ``serve`` for a colocated engine; ``prefill`` and ``decode`` for
+    disaggregated serving, each the scheduler's own setup for that pool or else ``setup``.
+
+    The pools must hold the same cache (the same model, the same bytes per token), since one pool's cache
+    is the other's input.
+    """
+    if not isinstance(scheduler, Disaggregated):
+        return {"serve": setup}
+    prefill = scheduler.prefill_setup or setup
+    decode = scheduler.decode_setup or setup
+    if prefill.model != decode.model or prefill.kv_bytes_per_token != decode.kv_bytes_per_token:
+        raise ValueError(
+            f"the prefill pool serves {prefill.model.name} with {prefill.kv_bytes_per_token:,.0f} bytes of "
+            f"KV cache per token and the decode pool {decode.model.name} with "
+            f"{decode.kv_bytes_per_token:,.0f}: a cache sent from one must fit the other; give both pools "
+            "the same model and KV-cache format"
+        )
+    return {"prefill": prefill, "decode": decode}
 
 
 def _pool_size(field: str, gpus: int, setup: Setup) -> int:
@@ -220,7 +248,7 @@ def _pool_size(field: str, gpus: int, setup: Setup) -> int:
 
 
 def _check_work(
-    reqs: list[Request], scheduler: Scheduler, replicas: int, setup: Setup, max_steps: int
+    reqs: list[Request], scheduler: Scheduler, replicas: int, pools: dict[str, Setup], max_steps: int
 ) -> None:
     """Refuse at once a run that cannot finish within ``max_steps`` steps, rather than after minutes.
 
@@ -229,7 +257,13 @@ def _check_work(
     need 131,072 steps each), save that prefill-first batching runs a prompt longer than its budget alone.
     """
     if isinstance(scheduler, Disaggregated):
-        replicas = max(1, min(scheduler.prefill_gpus, scheduler.decode_gpus) // setup.total_gpus)
+        replicas = max(
+            1,
+            min(
+                scheduler.prefill_gpus // pools["prefill"].total_gpus,
+                scheduler.decode_gpus // pools["decode"].total_gpus,
+            ),
+        )
         scheduler = scheduler.prefill_scheduler
     if isinstance(scheduler, ChunkedPrefill):
         budget = scheduler.token_budget
@@ -426,13 +460,13 @@ def _run_least_loaded(
 
 
 def _run_pools(
-    setup: Setup,
+    pools: dict[str, Setup],
     scheduler: Disaggregated,
     prefill_pool: list[Instance],
     decode_pool: list[Instance],
     prefill_arrivals: list[list[tuple[float, int, Sequence]]],
     transfers: dict[int, float],
-    cost: StepCost,
+    costs: dict[str, StepCost],
     log: StepLog,
     budget: list[int],
 ) -> None:
@@ -462,10 +496,15 @@ def _run_pools(
     runners: dict[int, Iterator[bool]] = {}
     for inst, mine in zip(prefill_pool, prefill_arrivals, strict=True):
         runners[inst.index] = _steps(
-            inst, mine, scheduler.prefill_scheduler, cost, log, budget, holding(inst)
+            inst, mine, scheduler.prefill_scheduler, costs["prefill"], log, budget, holding(inst)
         )
     for inst, mine in zip(decode_pool, decode_arrivals, strict=True):
-        runners[inst.index] = _steps(inst, mine, scheduler.decode_scheduler, cost, log, budget, upstream)
+        runners[inst.index] = _steps(
+            inst, mine, scheduler.decode_scheduler, costs["decode"], log, budget, upstream
+        )
+    # A cache crosses as many links at once as the smaller side has GPUs (each GPU sends or takes its share).
+    sender = pools["prefill"]
+    lanes = min(sender.total_gpus, pools["decode"].total_gpus)
     everyone = {inst.index: inst for inst in (*prefill_pool, *decode_pool)}
     active = set(everyone)  # instances that can step now (not finished, not waiting for the other pool)
     decode_moved = True  # a decode step ran since the last cache that found no room
@@ -486,7 +525,7 @@ def _run_pools(
         start = max(seq.prefill_done_s or 0.0, link_free[p])
         if seq.id in blocked:
             start = max(start, target.now)  # room came with a decode step that ended then
-        lands = start + cache_send_time_s(setup, seq.target, scheduler.link)
+        lands = start + cache_send_time_s(sender, seq.target, scheduler.link, lanes)
         target.receive(seq)
         prefill_pool[p].send_held(seq, lands)
         link_free[p] = lands

@@ -110,10 +110,12 @@ def kv_capacity_tokens(setup: Setup, config: MemoryConfig) -> int:
     return int(tokens)
 
 
-def cache_send_time_s(setup: Setup, tokens: int, link: Interconnect) -> float:
+def cache_send_time_s(setup: Setup, tokens: int, link: Interconnect, lanes: int | None = None) -> float:
     """Seconds to move ``tokens`` tokens of one sequence's KV cache over ``link``: every GPU of the setup
-    sends its own share over its own link at once (the handoff of disaggregated serving, a swap to CPU)."""
-    share = setup.kv_cache_bytes(1, tokens) / setup.total_gpus
+    sends its own share over its own link at once (the handoff of disaggregated serving, a swap to CPU), or
+    the cache is split over ``lanes`` links (a prefill pool of another tensor-parallel degree than the
+    decode pool: as many as the smaller side has GPUs)."""
+    share = setup.kv_cache_bytes(1, tokens) / (setup.total_gpus if lanes is None else lanes)
     return send_time_s(share, link, setup.communication_efficiency)
 
 

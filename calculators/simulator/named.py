@@ -139,6 +139,8 @@ def run_named(
     decode_gpus: int = 1,
     link: str = "nvlink4",
     replicas: int = 1,
+    routing: str = "round-robin",
+    preemption: str = "recompute",
     slo_ttft_ms: float = 1000.0,
     slo_tpot_ms: float = 50.0,
     seed: int = 0,
@@ -151,7 +153,10 @@ def run_named(
 
     The defaults are the serving lessons' reference run: Llama-3.1 8B in BF16 on an H100 SXM with attention
     over the KV cache counted, continuous batching, paged KV memory in 16-token blocks. A colocated scheduler
-    runs on ``replicas`` GPUs (requests in turn); a disaggregated one on its own pools, ignoring it.
+    runs on ``replicas`` GPUs (requests in turn, or by ``routing="least-loaded"``); a disaggregated one on
+    its own pools, ignoring it. ``preemption="swap"`` swaps a preempted request's cache to CPU memory
+    instead of recomputing it; ``batch_timeout_s`` starts a static batch once its oldest request has waited
+    that long.
     """
     prompts, outputs = lengths(prompt, prompt_spread, prompt_cap), lengths(output, output_spread, output_cap)
     if burst:
@@ -175,6 +180,7 @@ def run_named(
         capacity_tokens=capacity_tokens,
         max_sequence_tokens=max_sequence_tokens,
         reserve=reserve,
+        preemption=preemption,
     )
     return simulate(
         work,
@@ -186,6 +192,7 @@ def run_named(
         timeline_steps=timeline_steps,
         timeline_memory=timeline_memory,
         max_steps=max_steps,
+        routing=routing,
     )
 
 

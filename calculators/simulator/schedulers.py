@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from calculators.interconnect import Interconnect, get_interconnect
+from calculators.passes import Setup
 from calculators.simulator.state import Instance, Sequence
 from calculators.validation import count, non_negative_number
 
@@ -256,6 +257,11 @@ class Disaggregated(Scheduler):
     ``max_sequences`` caps the requests running at once on every replica of both pools, and
     ``max_batch_tokens`` the prompt tokens of one prefill step when the prefill pool runs its default
     continuous batching (vLLM's ``max_num_seqs`` and ``max_num_batched_tokens``, each instance its own).
+
+    ``prefill_setup`` and ``decode_setup`` give a pool its own setup (another GPU, another tensor-parallel
+    degree: Splitwise runs prefill on H100s and decode on A100s, DistServe picks each phase's parallelism);
+    by default both are the setup the simulation is given. Both must serve the same model with the same KV
+    cache, and a cache crosses as many links at once as the smaller side's GPUs.
     """
 
     name = "disaggregated"
@@ -269,7 +275,14 @@ class Disaggregated(Scheduler):
         max_sequences: int = DEFAULT_MAX_SEQUENCES,
         max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS,
         prefill_scheduler: Scheduler | None = None,
+        prefill_setup: Setup | None = None,
+        decode_setup: Setup | None = None,
     ) -> None:
+        for field_name, pool in (("prefill_setup", prefill_setup), ("decode_setup", decode_setup)):
+            if pool is not None and not isinstance(pool, Setup):
+                raise ValueError(f"{field_name} must be a Setup (see calculators.make_setup), got {pool!r}")
+        self.prefill_setup = prefill_setup
+        self.decode_setup = decode_setup
         self.prefill_gpus = count("prefill_gpus", prefill_gpus)
         self.decode_gpus = count("decode_gpus", decode_gpus)
         self.link = get_interconnect(link)
@@ -291,6 +304,14 @@ class Disaggregated(Scheduler):
             },
             "max_sequences": self.max_sequences,
             "prefill_scheduler": self.prefill_scheduler.describe(),
+            **{
+                field_name: {"gpu": pool.gpu.key, "tensor_parallel": pool.gpus, "gpus": pool.total_gpus}
+                for field_name, pool in (
+                    ("prefill_setup", self.prefill_setup),
+                    ("decode_setup", self.decode_setup),
+                )
+                if pool is not None
+            },
         }
 
     def plan(self, instance: Instance) -> StepPlan:  # pragma: no cover - the engine runs the two pools
