@@ -24,7 +24,6 @@ from calculators.passes import PassResult
 from calculators.precision import PRECISIONS
 from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming
-from calculators.setting import site_setting, using
 from calculators.speculative import SpeculativeResult
 from calculators.units import UNITS, format_value
 
@@ -347,5 +346,4 @@ def section_markdown(name: str) -> str:
     """The Markdown of one reference section; raises KeyError naming the known sections."""
     if name not in SECTIONS:
         raise KeyError(f"unknown reference section {name!r}; known: {', '.join(SECTIONS)}")
-    with using(site_setting()):  # "today" is what the insertion renders in a lesson: the site's setting
-        return SECTIONS[name]()
+    return SECTIONS[name]()
