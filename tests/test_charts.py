@@ -71,6 +71,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "batch-tradeoff": ("batch-tradeoff", {"max_batch": 16}),
     "bound-vs-calibrated": ("bound-vs-calibrated", {"max_batch": 16}),
+    "speculative-speedup": ("speculative-speedup", {"max_batch": 16, "acceptance": [0.6, 0.8]}),
     "attention-vs-weights": ("attention-vs-weights", {"max_context": 4096}),
     "memory-hierarchy": ("memory-hierarchy", {}),
 }

@@ -224,6 +224,24 @@ def read_rates(_: str, value: Any) -> tuple[float, ...]:
     return tuple(rates)
 
 
+def read_acceptances(_: str, value: Any) -> tuple[float, ...]:
+    """Per-token acceptance rates of speculative decoding, each in [0, 1), at most three, in increasing order.
+
+    Three: a chart tells ordered series apart by shade, and the course's ramp has three
+    (:func:`calculators.charts.palette.sequential_colours`).
+    """
+    if not isinstance(value, list | tuple) or not 0 < len(value) <= 3:
+        raise _Invalid(f"expected a list of one to three acceptance rates such as [0.6, 0.8], got {value!r}")
+    rates = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int | float) or not 0 <= item < 1:
+            raise _Invalid(f"expected acceptance rates from 0 up to (not including) 1, got {item!r}")
+        rates.append(float(item))
+    if rates != sorted(set(rates)):
+        raise _Invalid(f"list the acceptance rates once each, in increasing order, got {list(value)!r}")
+    return tuple(rates)
+
+
 def read_seconds(_: str, value: Any) -> float:
     """A latency bound in seconds, above 0 and at most a minute."""
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 60:
