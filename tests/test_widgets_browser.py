@@ -110,7 +110,7 @@ def test_prefill_decode_responds_and_matches_cpython(live_page: Any) -> None:
     assert caption == result["charts"]["timeline"]["caption"]
     assert "8,000 tokens" in live_page.text_content(f'{PD} [data-widget-chart="roofline"] .rp-chart__view')
     live_page.wait_for_url("**prefill-decode.prompt=8000*")
-    # the aria-live summary: calibrated (the site's setting), cache reads off as the block says, 167 ms / 6.53 ms
+    # the aria-live summary: calibrated (the site's setting), cache reads off as the block says: 167 / 6.53 ms
     assert "costs 25.5 steps" in live_page.inner_text(f"{PD} .rp-widget__summary")
 
 
