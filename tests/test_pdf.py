@@ -69,13 +69,15 @@ class CoursePdf:
 
 
 def normalise(text: str) -> str:
-    """Text as compared: NFKC (ligatures apart), hyphen variants as '-', whitespace collapsed.
+    """Text as compared: NFKC (ligatures apart), hyphens as "-", whitespace collapsed (none in brackets).
 
     A line that ends in a word's hyphen ("2,000-" then "token") is joined back, as the reader reads it.
     """
     text = unicodedata.normalize("NFKC", text).replace("\u2010", "-").replace("\u2011", "-")
     text = " ".join(re.sub(r"(?<=\w)-\s*\n\s*", "-", text).split())
-    return re.sub(r" (?=[.,;:!?)])", "", text)  # get_text(" ") puts a space between a link and its full stop
+    # get_text(" ") puts a space between a link and its full stop, or a citation's link and its brackets; the
+    # PDF's text puts one inside a formula's ceiling brackets: no space inside brackets or before punctuation.
+    return re.sub(r" (?=[.,;:!?)\]⌉⌋])|(?<=[(\[⌈⌊]) ", "", text)
 
 
 @pytest.fixture(scope="session")
