@@ -96,6 +96,21 @@ def read_model(_: str, value: Any) -> str:
     return value
 
 
+MAX_MODELS_PER_CHART = 3  # one ordered colour each (calculators.charts.palette.SEQUENTIAL_COLOURS)
+
+
+def read_models(name: str, value: Any) -> tuple[str, ...]:
+    """One to three model presets, none twice."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not 1 <= len(value) <= MAX_MODELS_PER_CHART:
+        raise _Invalid(f"expected a list of one to {MAX_MODELS_PER_CHART} model presets, got {value!r}")
+    keys = tuple(read_model(name, item) for item in value)
+    if len(set(keys)) != len(keys):
+        raise _Invalid(f"a model is listed twice in {list(keys)!r}")
+    return keys
+
+
 def read_precision(_: str, value: Any) -> str:
     if not isinstance(value, str) or value not in PRECISIONS:
         raise _Invalid(f"unknown precision {value!r}; allowed: {', '.join(PRECISIONS)}")
