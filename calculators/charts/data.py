@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from calculators.charts import achieved, attention, flops, hierarchy, serving, speculative
+from calculators.charts import achieved, attention, flops, formats, hierarchy, serving, speculative
 from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
 from calculators.charts.palette import ATTENTION_COLOURS, SCHEDULER_COLOURS, gpu_colour
 from calculators.charts.params import (
@@ -1064,6 +1064,12 @@ CHARTS: Mapping[str, ChartKind] = {
             achieved.BOUND_VS_CALIBRATED_PARAMS,
             achieved.bound_vs_calibrated,
             "decode's time per token against its throughput: the spec-peak bound and two calibrated engines",
+        ),
+        ChartKind(
+            "format-bits",
+            formats.FORMAT_BITS_PARAMS,
+            formats.format_bits,
+            "bits one value costs in memory per number format: its own bits and its share of a block's scale",
         ),
         ChartKind(
             "attention-share",

@@ -21,7 +21,13 @@ import altair as alt
 from calculators.charts.content import ChartData, Row
 from calculators.charts.data import chart_data
 from calculators.charts.hierarchy import LEVELS
-from calculators.charts.palette import MEMORY_COLOURS, NEUTRAL, PHASE_COLOURS, PRECISION_COLOURS
+from calculators.charts.palette import (
+    FORMAT_PART_COLOURS,
+    MEMORY_COLOURS,
+    NEUTRAL,
+    PHASE_COLOURS,
+    PRECISION_COLOURS,
+)
 
 # Every chart is drawn for the width it is shown at, so the page never shrinks it (text stays at its size):
 # - the wide drawing is WIDE_WIDTH px in all, axes, legends and padding included. charts.css shows it in
@@ -418,6 +424,43 @@ def ridge_points_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     )
     step = (14 if len(precisions) == 1 else 11) if not narrow else (16 if len(precisions) == 1 else 15)
     chart = alt.layer(bars, values).properties(height=alt.Step(step))
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
+def format_bits_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Horizontal stacked bars, one per format in the order given: the value's own bits, then the scale's
+    share; the total written at each bar's end."""
+    rows = data.datasets["bits"]
+    order = list(dict.fromkeys(row["format"] for row in rows))
+    parts = list(dict.fromkeys(row["part"] for row in rows))
+    narrow = _narrow(width)
+    y = alt.Y("format:N", title=None, sort=order, axis=alt.Axis(labelLimit=110) if narrow else alt.Axis())
+    x = alt.X("bits:Q", title="Bits per value", stack="zero", axis=alt.Axis(format=NUMBER))
+    colour = alt.Color(
+        "part:N",
+        title=None,
+        sort=parts,
+        scale=alt.Scale(domain=parts, range=[FORMAT_PART_COLOURS[part] for part in parts]),
+        legend=alt.Legend(orient="bottom"),
+    )
+    tip = [
+        alt.Tooltip("format:N", title="format"),
+        alt.Tooltip("part:N", title="part"),
+        alt.Tooltip("bits:Q", title="bits per value", format=",.3~g"),
+        alt.Tooltip("total:Q", title="total bits per value", format=",.3~g"),
+    ]
+    bars = (
+        alt.Chart(_data("bits"))
+        .mark_bar(cornerRadiusEnd=2)
+        .encode(x, y, colour, alt.Order("order:Q"), tooltip=tip)
+    )
+    totals = (
+        alt.Chart(_data("bits"))
+        .transform_filter(alt.datum.part == parts[0])
+        .mark_text(align="left", dx=4)
+        .encode(alt.X("total:Q"), y, text=alt.Text("total:Q", format=",.3~g"))
+    )
+    chart = alt.layer(bars, totals).properties(height=alt.Step(22 if not narrow else 24))
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
@@ -1041,6 +1084,7 @@ BUILDERS: Mapping[str, Callable[[ChartData, int], Any]] = {
     "serving-latency": serving_latency_chart,
     "batch-tradeoff": batch_tradeoff_chart,
     "bound-vs-calibrated": batch_tradeoff_chart,  # the same fields, three series
+    "format-bits": format_bits_chart,
     "attention-share": attention_share_chart,
     "speculative-speedup": speculative_speedup_chart,
     "attention-vs-weights": attention_vs_weights_chart,
