@@ -57,6 +57,7 @@ from calculators.simulator.experiments import (
     prefill_stall,
 )
 from calculators.simulator.named import Served, Stats, served
+from calculators.speculative import SpeculativeResult, acceptance_for_tokens
 from calculators.suggestions import attribute_hint, did_you_mean
 from calculators.utilisation import Utilisation
 
@@ -74,6 +75,8 @@ NAMESPACE: Mapping[str, Any] = {
     "min": min,
     "max": max,
     "abs": abs,
+    # speculative decoding: the acceptance rate that gives a published mean accepted length
+    "acceptance_for_tokens": acceptance_for_tokens,
     # simulator experiments (calculators.simulator.experiments): cached runs with plain-number arguments
     "prefill_stall": prefill_stall,
     "chunk_step_s": chunk_step_s,
@@ -103,6 +106,7 @@ RESULT_TYPES: tuple[type, ...] = (
     Stats,
     Handoff,
     Utilisation,
+    SpeculativeResult,
 )
 """The objects whose public attributes and methods an expression may use."""
 

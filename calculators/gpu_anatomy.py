@@ -7,22 +7,26 @@ HBM and the maths units. Each figure comes from one NVIDIA document, named in ``
 - the *NVIDIA A100 Tensor Core GPU Architecture* whitepaper (2020): its comparison table of data-centre GPUs
   (SMs, boost clock, L2, shared memory and register file per SM, TDP) and its section on the A100 SM
   (256 dense FP16 FMA per clock per tensor core, 64 FP32 cores per SM, 192 KB of combined L1 and shared
-  memory per SM);
+  memory per SM) and, in its memory-hierarchy section, the A100 L2's read bandwidth, 5,120 bytes per clock;
 - the *NVIDIA H100 Tensor Core GPU Architecture* whitepaper (2022): its comparison table of A100 and H100
-  (SMs, tensor cores, L2, shared memory and register file per SM, TDP) and its section on the H100 SM
+  (SMs, tensor cores, L2, shared memory and register file per SM, FP32 peaks 66.9 and 51.2 TFLOPS, TDP)
+  and its section on the H100 SM
   (128 FP32 cores per SM, twice the A100 SM's dense tensor-core rate per clock, 256 KB of combined L1 and
   shared memory per SM);
-- the NVIDIA H100 datasheet (FP32 peaks 67 and 51 TFLOPS; power up to 700 W for SXM, 300-350 W for PCIe)
-  and the A100 datasheet (FP32 19.5 TFLOPS, 400 W for SXM);
+- the NVIDIA H100 datasheet (power up to 700 W for SXM, 300-350 W for PCIe; it rounds the FP32 peaks to
+  67 and 51 TFLOPS, which would put the implied clocks 0.1 to 0.4 % off) and the A100 datasheet (FP32
+  19.5 TFLOPS, 400 W for SXM);
 - the *CUDA C++ Programming Guide*, compute-capability section: shared memory has 32 banks, each delivering
   32 bits per clock, so an SM's shared memory serves 128 bytes per clock.
 
 NVIDIA's on-chip sizes are binary (the "50 MB" L2 of an H100 is 50 MiB, 52,428,800 bytes, which is what the
-CUDA runtime reports as its L2 size), so they are stored in bytes from KiB and MiB. NVIDIA publishes no L2
-or register bandwidth for these parts; none is stored rather than one guessed.
+CUDA runtime reports as its L2 size), so they are stored in bytes from KiB and MiB. NVIDIA publishes no
+register bandwidth, and an L2 bandwidth only for the A100 (per clock, without saying which clock the L2
+runs at, so it is not turned into bytes per second here); none is stored rather than one guessed.
 
 The clocks are not stored but implied by the published peaks: NVIDIA computes the FP32 (CUDA-core) peak at
-the top boost clock (the A100 whitepaper prints both, 19.5 TFLOPS and 1,410 MHz) and the H100's dense
+the top boost clock (the A100 whitepaper prints both, 19.5 TFLOPS and 1,410 MHz; the H100's 66.9 and 51.2
+TFLOPS give 1,980 and 1,755 MHz, the maximum boost clocks nvidia-smi reports) and the H100's dense
 tensor-core peak at a lower clock, 989.4e12 / (132 x 4096) = 1.83 GHz against 1.98 GHz, which is why the
 H100's matrix peak is about 15 times its FP32 peak and not the 16 of the per-clock rates.
 """
@@ -60,11 +64,14 @@ class Anatomy:
     form_factor: str  # "SXM" (a socketed module) or "PCIe" (a card)
     memory_type: str  # "HBM3", "HBM2e", ...
     source: str
+    l2_read_bytes_per_clock: int | None = None  # where NVIDIA prints it (the A100 whitepaper); else None
 
     def __post_init__(self) -> None:
         counts = ("sm_count", "tensor_cores_per_sm", "fp32_cores_per_sm")
         for name in (*counts, "dense_bf16_fma_per_clock_per_tensor_core"):
             count(name, getattr(self, name), maximum=MAX_COUNT)
+        if self.l2_read_bytes_per_clock is not None:
+            count("l2_read_bytes_per_clock", self.l2_read_bytes_per_clock, maximum=MAX_COUNT)
         sizes = ("l2_bytes", "l1_shared_bytes_per_sm", "max_shared_bytes_per_sm", "register_bytes_per_sm")
         for name in sizes:
             bounded_number(name, getattr(self, name), 1e12, 1.0)
@@ -134,9 +141,9 @@ class Anatomy:
 
 H100_SOURCE = (
     "NVIDIA H100 Tensor Core GPU Architecture whitepaper (comparison table of A100 and H100: SMs, tensor "
-    "cores per SM, 50 MB L2, shared memory up to 228 KB and register file 256 KB per SM; the H100 SM "
-    "section: 128 FP32 cores and 256 KB of combined L1/shared memory per SM, twice the A100 SM's dense "
-    "tensor-core rate per clock) and the NVIDIA H100 datasheet (FP32 peak, power)"
+    "cores per SM, 50 MB L2, shared memory up to 228 KB and register file 256 KB per SM, FP32 peak; the "
+    "H100 SM section: 128 FP32 cores and 256 KB of combined L1/shared memory per SM, twice the A100 SM's "
+    "dense tensor-core rate per clock) and the NVIDIA H100 datasheet (power)"
 )
 
 H100_SXM = Anatomy(
@@ -144,7 +151,7 @@ H100_SXM = Anatomy(
     tensor_cores_per_sm=4,
     dense_bf16_fma_per_clock_per_tensor_core=512,
     fp32_cores_per_sm=128,
-    fp32_peak_flops_per_s=67e12,
+    fp32_peak_flops_per_s=66.9e12,
     l2_bytes=50 * MIB,
     l1_shared_bytes_per_sm=256 * KIB,
     max_shared_bytes_per_sm=228 * KIB,
@@ -152,7 +159,7 @@ H100_SXM = Anatomy(
     power_limit_w=700,
     form_factor="SXM",
     memory_type="HBM3",
-    source=H100_SOURCE + " (SXM5 column: 132 SMs, FP32 67 TFLOPS, up to 700 W)",
+    source=H100_SOURCE + " (SXM5 column: 132 SMs, FP32 66.9 TFLOPS, up to 700 W)",
 )
 
 H100_PCIE = Anatomy(
@@ -160,7 +167,7 @@ H100_PCIE = Anatomy(
     tensor_cores_per_sm=4,
     dense_bf16_fma_per_clock_per_tensor_core=512,
     fp32_cores_per_sm=128,
-    fp32_peak_flops_per_s=51e12,
+    fp32_peak_flops_per_s=51.2e12,
     l2_bytes=50 * MIB,
     l1_shared_bytes_per_sm=256 * KIB,
     max_shared_bytes_per_sm=228 * KIB,
@@ -168,7 +175,7 @@ H100_PCIE = Anatomy(
     power_limit_w=350,
     form_factor="PCIe",
     memory_type="HBM2e",
-    source=H100_SOURCE + " (PCIe column: 114 SMs, FP32 51 TFLOPS, 300-350 W; the upper limit is stored)",
+    source=H100_SOURCE + " (PCIe column: 114 SMs, FP32 51.2 TFLOPS, 300-350 W; the upper limit is stored)",
 )
 
 A100_SXM = Anatomy(
@@ -188,6 +195,8 @@ A100_SXM = Anatomy(
         "NVIDIA A100 Tensor Core GPU Architecture whitepaper (comparison table of data-centre GPUs: 108 SMs, "
         "1,410 MHz boost clock, 40 MB L2, shared memory up to 164 KB and register file 256 KB per SM, "
         "400 W; the A100 SM section: 256 dense FP16 FMA per clock per tensor core, 64 FP32 cores and "
-        "192 KB of combined L1/shared memory per SM) and the NVIDIA A100 datasheet (FP32 19.5 TFLOPS)"
+        "192 KB of combined L1/shared memory per SM; the memory-hierarchy section: L2 read bandwidth "
+        "5,120 bytes per clock) and the NVIDIA A100 datasheet (FP32 19.5 TFLOPS)"
     ),
+    l2_read_bytes_per_clock=5120,
 )

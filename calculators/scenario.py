@@ -20,6 +20,7 @@ from calculators.serving import (
     memory_footprint,
     request_timing,
 )
+from calculators.speculative import SpeculativeResult, best_proposed, break_even_batch, speculative_decoding
 from calculators.utilisation import Utilisation, utilisation
 
 
@@ -164,3 +165,59 @@ class Scenario:
         plan = self.setup.memory
         share = self.kv_cache_bytes(prompt_tokens, batch) / plan.gpus
         return send_time_s(share, get_interconnect(link), self.setup.communication_efficiency)
+
+    # --- speculative decoding -----------------------------------------------------------------------------
+    def speculative(
+        self,
+        acceptance: float,
+        proposed: int,
+        batch: int = 1,
+        context_tokens: int = 1,
+        drafter: str = "heads",
+        draft_model: str | None = None,
+        draft_layers: float = 1.0,
+    ) -> SpeculativeResult:
+        """One speculative step against a plain decode step (see :mod:`calculators.speculative`).
+
+        ``acceptance`` is the chance each proposed token is accepted, ``proposed`` the tokens k proposed per
+        step; ``drafter`` is "heads" (each draft step costs ``draft_layers`` of the target's layers), "model"
+        (with ``draft_model``, a smaller preset) or "ngram" (free).
+        """
+        return speculative_decoding(
+            self.setup, acceptance=acceptance, proposed=proposed, batch=batch, context_tokens=context_tokens,
+            drafter=drafter, draft_model=draft_model, draft_layers=draft_layers,
+        )  # fmt: skip
+
+    def best_speculative(
+        self,
+        acceptance: float,
+        batch: int = 1,
+        context_tokens: int = 1,
+        drafter: str = "heads",
+        draft_model: str | None = None,
+        draft_layers: float = 1.0,
+    ) -> SpeculativeResult:
+        """The speculative step with the best k (1 to 16) at this acceptance rate and batch."""
+        return best_proposed(
+            self.setup, acceptance=acceptance, batch=batch, context_tokens=context_tokens, drafter=drafter,
+            draft_model=draft_model, draft_layers=draft_layers,
+        )  # fmt: skip
+
+    def speculative_break_even_batch(
+        self,
+        acceptance: float,
+        proposed: int,
+        context_tokens: int = 1,
+        drafter: str = "heads",
+        draft_model: str | None = None,
+        draft_layers: float = 1.0,
+    ) -> int:
+        """Smallest batch at which speculation is slower than plain decoding; 0 when none up to a million.
+
+        Memory is not checked: compare with :meth:`max_batch` to see whether that batch fits at all.
+        """
+        batch = break_even_batch(
+            self.setup, acceptance=acceptance, proposed=proposed, context_tokens=context_tokens,
+            drafter=drafter, draft_model=draft_model, draft_layers=draft_layers,
+        )  # fmt: skip
+        return 0 if batch is None else batch

@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from calculators import custom_dense_model, make_setup, mixed_step
+from calculators import Scenario, custom_dense_model, make_setup, mixed_step
+from calculators.charts import ChartError, chart_data
+from calculators.expressions import evaluate
 from calculators.speculative import (
     acceptance_for_tokens,
     best_proposed,
@@ -269,3 +271,61 @@ def test_the_verifier_is_the_faster_form_and_its_memory_is_counted_once() -> Non
     assert result.verify.time_s <= chunk.time_s
     assert result.verify.time_s < 2 * result.plain.time_s  # two tokens per sequence, mostly memory-bound
     assert not any("ignored memory" in w for w in result.warnings)
+
+
+# --- what lessons reach: Scenario's methods, the expression language, the chart ---------------------------
+def test_scenario_methods_are_the_module_functions() -> None:
+    # Scenario() is dense-8b on an H100 at spec peaks, the setup of the hand-worked cases above.
+    scenario = Scenario()
+    assert scenario.speculative(0.8, 4, drafter="ngram").speedup == pytest.approx(3.3616, rel=1e-9)
+    assert scenario.speculative_break_even_batch(0.8, 4, 1, drafter="ngram") == 199
+    assert (
+        scenario.best_speculative(0.8, 64).proposed
+        == best_proposed(LESSON, acceptance=0.8, batch=64).proposed
+    )
+    # Nothing accepted: slower from batch 1 (the heads' work is pure loss).
+    assert scenario.speculative_break_even_batch(0.0, 4) == 1
+
+
+def test_break_even_batch_is_zero_when_speculation_always_pays() -> None:
+    # At 2,000 tokens of context the cache reads keep both passes memory-bound at any batch, and the check
+    # reads each cache once for its 5 tokens: speculation never loses (break_even_batch gives None).
+    scenario = Scenario("llama-3.1-8b", kv_traffic=True, ignore_memory=True)
+    assert break_even_batch(scenario.setup, acceptance=0.8, proposed=4, context_tokens=2000) is None
+    assert scenario.speculative_break_even_batch(0.8, 4, 2000) == 0
+
+
+def test_lessons_reach_speculation_through_expressions() -> None:
+    assert evaluate("Scenario().speculative(0.8, 4).expected_tokens_per_step") == pytest.approx(3.3616)
+    assert evaluate("Scenario().speculative(0.8, 4).verify.time_s") > 0  # a PassResult inside a result
+    assert evaluate("acceptance_for_tokens(3.3616, 4)") == pytest.approx(0.8, abs=1e-12)
+
+
+def test_speedup_chart_rows_are_the_calculators_figures() -> None:
+    data = chart_data("speculative-speedup", max_batch=16, acceptance=[0.6, 0.8], drafter="ngram")
+    rows = data.datasets["points"]
+    assert {r["series"] for r in rows} == {"acceptance 0.6", "acceptance 0.8"}
+    assert sorted({r["batch"] for r in rows}) == [1, 2, 3, 4, 6, 8, 11, 16]  # 2^(i/2), rounded, and the end
+    target = Scenario("llama-3.1-70b", "h200", precision="fp8", ignore_memory=True)
+    one = next(r for r in rows if r["series"] == "acceptance 0.8" and r["batch"] == 1)
+    assert one["speedup"] == target.speculative(0.8, 4, 1, 1000, drafter="ngram").speedup
+    assert {r["fits"] for r in rows} == {"fits"}  # 16 sequences of 1,000 tokens fit beside 70 GB of FP8
+    # Past the memory limit the points are hollow: 256 sequences of 1,000 tokens do not fit.
+    wide = chart_data("speculative-speedup", max_batch=256, acceptance=[0.7]).datasets["points"]
+    last = next(r for r in wide if r["batch"] == 256)
+    assert last["fits"] == "does not fit"
+    assert last["speedup"] < 1  # and long since slower than plain decoding
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ([0.6, 0.7, 0.8, 0.9], "one to three acceptance rates"),
+        ([0.8, 0.6], "increasing order"),
+        ([0.5, 1.0], r"from 0 up to \(not including\) 1"),
+        (0.8, "expected a list"),
+    ],
+)
+def test_speedup_chart_refuses_bad_acceptance_lists(value: Any, words: str) -> None:
+    with pytest.raises(ChartError, match=words):
+        chart_data("speculative-speedup", acceptance=value)

@@ -24,6 +24,7 @@ from calculators.charts.content import short_gpu_name
 from calculators.charts.palette import (
     ATTENTION_COLOURS,
     DARK_BACKGROUND,
+    FORMAT_PART_COLOURS,
     GPU_COLOURS,
     LIGHT_BACKGROUND,
     MEMORY_COLOURS,
@@ -71,10 +72,34 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "batch-tradeoff": ("batch-tradeoff", {"max_batch": 16}),
     "bound-vs-calibrated": ("bound-vs-calibrated", {"max_batch": 16}),
+    "format-bits": ("format-bits", {}),
+    "attention-share": (
+        "attention-share",
+        {"models": ["llama-3.1-8b", "llama-3.1-70b"], "context": 2048, "max_context": 4096},
+    ),
+    "speculative-speedup": ("speculative-speedup", {"max_batch": 16, "acceptance": [0.6, 0.8]}),
     "attention-vs-weights": ("attention-vs-weights", {"max_context": 4096}),
     "memory-hierarchy": ("memory-hierarchy", {}),
     "gemm-efficiency": ("gemm-efficiency", {"max_tokens": 512}),
 }
+
+
+def test_attention_share_by_hand() -> None:
+    # Llama-3.1-8B, one token attending 8,192 tokens: attention 4 x 32 layers x 32 heads x 128 x 8192 =
+    # 4,294,967,296 FLOPs; weight products 2 x (1,342,177,280 attention + 5,637,144,576 MLP + 525,336,576
+    # output layer) = 15,009,316,864. Share 4,294,967,296 / 19,304,284,160 = 22.25%.
+    data = chart_data("attention-share", models=["llama-3.1-8b"], context=8192)
+    (mark,) = data.datasets["marks"]
+    assert mark["attention_gflop"] == pytest.approx(4.294967296)
+    assert mark["weights_gflop"] == pytest.approx(15.009316864)
+    assert mark["share_pct"] == pytest.approx(100 * 4_294_967_296 / 19_304_284_160)
+    shares = [row["share_pct"] for row in data.datasets["lines"]]
+    assert shares == sorted(shares), "attention's share grows with the context"
+
+
+def test_attention_share_refuses_a_fourth_model() -> None:
+    with pytest.raises(ChartError, match="one to 3 model presets"):
+        chart_data("attention-share", models=["llama-3.1-8b", "llama-3.1-70b", "mistral-7b", "qwen2.5-7b"])
 
 
 @pytest.mark.parametrize("case", CASES)
@@ -411,6 +436,7 @@ def test_palette_gives_every_gpu_and_phase_its_own_readable_colour() -> None:
         *GPU_COLOURS.values(),
         *PHASE_COLOURS.values(),
         *PRECISION_COLOURS.values(),
+        *FORMAT_PART_COLOURS.values(),
         *SCHEDULER_COLOURS.values(),
         *(colour for state, colour in MEMORY_COLOURS.items() if state != "free"),
         *ATTENTION_COLOURS.values(),

@@ -32,24 +32,37 @@ def test_a100_peak_is_sms_times_flops_per_clock_times_the_printed_boost_clock() 
 
 def test_h100_tensor_peak_is_quoted_below_the_boost_clock() -> None:
     # H100 SXM: 132 SMs x 4 tensor cores x 512 FMA x 2 = 540,672 FLOPs per clock.
-    # 989.4e12 / 540,672 = 1.8300e9 Hz; the FP32 peak 67e12 / (132 x 128 x 2 = 33,792) = 1.9827e9 Hz.
+    # 989.4e12 / 540,672 = 1.8300e9 Hz; the whitepaper's FP32 peak 66.9e12 / (132 x 128 x 2 = 33,792)
+    # = 1.9798e9 Hz, the 1,980 MHz top boost clock (the datasheet's rounded 67 TFLOPS would give 1.9827).
     h100 = get_gpu("h100-sxm")
     anatomy = h100.anatomy
     assert anatomy is not None
     assert anatomy.sm_count * anatomy.dense_bf16_flops_per_clock_per_sm == 540_672
     assert anatomy.tensor_clock_hz(h100.peak_flops_per_s("bf16")) == pytest.approx(1.8300e9, rel=1e-4)
-    assert anatomy.boost_clock_hz == pytest.approx(1.9827e9, rel=1e-4)
-    # At the boost clock the tensor cores would give 540,672 x 1.9827e9 = 1,072e12, 8% over the datasheet.
-    assert anatomy.tensor_peak_at(anatomy.boost_clock_hz) == pytest.approx(1072.0e12, rel=1e-3)
+    assert anatomy.boost_clock_hz == pytest.approx(1.9798e9, rel=1e-4)
+    # At the boost clock the tensor cores would give 540,672 x 1.9798e9 = 1,070.4e12, 8% over the datasheet.
+    assert anatomy.tensor_peak_at(anatomy.boost_clock_hz) == pytest.approx(1070.4e12, rel=1e-3)
+
+
+def test_h100_pcie_fp32_peak_implies_its_1755_mhz_boost_clock() -> None:
+    # The whitepaper's 51.2 TFLOPS over 114 SMs x 128 cores x 2 = 29,184 FLOPs per clock is 1.7544e9 Hz: the
+    # 1,755 MHz maximum boost clock nvidia-smi reports (Chips and Cheese's table), against which their
+    # 1,395 MHz is "just under 80%". The datasheet's rounded 51 would put it at 1.7475e9, below that clock.
+    # The tensor peak, 756e12 / (114 x 4,096 = 466,944), is quoted at 1.6190e9.
+    pcie = get_gpu("h100-pcie")
+    assert pcie.anatomy is not None
+    assert pcie.anatomy.boost_clock_hz == pytest.approx(1.7544e9, rel=1e-4)
+    assert 1.395e9 / pcie.anatomy.boost_clock_hz == pytest.approx(0.795, rel=1e-3)
+    assert pcie.anatomy.tensor_clock_hz(pcie.peak_flops_per_s("bf16")) == pytest.approx(1.6190e9, rel=1e-4)
 
 
 @pytest.mark.parametrize(
     ("key", "per_clock", "published_ratio"),
     [
-        # per clock: 4 x 512 x 2 = 4,096 against 128 x 2 = 256, so 16; published 989.4 / 67 = 14.77
-        ("h100-sxm", 16.0, 989.4 / 67),
-        # PCIe: the same SM; 756 / 51 = 14.82
-        ("h100-pcie", 16.0, 756 / 51),
+        # per clock: 4 x 512 x 2 = 4,096 against 128 x 2 = 256, so 16; published 989.4 / 66.9 = 14.79
+        ("h100-sxm", 16.0, 14.789),
+        # PCIe: the same SM; 756 / 51.2 = 14.77
+        ("h100-pcie", 16.0, 14.766),
         # A100: 4 x 256 x 2 = 2,048 against 64 x 2 = 128, so 16; published 312 / 19.5 = 16.0 (one clock)
         ("a100-sxm-80gb", 16.0, 312 / 19.5),
     ],
@@ -85,8 +98,8 @@ def test_on_chip_memory_of_an_h100() -> None:
 
 
 def test_shared_memory_bandwidth_is_128_bytes_per_sm_per_clock() -> None:
-    # 132 SMs x 128 B x 1.9827e9 Hz = 33.50e12 B/s, ten times HBM's 3.35e12
-    assert H100_SXM.shared_memory_bandwidth_bytes_per_s == pytest.approx(33.50e12, rel=1e-3)
+    # 132 SMs x 128 B x 1.9798e9 Hz = 33.45e12 B/s, ten times HBM's 3.35e12
+    assert H100_SXM.shared_memory_bandwidth_bytes_per_s == pytest.approx(33.45e12, rel=1e-3)
     assert H100_SXM.shared_memory_bandwidth_bytes_per_s / get_gpu(
         "h100-sxm"
     ).memory_bandwidth_bytes_per_s == pytest.approx(10.0, rel=1e-2)
@@ -118,9 +131,13 @@ def test_memory_hierarchy_chart_rows_and_refusal() -> None:
     data = chart_data("memory-hierarchy", gpus=["h100-sxm"])
     assert [row[1:] for row in data.table_rows] == [
         ("Registers", "34.6 MB", "not published"),  # 132 x 256 KiB
-        ("Shared / L1", "34.6 MB", "33.5 TB/s"),  # 132 x 256 KiB; 132 x 128 B x 1.98 GHz
+        ("Shared / L1", "34.6 MB", "33.5 TB/s"),  # 132 x 256 KiB; 132 x 128 B x 1.9798 GHz = 33.45e12
         ("L2 cache", "52.4 MB", "not published"),  # 50 MiB
         ("HBM", "80.0 GB", "3.35 TB/s"),
     ]
+    # The A100 whitepaper prints its L2's read bandwidth per clock (5,120 bytes, against V100's 2,048);
+    # NVIDIA prints none for the H100's, nor for registers on either.
+    a100 = chart_data("memory-hierarchy", gpus=["a100-sxm-80gb"])
+    assert [row[1:] for row in a100.table_rows][2] == ("L2 cache", "41.9 MB", "5,120 bytes per clock")
     with pytest.raises(ChartError, match="mi300x"):
         chart_data("memory-hierarchy", gpus=["mi300x"])

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from calculators.charts import achieved, attention, hierarchy, matmul, serving
+from calculators.charts import achieved, attention, flops, formats, hierarchy, matmul, serving, speculative
 from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
 from calculators.charts.palette import ATTENTION_COLOURS, SCHEDULER_COLOURS, gpu_colour
 from calculators.charts.params import (
@@ -1064,6 +1064,24 @@ CHARTS: Mapping[str, ChartKind] = {
             achieved.BOUND_VS_CALIBRATED_PARAMS,
             achieved.bound_vs_calibrated,
             "decode's time per token against its throughput: the spec-peak bound and two calibrated engines",
+        ),
+        ChartKind(
+            "format-bits",
+            formats.FORMAT_BITS_PARAMS,
+            formats.format_bits,
+            "bits one value costs in memory per number format: its own bits and its share of a block's scale",
+        ),
+        ChartKind(
+            "attention-share",
+            flops.ATTENTION_SHARE_PARAMS,
+            flops.attention_share,
+            "attention's share of a decoded token's FLOPs as its context grows, one line per model",
+        ),
+        ChartKind(
+            "speculative-speedup",
+            speculative.SPECULATIVE_SPEEDUP_PARAMS,
+            speculative.speculative_speedup,
+            "speculative decoding's speed-up over plain decoding against the batch, per acceptance rate",
         ),
         ChartKind(
             "attention-vs-weights",

@@ -1,8 +1,9 @@
 """The inside-a-gpu lesson's chart: a GPU's memories, from the registers to HBM, by capacity.
 
 One bar per memory level and GPU on a log axis, so that 80 GB of HBM and a few tens of MB of on-chip SRAM fit
-on one picture; the table beside it adds each level's bandwidth where NVIDIA publishes one (HBM) or it follows
-from a published per-SM rate (shared memory, 128 bytes per SM per clock), and says "not published" otherwise.
+on one picture; the table beside it adds each level's bandwidth where NVIDIA publishes one (HBM; the A100's
+L2, per clock) or it follows from a published per-SM rate (shared memory, 128 bytes per SM per clock), and
+says "not published" otherwise.
 Every figure comes from the presets (:mod:`calculators.gpu_anatomy`). Standard library only.
 """
 
@@ -52,14 +53,16 @@ def memory_hierarchy(**given: Any) -> ChartData:
         gpu = GPUS[key]
         anatomy = gpu.anatomy
         assert anatomy is not None  # checked above
+        l2_per_clock = anatomy.l2_read_bytes_per_clock
         levels = (
             (anatomy.register_bytes, None),
-            (anatomy.l1_shared_bytes, anatomy.shared_memory_bandwidth_bytes_per_s),
-            (anatomy.l2_bytes, None),
-            (gpu.memory_capacity_bytes, gpu.memory_bandwidth_bytes_per_s),
+            (anatomy.l1_shared_bytes, format_value(anatomy.shared_memory_bandwidth_bytes_per_s, "TB/s")),
+            # Per clock, as the whitepaper prints it: it does not say which clock the L2 runs at.
+            (anatomy.l2_bytes, None if l2_per_clock is None else f"{l2_per_clock:,} bytes per clock"),
+            (gpu.memory_capacity_bytes, format_value(gpu.memory_bandwidth_bytes_per_s, "TB/s")),
         )
         for level, (capacity, bandwidth) in zip(LEVELS, levels, strict=True):
-            shown = "not published" if bandwidth is None else format_value(bandwidth, "TB/s")
+            shown = "not published" if bandwidth is None else bandwidth
             rows.append(
                 {
                     "gpu": short_gpu_name(key),

@@ -15,7 +15,7 @@ from calculators.hardware import GPUS
 from calculators.interconnect import INTERCONNECTS
 from calculators.models import MODELS
 from calculators.passes import LEVELS
-from calculators.precision import PRECISIONS
+from calculators.precision import FORMATS, PRECISIONS
 
 MAX_TOKENS = 1_048_576  # a chart axis beyond a million tokens says nothing a lesson needs
 MAX_BATCH = 4096
@@ -96,6 +96,21 @@ def read_model(_: str, value: Any) -> str:
     return value
 
 
+MAX_MODELS_PER_CHART = 3  # one ordered colour each (calculators.charts.palette.SEQUENTIAL_COLOURS)
+
+
+def read_models(name: str, value: Any) -> tuple[str, ...]:
+    """One to three model presets, none twice."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not 1 <= len(value) <= MAX_MODELS_PER_CHART:
+        raise _Invalid(f"expected a list of one to {MAX_MODELS_PER_CHART} model presets, got {value!r}")
+    keys = tuple(read_model(name, item) for item in value)
+    if len(set(keys)) != len(keys):
+        raise _Invalid(f"a model is listed twice in {list(keys)!r}")
+    return keys
+
+
 def read_precision(_: str, value: Any) -> str:
     if not isinstance(value, str) or value not in PRECISIONS:
         raise _Invalid(f"unknown precision {value!r}; allowed: {', '.join(PRECISIONS)}")
@@ -113,6 +128,22 @@ def read_precisions(name: str, value: Any) -> tuple[str, ...]:
     if len(set(keys)) != len(keys):
         raise _Invalid(f"a precision is listed twice in {list(keys)!r}")
     return keys
+
+
+def read_formats(_: str, value: Any) -> tuple[str, ...]:
+    """A non-empty list of number-format keys (``calculators.precision.FORMATS``), none twice."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not value:
+        raise _Invalid(f"expected a non-empty list of formats, got {value!r}; allowed: {', '.join(FORMATS)}")
+    for item in value:
+        if item not in FORMATS:
+            raise _Invalid(
+                f"unknown format {item!r};{_suggest(str(item), FORMATS)} allowed: {', '.join(FORMATS)}"
+            )
+    if len(set(value)) != len(value):
+        raise _Invalid(f"a format is listed twice in {list(value)!r}")
+    return tuple(value)
 
 
 def read_level(_: str, value: Any) -> str:
@@ -221,6 +252,24 @@ def read_rates(_: str, value: Any) -> tuple[float, ...]:
         rates.append(float(item))
     if rates != sorted(set(rates)):
         raise _Invalid(f"list the rates once each, in increasing order, got {list(value)!r}")
+    return tuple(rates)
+
+
+def read_acceptances(_: str, value: Any) -> tuple[float, ...]:
+    """Per-token acceptance rates of speculative decoding, each in [0, 1), at most three, in increasing order.
+
+    Three: a chart tells ordered series apart by shade, and the course's ramp has three
+    (:func:`calculators.charts.palette.sequential_colours`).
+    """
+    if not isinstance(value, list | tuple) or not 0 < len(value) <= 3:
+        raise _Invalid(f"expected a list of one to three acceptance rates such as [0.6, 0.8], got {value!r}")
+    rates = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, int | float) or not 0 <= item < 1:
+            raise _Invalid(f"expected acceptance rates from 0 up to (not including) 1, got {item!r}")
+        rates.append(float(item))
+    if rates != sorted(set(rates)):
+        raise _Invalid(f"list the acceptance rates once each, in increasing order, got {list(value)!r}")
     return tuple(rates)
 
 

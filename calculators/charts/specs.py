@@ -21,7 +21,13 @@ import altair as alt
 from calculators.charts.content import ChartData, Row
 from calculators.charts.data import chart_data
 from calculators.charts.hierarchy import LEVELS
-from calculators.charts.palette import MEMORY_COLOURS, NEUTRAL, PHASE_COLOURS, PRECISION_COLOURS
+from calculators.charts.palette import (
+    FORMAT_PART_COLOURS,
+    MEMORY_COLOURS,
+    NEUTRAL,
+    PHASE_COLOURS,
+    PRECISION_COLOURS,
+)
 
 # Every chart is drawn for the width it is shown at, so the page never shrinks it (text stays at its size):
 # - the wide drawing is WIDE_WIDTH px in all, axes, legends and padding included. charts.css shows it in
@@ -418,6 +424,43 @@ def ridge_points_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     )
     step = (14 if len(precisions) == 1 else 11) if not narrow else (16 if len(precisions) == 1 else 15)
     chart = alt.layer(bars, values).properties(height=alt.Step(step))
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
+def format_bits_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Horizontal stacked bars, one per format in the order given: the value's own bits, then the scale's
+    share; the total written at each bar's end."""
+    rows = data.datasets["bits"]
+    order = list(dict.fromkeys(row["format"] for row in rows))
+    parts = list(dict.fromkeys(row["part"] for row in rows))
+    narrow = _narrow(width)
+    y = alt.Y("format:N", title=None, sort=order, axis=alt.Axis(labelLimit=110) if narrow else alt.Axis())
+    x = alt.X("bits:Q", title="Bits per value", stack="zero", axis=alt.Axis(format=NUMBER))
+    colour = alt.Color(
+        "part:N",
+        title=None,
+        sort=parts,
+        scale=alt.Scale(domain=parts, range=[FORMAT_PART_COLOURS[part] for part in parts]),
+        legend=alt.Legend(orient="bottom"),
+    )
+    tip = [
+        alt.Tooltip("format:N", title="format"),
+        alt.Tooltip("part:N", title="part"),
+        alt.Tooltip("bits:Q", title="bits per value", format=",.3~g"),
+        alt.Tooltip("total:Q", title="total bits per value", format=",.3~g"),
+    ]
+    bars = (
+        alt.Chart(_data("bits"))
+        .mark_bar(cornerRadiusEnd=2)
+        .encode(x, y, colour, alt.Order("order:Q"), tooltip=tip)
+    )
+    totals = (
+        alt.Chart(_data("bits"))
+        .transform_filter(alt.datum.part == parts[0])
+        .mark_text(align="left", dx=4)
+        .encode(alt.X("total:Q"), y, text=alt.Text("total:Q", format=",.3~g"))
+    )
+    chart = alt.layer(bars, totals).properties(height=alt.Step(22 if not narrow else 24))
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
@@ -922,6 +965,89 @@ def gemm_efficiency_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
+def attention_share_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Attention's share of a token's FLOPs against context (log x), a line per model, 50% as a dashed rule.
+
+    The colours come with the rows (models ordered by size), so a widget that swaps rows keeps them; each
+    line's value at the chosen context is marked and labelled.
+    """
+    lines = data.datasets["lines"]
+    x = alt.X(
+        **_log_axis(
+            "context", "Tokens attended to (context)", [r["context"] for r in lines],
+            plot_width=_plot_width(width, 50),
+        )
+    )  # fmt: skip
+    y = alt.Y(
+        "share_pct:Q",
+        title="Attention's share of the token's FLOPs (%)",
+        scale=alt.Scale(domain=[0, 100]),
+        axis=alt.Axis(format=",.0f"),
+    )
+    legend = alt.Legend(
+        orient="bottom" if _narrow(width) else "top-left", direction="vertical", columns=1, labelLimit=0
+    )
+    colour = rows_colour("series", title=None, legend=legend)
+    tip = [
+        alt.Tooltip("series:N", title="model"),
+        alt.Tooltip("context:Q", title="context (tokens)", format=",.0f"),
+        alt.Tooltip("weights_gflop:Q", title="weight products (GFLOP)", format=",.3~g"),
+        alt.Tooltip("attention_gflop:Q", title="attention (GFLOP)", format=",.3~g"),
+        alt.Tooltip("share_pct:Q", title="attention's share (%)", format=",.1f"),
+    ]
+    drawn = alt.Chart(_data("lines")).mark_line(strokeWidth=2.5).encode(x, y, colour, tooltip=tip)
+    hover = alt.Chart(_data("lines")).mark_point(size=40, opacity=0).encode(x, y, tooltip=tip)
+    even = alt.Y("share_pct:Q")
+    rule = alt.Chart(_data("even")).mark_rule(strokeDash=[6, 4], color="currentColor").encode(y=even)
+    rule_label = (
+        alt.Chart(_data("even"))
+        .mark_text(align="right", baseline="bottom", dx=-4, dy=-4, x="width")
+        .encode(y=even, text="label:N")
+    )
+    marks = alt.Chart(_data("marks")).mark_point(filled=True, size=70).encode(x, y, colour, tooltip=tip)
+    labels = alt.Chart(_data("marks")).mark_text(align="right", dx=-8, dy=-8).encode(x, y, text="label:N")
+    chart = alt.layer(drawn, hover, rule, rule_label, marks, labels).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
+def speculative_speedup_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Speed-up against the batch (log axis), one line per acceptance rate, a rule at break-even (1)."""
+    colour = rows_colour("series", title=None, legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5))
+    rows = data.datasets["points"]
+    x = alt.X(
+        **_log_axis(
+            "batch", "Batch (sequences decoded together, log scale)", [r["batch"] for r in rows],
+            plot_width=_plot_width(width, 50),
+        )
+    )  # fmt: skip
+    y = alt.Y("speedup:Q", title="Speed-up over plain decoding", axis=alt.Axis(format=NUMBER))
+    tip = [
+        alt.Tooltip("series:N", title=""),
+        alt.Tooltip("batch:Q", title="batch"),
+        alt.Tooltip("speedup:Q", title="speed-up", format=".2f"),
+        alt.Tooltip("tokens_per_step:Q", title="tokens per step", format=".2f"),
+        alt.Tooltip("verify:N", title=""),
+        alt.Tooltip("fits:N", title="memory"),
+    ]
+    line = alt.Chart(_data("points")).mark_line(strokeWidth=2).encode(x, y, colour, alt.Order("batch:Q"))
+    fill = alt.Fill(
+        "fits:N", scale=alt.Scale(domain=["fits", "does not fit"], range=["currentColor", "transparent"]),
+        legend=None,
+    )  # fmt: skip
+    points = (
+        alt.Chart(_data("points"))
+        .mark_point(size=40, opacity=1, filled=False, strokeWidth=1.5)
+        .encode(x, y, colour, fill, tooltip=tip)
+    )
+    even = (
+        alt.Chart(alt.Data(values=[{"speedup": 1.0}]))  # type: ignore[no-untyped-call]
+        .mark_rule(strokeDash=[4, 4], color=NEUTRAL)
+        .encode(y=alt.Y("speedup:Q"))
+    )
+    chart = alt.layer(even, line, points).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
 def attention_vs_weights_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Time per token against context, log-log: a phase's colour for its two lines, attention solid and the
     weight products dashed; where attention passes the weights, a point and its label."""
@@ -990,6 +1116,9 @@ BUILDERS: Mapping[str, Callable[[ChartData, int], Any]] = {
     "serving-latency": serving_latency_chart,
     "batch-tradeoff": batch_tradeoff_chart,
     "bound-vs-calibrated": batch_tradeoff_chart,  # the same fields, three series
+    "format-bits": format_bits_chart,
+    "attention-share": attention_share_chart,
+    "speculative-speedup": speculative_speedup_chart,
     "attention-vs-weights": attention_vs_weights_chart,
     "memory-hierarchy": memory_hierarchy_chart,
     "gemm-efficiency": gemm_efficiency_chart,

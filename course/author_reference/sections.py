@@ -24,16 +24,24 @@ from calculators.passes import PassResult
 from calculators.precision import PRECISIONS
 from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming
+from calculators.speculative import SpeculativeResult
 from calculators.units import UNITS, format_value
 
 # Example arguments for methods whose parameters have no default, by parameter name.
-EXAMPLE_ARGUMENTS: dict[str, str] = {"prompt_tokens": "2000", "context_tokens": "2000", "precision": '"bf16"'}
+EXAMPLE_ARGUMENTS: dict[str, str] = {
+    "prompt_tokens": "2000",
+    "context_tokens": "2000",
+    "precision": '"bf16"',
+    "acceptance": "0.8",
+    "proposed": "4",
+}
 # The objects a lesson reaches through an expression, and the expression that reaches each.
 QUANTITY_SOURCES: dict[str, tuple[type, str]] = {
     "scenario": (Scenario, "Scenario()"),
     "pass-result": (PassResult, "Scenario().decode()"),
     "request-timing": (RequestTiming, "Scenario().request(2000, 256)"),
     "memory-footprint": (MemoryFootprint, "Scenario().memory(batch=8, context_tokens=4000)"),
+    "speculative-result": (SpeculativeResult, "Scenario().speculative(0.8, 4)"),
     "gpu": (GPU, 'gpu("h100-sxm")'),
     "model": (Model, 'model("llama-3.1-8b")'),
 }

@@ -35,9 +35,9 @@ from calculators import Scenario, format_value, get_gpu
 # %%
 FLOPS_PER_FMA = 2
 chips = {
-    # key: (SMs, tensor cores per SM, FMA per tensor core per clock, FP32 cores per SM, datasheet FP32 peak)
-    "h100-sxm": (132, 4, 512, 128, 67e12),
-    "h100-pcie": (114, 4, 512, 128, 51e12),
+    # key: (SMs, tensor cores per SM, FMA per tensor core per clock, FP32 cores per SM, whitepaper FP32 peak)
+    "h100-sxm": (132, 4, 512, 128, 66.9e12),
+    "h100-pcie": (114, 4, 512, 128, 51.2e12),
     "a100-sxm-80gb": (108, 4, 256, 64, 19.5e12),
 }
 for key, (sms, cores, fma, fp32_cores, fp32_peak) in chips.items():
@@ -59,17 +59,17 @@ for key, (sms, cores, fma, fp32_cores, fp32_peak) in chips.items():
 
 # %% [markdown]
 # The A100's two clocks agree with the 1,410 MHz its whitepaper prints; the H100's tensor peak is quoted at
-# 1.83 GHz, below the 1.98 GHz of its FP32 peak. That is why its matrix peak is about 15 times the vector
-# peak, not the 16 of the per-clock rates.
+# 1.83 GHz, below the 1.98 GHz of its FP32 peak (the PCIe card: 1.62 against 1.755 GHz). That is why its
+# matrix peak is about 15 times the vector peak, not the 16 of the per-clock rates.
 
 # %%
 h100 = get_gpu("h100-sxm")
 assert h100.anatomy is not None
 per_clock_ratio = (4 * 512) / 128
-published_ratio = h100.peak_flops_per_s("bf16") / 67e12
+published_ratio = h100.peak_flops_per_s("bf16") / 66.9e12
 print(f"per clock: {per_clock_ratio:.0f}x; published peaks: {published_ratio:.2f}x")
 assert per_clock_ratio == h100.anatomy.tensor_to_vector_per_clock
-assert math.isclose(published_ratio, per_clock_ratio * 1.8300 / 1.9827, rel_tol=1e-3)
+assert math.isclose(published_ratio, per_clock_ratio * 1.8300 / 1.9798, rel_tol=1e-3)
 
 # %% [markdown]
 # ## A clock cut under the power limit
@@ -99,7 +99,7 @@ registers = 132 * 256 * KIB
 shared_l1 = 132 * 256 * KIB
 l2 = 50 * MIB
 on_chip = registers + shared_l1 + l2
-boost_clock = 67e12 / (132 * 128 * FLOPS_PER_FMA)  # the clock the FP32 peak implies
+boost_clock = 66.9e12 / (132 * 128 * FLOPS_PER_FMA)  # the clock the FP32 peak implies
 shared_bandwidth = 132 * 128 * boost_clock  # 128 bytes per SM per clock
 for name, size in (("registers", registers), ("shared/L1", shared_l1), ("L2", l2), ("on chip", on_chip)):
     print(f"{name:>10}: {format_value(size, 'MB')}")
