@@ -80,6 +80,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "speculative-speedup": ("speculative-speedup", {"max_batch": 16, "acceptance": [0.6, 0.8]}),
     "attention-vs-weights": ("attention-vs-weights", {"max_context": 4096}),
     "memory-hierarchy": ("memory-hierarchy", {}),
+    "gemm-efficiency": ("gemm-efficiency", {"max_tokens": 512}),
 }
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from calculators.charts import achieved, attention, flops, formats, hierarchy, serving, speculative
+from calculators.charts import achieved, attention, flops, formats, hierarchy, matmul, serving, speculative
 from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
 from calculators.charts.palette import ATTENTION_COLOURS, SCHEDULER_COLOURS, gpu_colour
 from calculators.charts.params import (
@@ -1094,6 +1094,13 @@ CHARTS: Mapping[str, ChartKind] = {
             hierarchy.MEMORY_HIERARCHY_PARAMS,
             hierarchy.memory_hierarchy,
             "a GPU's memories from registers to HBM, by capacity, with bandwidths where published",
+        ),
+        ChartKind(
+            "gemm-efficiency",
+            matmul.GEMM_EFFICIENCY_PARAMS,
+            matmul.gemm_efficiency,
+            "share of peak FLOP/s one weight product reaches by its token count: bound, tiles and waves, "
+            "calibrated",
         ),
     )
 }

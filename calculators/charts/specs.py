@@ -933,6 +933,38 @@ def batch_tradeoff_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
+def gemm_efficiency_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Share of peak FLOP/s against tokens (log), one line per figure; the critical batch as a dotted rule."""
+    rows = data.datasets["points"]
+    colour = rows_colour("series", title=None, legend=alt.Legend(orient="top-left", symbolType="stroke"))
+    x = alt.X(
+        **_log_axis(
+            "tokens", "Tokens through the weight (log scale)", [r["tokens"] for r in rows],
+            plot_width=_plot_width(width, 60),
+        )
+    )  # fmt: skip
+    y = alt.Y(
+        "share:Q", title="Share of peak FLOP/s", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])
+    )
+    tip = [
+        alt.Tooltip("series:N", title=""),
+        alt.Tooltip("tokens:Q", title="tokens", format=",.0f"),
+        alt.Tooltip("share:Q", title="share of peak", format=".1%"),
+        alt.Tooltip("waves:Q", title="waves", format=",.0f"),
+        alt.Tooltip("bound:N", title="roofline"),
+    ]
+    line = alt.Chart(_data("points")).mark_line(strokeWidth=2).encode(x, y, colour, alt.Order("tokens:Q"))
+    hover = alt.Chart(_data("points")).mark_point(size=30, opacity=0).encode(x, y, tooltip=tip)
+    rule = alt.Chart(_data("marks")).mark_rule(strokeDash=[3, 3], color="currentColor").encode(x)
+    label = (
+        alt.Chart(_data("marks"))
+        .mark_text(align="right", dx=-4, y=8, color="currentColor")
+        .encode(x, text="label:N")
+    )
+    chart = alt.layer(line, hover, rule, label).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
 def attention_share_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Attention's share of a token's FLOPs against context (log x), a line per model, 50% as a dashed rule.
 
@@ -1089,6 +1121,7 @@ BUILDERS: Mapping[str, Callable[[ChartData, int], Any]] = {
     "speculative-speedup": speculative_speedup_chart,
     "attention-vs-weights": attention_vs_weights_chart,
     "memory-hierarchy": memory_hierarchy_chart,
+    "gemm-efficiency": gemm_efficiency_chart,
 }
 
 # Where a course chart shown in a notebook keeps its narrow variant for the notebook renderer
