@@ -29,22 +29,14 @@ multiplied.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 
 from calculators import calibration as fitted
-from calculators.hardware import GPU, get_gpu
+from calculators.hardware import GPU, GPUS, get_gpu
 from calculators.precision import get_precision
 from calculators.roofline import ridge_point, roofline_time
 from calculators.setting import active_setting
 from calculators.validation import choice, count
-
-# Streaming multiprocessors per GPU, from NVIDIA's architecture whitepapers: the H100 SXM5 has 132 SMs and
-# the H100 PCIe 114 ("NVIDIA H100 Tensor Core GPU Architecture", 2022, the H100 SXM5 and PCIe unit lists
-# and the A100/H100 comparison table); the A100 has 108 ("NVIDIA A100 Tensor Core GPU Architecture",
-# 2020, the A100 unit list). Only GPUs with a published count are listed; others are given by ``sms``.
-SM_COUNTS: Mapping[str, int] = MappingProxyType({"h100-sxm": 132, "h100-pcie": 114, "a100-sxm-80gb": 108})
 
 DEFAULT_TILE = (128, 128)  # one of the guide's typical cuBLAS tiles (2.3); 256x128 is another
 MAX_DIMENSION = 1 << 24  # 16.8 million rows or columns: past any layer of any model
@@ -95,6 +87,18 @@ class Gemm:
         return self.flops / self.time_s
 
 
+def sm_count(gpu: str | GPU) -> int:
+    """The GPU's streaming multiprocessors, from its preset's anatomy (:mod:`calculators.gpu_anatomy`, which
+    cites NVIDIA's architecture whitepapers); a GPU without one raises ``ValueError``."""
+    chip = get_gpu(gpu)
+    if chip.anatomy is None:
+        raise ValueError(
+            f"no published SM count for {chip.name} in its preset; give sms=... or use a GPU with one: "
+            + ", ".join(sorted(key for key, preset in GPUS.items() if preset.anatomy is not None))
+        )
+    return chip.anatomy.sm_count
+
+
 def gemm(
     m: int,
     n: int,
@@ -110,7 +114,7 @@ def gemm(
 ) -> Gemm:
     """An ``m`` x ``k`` by ``k`` x ``n`` product in ``precision`` on ``gpu``, with tiles and waves counted.
 
-    ``sms`` defaults to the GPU's published SM count (:data:`SM_COUNTS`); ``mode`` and ``calibration``
+    ``sms`` defaults to the GPU's published SM count (:func:`sm_count`); ``mode`` and ``calibration``
     default to the active model setting (else spec peaks and "current"), so :attr:`Gemm.time_s` follows
     the course's setting like every other figure.
     """
@@ -121,12 +125,7 @@ def gemm(
     tile_n = count("tile_n", tile_n, maximum=1024)
     chip = get_gpu(gpu)
     if sms is None:
-        if chip.key not in SM_COUNTS:
-            known = ", ".join(SM_COUNTS)
-            raise ValueError(
-                f"no published SM count for {chip.name}; give sms=... or use a GPU with one: {known}"
-            )
-        sms = SM_COUNTS[chip.key]
+        sms = sm_count(chip)
     sms = count("sms", sms, maximum=10_000)
     setting = active_setting()
     mode = choice("mode", mode or (setting.mode if setting else "peak"), fitted.MODES)

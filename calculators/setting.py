@@ -51,13 +51,15 @@ SPEC_PEAK = ModelSetting("spec peak", "peak", "current", kv_traffic=True)
 BOTH_MODES = (COURSE_SETTING, SPEC_PEAK)
 """The settings a comparative claim is checked under."""
 
-SITE_SETTING: ModelSetting | None = None
-"""The setting the site computes its figures under (prose, quizzes, charts, widgets): the one place to switch.
+SITE_SETTING: ModelSetting | None = COURSE_SETTING
+"""The setting the site computes its figures under (prose, quizzes, charts, widgets, the reference page): the
+one place to switch.
 
-None (each expression's own defaults: spec peaks, KV reads as each call defaults) until the lessons are moved
-to :data:`COURSE_SETTING`: under it the serving lessons' workloads overload one GPU (the calibrated step with
-a 512-token chunk is 16.7 ms, not 8.4 ms), so each lesson's rates, objectives and conclusions must be
-rewritten with the switch, not after it. Comparative claims are checked under :data:`BOTH_MODES` already.
+It is :data:`COURSE_SETTING`: every lesson's rates, objectives and conclusions were rewritten for it when it
+was thrown (the serving lessons' workloads had been sized for spec-peak steps and overloaded one GPU under
+it). Setting it back to None would compute each expression with the calculators' own defaults (spec peaks,
+no KV reads) and silence the what-if check (``course.numbers.departures``): the lessons' prose would then
+contradict their figures. Comparative claims are checked under :data:`BOTH_MODES` either way.
 """
 
 _ACTIVE: ContextVar[ModelSetting | None] = ContextVar("model_setting", default=None)
@@ -85,6 +87,20 @@ R = TypeVar("R")
 def site_setting() -> ModelSetting | None:
     """:data:`SITE_SETTING`, read when called (so a test may set it for one build)."""
     return SITE_SETTING
+
+
+def describe(setting: ModelSetting | None) -> str:
+    """One sentence naming the setting figures are computed in, for a widget's stated assumptions."""
+    if setting is None:
+        return "Times at spec-sheet peaks (the calculators' own defaults); KV-cache reads where switched on."
+    reads = "attention's reads of the KV cache counted" if setting.kv_traffic else "KV-cache reads left out"
+    if setting.mode == "peak":
+        return f"Times at spec-sheet peaks (dense FLOP/s, full memory bandwidth), {reads}."
+    engine = "a CUDA-graph engine of today" if setting.calibration == "current" else "the engines of 2023-24"
+    return (
+        f"Times in the course's model setting: calibrated to what {engine} measures (kernel curves fitted to "
+        f"published profiles, a per-step overhead), {reads}."
+    )
 
 
 def setting_key(setting: ModelSetting | None) -> str:

@@ -24,6 +24,7 @@ from calculators.charts.content import short_gpu_name
 from calculators.charts.palette import (
     ATTENTION_COLOURS,
     DARK_BACKGROUND,
+    FORMAT_PART_COLOURS,
     GPU_COLOURS,
     LIGHT_BACKGROUND,
     MEMORY_COLOURS,
@@ -71,6 +72,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "batch-tradeoff": ("batch-tradeoff", {"max_batch": 16}),
     "bound-vs-calibrated": ("bound-vs-calibrated", {"max_batch": 16}),
+    "format-bits": ("format-bits", {}),
     "attention-share": (
         "attention-share",
         {"models": ["llama-3.1-8b", "llama-3.1-70b"], "context": 2048, "max_context": 4096},
@@ -78,6 +80,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "speculative-speedup": ("speculative-speedup", {"max_batch": 16, "acceptance": [0.6, 0.8]}),
     "attention-vs-weights": ("attention-vs-weights", {"max_context": 4096}),
     "memory-hierarchy": ("memory-hierarchy", {}),
+    "gemm-efficiency": ("gemm-efficiency", {"max_tokens": 512}),
 }
 
 
@@ -433,6 +436,7 @@ def test_palette_gives_every_gpu_and_phase_its_own_readable_colour() -> None:
         *GPU_COLOURS.values(),
         *PHASE_COLOURS.values(),
         *PRECISION_COLOURS.values(),
+        *FORMAT_PART_COLOURS.values(),
         *SCHEDULER_COLOURS.values(),
         *(colour for state, colour in MEMORY_COLOURS.items() if state != "free"),
         *ATTENTION_COLOURS.values(),

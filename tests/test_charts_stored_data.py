@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT
 
 from calculators.charts import ChartError, chart_data
+from calculators.setting import site_setting, using
 from course.charts import stored_data
 from course.charts.extension import _fence_blocks, parse_block
 from course.charts.stored_data import DATA_FOLDER, decoded, encoded, stored_chart_data
@@ -57,7 +58,8 @@ def test_every_course_chart_comes_back_from_the_store_as_computed(
     block: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     name, params = block.name, block.params  # type: ignore[attr-defined]
-    computed = chart_data(name, **params)
+    with using(site_setting()):  # the site draws its charts in its model setting (course.charts.stored_data)
+        computed = chart_data(name, **params)
     assert decoded(encoded(computed)) == computed
     assert stored_chart_data(name, params, tmp_path) == computed  # computed and stored
     monkeypatch.setattr(stored_data, "chart_data", None)  # read back, or it fails

@@ -101,3 +101,22 @@ def test_expressions_can_quote_a_product() -> None:
     assert evaluate_number('critical_tokens(4096, 14336, "h100-sxm")') == pytest.approx(
         critical_tokens(4096, 14336)
     )
+
+
+def test_the_chart_marks_the_critical_batch_and_the_edges_of_each_tile_row() -> None:
+    from calculators.charts import ChartError, chart_data
+
+    data = chart_data("gemm-efficiency", max_tokens=512)
+    (mark,) = data.datasets["marks"]
+    assert mark["tokens"] == pytest.approx(critical_tokens(4096, 14336))
+    tokens = {row["tokens"] for row in data.datasets["points"]}
+    assert {128, 129, 256, 257, 384, 385, 512} <= tokens  # a new row of 128-row tiles starts past each
+    padded = {
+        row["tokens"]: row["share"]
+        for row in data.datasets["points"]
+        if row["series"] == "bound with tiles and waves"
+    }
+    # 384 tokens: 3 rows of 112 tiles, 336 tiles in 3 waves of 132; 385: 448 tiles in 4 waves, more maths time
+    assert padded[385] < padded[384]
+    with pytest.raises(ChartError, match="SM count"):
+        chart_data("gemm-efficiency", gpu="b200")

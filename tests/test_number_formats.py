@@ -140,3 +140,17 @@ def test_expressions_reach_formats() -> None:
     assert evaluate_number('number_format("int4").with_block(64, 16).bits_per_value') == pytest.approx(4.25)
     with pytest.raises(ValueError, match="format must be one of"):
         get_format("fp6")
+
+
+def test_format_bits_chart_splits_each_value_into_its_bits_and_its_scale() -> None:
+    from calculators.charts import chart_data
+
+    data = chart_data("format-bits", formats=["nvfp4", "mxfp4", "bf16"])
+    parts = {(row["format"], row["part"]): row["bits"] for row in data.datasets["bits"]}
+    assert parts[("NVFP4", "the value's own bits")] == 4
+    assert parts[("NVFP4", "its share of the block's scale")] == pytest.approx(8 / 16)
+    assert parts[("MXFP4", "its share of the block's scale")] == pytest.approx(8 / 32)
+    assert ("BF16", "its share of the block's scale") not in parts  # no block, no bar
+    assert [row[-1] for row in data.table_rows] == ["4.5", "4.25", "16"]
+    with pytest.raises(ValueError, match="unknown format 'fp6'"):
+        chart_data("format-bits", formats=["fp6"])

@@ -23,7 +23,9 @@ from pypdf.generic import ContentStream
 
 from course.lesson_format.lessons import load_course
 from course.pdf.combine import (
+    COVER_PAGE,
     PRINT_DESCRIPTION,
+    PRINT_PAGE,
     Chapter,
     NavPage,
     NavSection,
@@ -67,13 +69,15 @@ class CoursePdf:
 
 
 def normalise(text: str) -> str:
-    """Text as compared: NFKC (ligatures apart), hyphen variants as '-', whitespace collapsed.
+    """Text as compared: NFKC (ligatures apart), hyphens as "-", whitespace collapsed (none in brackets).
 
     A line that ends in a word's hyphen ("2,000-" then "token") is joined back, as the reader reads it.
     """
     text = unicodedata.normalize("NFKC", text).replace("\u2010", "-").replace("\u2011", "-")
     text = " ".join(re.sub(r"(?<=\w)-\s*\n\s*", "-", text).split())
-    return re.sub(r" (?=[.,;:!?)])", "", text)  # get_text(" ") puts a space between a link and its full stop
+    # get_text(" ") puts a space between a link and its full stop, or a citation's link and its brackets; the
+    # PDF's text puts one inside a formula's ceiling brackets: no space inside brackets or before punctuation.
+    return re.sub(r" (?=[.,;:!?)\]⌉⌋])|(?<=[(\[⌈⌊]) ", "", text)
 
 
 @pytest.fixture(scope="session")
@@ -437,3 +441,29 @@ def test_unknown_paper_is_refused(pdf_site: Path, tmp_path: Path) -> None:
 def test_each_lesson_ends_with_its_references_in_the_pdf(course_pdf: CoursePdf) -> None:
     assert "arXiv:2403.02310" in course_pdf.text  # Sarathi-Serve, cited by key in prefill-vs-decode
     assert "2403.02369" not in course_pdf.text  # the wrong identifier the lesson used to link
+
+
+def test_prose_may_name_nan_but_a_figure_that_did_not_compute_is_refused(
+    tmp_path: Path, browser: Any
+) -> None:
+    # The number-formats lesson says FP8 keeps one bit pattern for NaN: prose, not a failed figure. A computed
+    # figure printing "nan", or one the build marked as failed, is what the check is for.
+    chapter = (
+        '<section class="rp-print-chapter" data-url="gpu/number-formats/"><h1>Formats</h1>'
+        "<p>E4M3 keeps only the all-ones pattern for NaN, and none for infinities.</p>{figure}</section>"
+    )
+    page = '<!doctype html><html><body><div class="md-typeset rp-print">{body}</div></body></html>'
+    (tmp_path / COVER_PAGE).write_text("<!doctype html><html><body><p>Cover</p></body></html>")
+    (tmp_path / PRINT_DESCRIPTION).write_text(json.dumps({"info": {"name": "Ridgepoint"}, "chapters": []}))
+    cases = {
+        '<p>Its largest value is <span class="rp-number">448</span>.</p>': [],
+        '<p>Its largest value is <span class="rp-number">nan</span>.</p>': ["gpu/number-formats/"],
+        '<p>It is <span class="rp-number rp-number--error">{{ bad }}</span>.</p>': ["gpu/number-formats/"],
+    }
+    for figure, expected in cases.items():
+        (tmp_path / PRINT_PAGE).write_text(page.format(body=chapter.format(figure=figure)))
+        report = print_course(tmp_path, tmp_path / "out.pdf", browser=browser, strict=False)
+        failed = [p.split(":")[0] for p in report.problems if "did not compute" in p]
+        assert failed == expected, report.problems
+        if not expected:
+            assert report.problems == []  # the prose's NaN is not a failure

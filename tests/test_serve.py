@@ -75,7 +75,7 @@ def test_serve_shows_a_lesson_problem_in_the_page_and_keeps_serving(tmp_path: Pa
         assert "Fix: <code>" in page
         claim = docs / "foundations" / "claim-off.md"
         claim.write_text(
-            claim.read_text(encoding="utf-8").replace("about 9 ms", "about 5 ms"), encoding="utf-8"
+            claim.read_text(encoding="utf-8").replace("about 9 ms", "about 7 ms"), encoding="utf-8"
         )
         page = _wait_for(page_url, "rp-problems", present=False)
         assert "Fixture lesson" in page or "good" in page.lower()

@@ -62,9 +62,13 @@ def test_served_runs_keep_their_books() -> None:
 def test_chunking_bounds_the_inter_token_latency_that_prefill_first_lets_grow() -> None:
     chunked = served("course", rate=30, scheduler="chunked", replicas=2)
     assert chunked.itl_s.p99 < served("course", rate=30, scheduler="continuous", replicas=2).itl_s.p99
-    # a decode pool never runs a prefill: its tokens come at the pace of a plain decode step
+    # A decode pool never runs a prefill, so its gaps stay below the chunked replicas' (10.7 ms against
+    # 11.5 ms at spec peaks); but the course workload counts the KV-cache reads, and each of its steps reads
+    # the caches of the ~38 requests it carries, so the gaps are well above a plain step of one request
+    # (4.78 ms).
     split = served("course", rate=30, scheduler="disaggregated")
-    assert split.itl_s.p99 == pytest.approx(chunk_step_s(1, 0), rel=0.05)
+    assert split.itl_s.p99 < chunked.itl_s.p99
+    assert split.itl_s.p99 > 1.5 * chunk_step_s(1, 0)
 
 
 def test_disaggregation_needs_gpus_on_both_sides() -> None:
@@ -83,7 +87,7 @@ def test_one_wrapper_serves_every_lesson_run() -> None:
     w = COURSE_WORKLOAD
     spelled_out = run_named(
         "dense-8b",
-        kv_traffic=False,
+        kv_traffic=True,  # the course preset counts attention's reads of the KV cache, as the course does
         scheduler="chunked",
         requests=400,
         rate=20,

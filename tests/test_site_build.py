@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from calculators import UNITS, evaluate_number, format_value
-from calculators.setting import BOTH_MODES, site_setting, using
+from calculators.setting import BOTH_MODES, COURSE_SETTING, SPEC_PEAK, site_setting, using
 from course.lesson_format.lessons import load_course
 from course.lesson_format.navigation import build_nav, reading_order
 from course.numbers.comparisons import parse_comparison
@@ -76,6 +76,17 @@ def test_every_quoted_number_equals_the_calculators(built_site: Path) -> None:
                 value = evaluate_number(attrs["data-expr"])
             assert float(attrs["data-value"]) == pytest.approx(value, rel=1e-12), where
             unit = attrs["data-unit"]
+            shown, _, bound = shown.partition(" (bound ")  # `| bound`: the spec-peak figure in brackets
+            if bound:
+                with using(SPEC_PEAK):
+                    peak = evaluate_number(attrs["data-expr"])
+                fmt = attrs.get("data-format", "")  # a claim's bound is printed with the unit's default
+                assert bound.removesuffix(")") == format_value(
+                    peak,
+                    unit,
+                    digits=int(fmt[0]) if fmt.endswith("sig") else None,
+                    decimals=int(fmt[1]) if fmt.endswith("f") else None,
+                ), where
             if "data-tolerance" in attrs:  # a claim written as the lesson rounds it
                 text = attrs["data-tolerance"]
                 tolerance = Tolerance(float(text.rstrip("%")), relative=text.endswith("%"))
@@ -90,6 +101,18 @@ def test_every_quoted_number_equals_the_calculators(built_site: Path) -> None:
             checked += 1
     if any(COURSE.lessons):
         assert checked > 0, "the lessons quote no computed number at all"
+
+
+def test_the_built_site_computes_in_the_course_setting(built_site: Path) -> None:
+    """The switch is thrown (issue 26): the lessons' figures are the calibrated estimate with the KV-cache
+    reads counted, not the spec-peak bound; this fails if SITE_SETTING is set back to None."""
+    assert site_setting() == COURSE_SETTING
+    with using(COURSE_SETTING):
+        step = evaluate_number("Scenario().decode().time_s")  # 6.68 ms calibrated; the bound is 4.78 ms
+    page = _page(built_site, "serving/prefill-vs-decode.md")
+    assert f'data-expr="Scenario().decode().time_s" data-unit="ms" data-value="{step!r}"' in page
+    assert "(bound " in page  # figures print their spec-peak bound beside them where the gap matters
+    assert "Times in the course&#x27;s model setting: calibrated" in page  # the widget says which setting
 
 
 def test_every_comparative_claim_shown_holds_in_both_modes(built_site: Path) -> None:

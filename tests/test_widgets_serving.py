@@ -16,8 +16,8 @@ import pytest
 
 from calculators import Scenario, make_setup
 from calculators.browser import handle
-from calculators.browser.code_cell import run
 from calculators.charts import chart_data
+from calculators.setting import site_setting, using
 from calculators.simulator import (
     SLO,
     ContinuousBatching,
@@ -34,14 +34,16 @@ def ask(state: dict[str, object]) -> dict[str, object]:
 
 def test_defaults_are_the_simulators_own_run() -> None:
     result = ask({})["result"]
-    # 100 requests at 10/s, 512-token prompts, 128-token answers, Llama-3.1 8B on an H100, KV reads counted.
-    direct = simulate(
-        poisson_workload(10.0, 100, 512, 128, seed=0),
-        make_setup("llama-3.1-8b", "h100-sxm", kv_traffic=True),
-        ContinuousBatching(256, 8192),
-        memory=MemoryConfig("paged", 16),
-        slo=SLO(1.0, 0.05),
-    ).summary
+    # 100 requests at 10/s, 512-token prompts, 128-token answers, Llama-3.1 8B on an H100, KV reads counted,
+    # in the page's model setting (the course's: calibrated), as the widget computes it.
+    with using(site_setting()):
+        direct = simulate(
+            poisson_workload(10.0, 100, 512, 128, seed=0),
+            make_setup("llama-3.1-8b", "h100-sxm", kv_traffic=True),
+            ContinuousBatching(256, 8192),
+            memory=MemoryConfig("paged", 16),
+            slo=SLO(1.0, 0.05),
+        ).summary
     values = result["values"]
     assert values["output_tokens_per_s"] == direct["output_tokens_per_s"]
     assert values["tpot_p50_s"] == direct["tpot_s"]["p50"]
@@ -51,7 +53,7 @@ def test_defaults_are_the_simulators_own_run() -> None:
 
 def test_the_python_behind_it_prints_the_same_figures() -> None:
     result = ask({"scheduler": "static", "batch_size": "8", "rate": "25"})["result"]
-    ran = run(result["python"])
+    ran = json.loads(handle(json.dumps({"run": result["python"]})))["result"]  # in the page's setting
     assert ran["ok"], ran["error"]
     assert f"{result['values']['output_tokens_per_s']:.0f} output tokens/s" in ran["output"]
     assert "StaticBatching(8)" in result["python"]
@@ -274,7 +276,8 @@ def test_served_figures_are_the_widgets_run() -> None:
 
     state = {"scheduler": "chunked", "token_budget": "256", "requests": "50", "rate": "30"}
     values = ask(state)["result"]["values"]
-    figures = served(scheduler="chunked", token_budget=256, requests=50, rate=30.0)
+    with using(site_setting()):  # a lesson's figure and the widget are computed in the same setting
+        figures = served(scheduler="chunked", token_budget=256, requests=50, rate=30.0)
     assert figures.output_tokens_per_s == values["output_tokens_per_s"]
     assert figures.tpot_s.p99 == values["tpot_p99_s"]
     assert figures.preemptions == values["preemptions"]

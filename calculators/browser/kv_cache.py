@@ -33,8 +33,7 @@ KV_FORMATS = ("bf16", "fp8")  # what engines offer for the cache (vLLM's --kv-ca
 ASSUMPTIONS = (
     "Memory as a serving engine plans it: the memory the GPU reports, 90% of it usable, less the weights, a "
     "runtime reserve and the activations of the largest step; what remains holds the KV cache. A decode "
-    "step reads every weight once and, with the cache counted, every cached key and value of every sequence, "
-    "at spec-sheet bandwidth and peak FLOP/s."
+    "step reads every weight once and, with the cache counted, every cached key and value of every sequence."
 )
 
 

@@ -1,8 +1,9 @@
 """The prefill-vs-decode simulator: one request of one model on one GPU, prefill then decode.
 
-Defaults are the source lesson's simulation: the nominal 8B dense model in BF16 on an H100 SXM at spec-sheet
-peaks, KV-cache traffic ignored (the calculators' "simple" level); the switch adds attention over the KV cache
-to that model (``kv_traffic``), so it can only add time. A setup too big for the GPU is still computed, as a
+Defaults are the source lesson's simulation: the nominal 8B dense model in BF16 on an H100 SXM, computed in
+the active model setting (the page's: :mod:`calculators.setting`), whose KV-cache reads the switch starts
+from; switched on, it adds attention over the KV cache to that model (``kv_traffic``), so it can only add
+time. A setup too big for the GPU is still computed, as a
 what-if, and the summary says it does not fit.
 """
 
@@ -15,6 +16,7 @@ from calculators.browser.inputs import flag, in_range, number, one_of
 from calculators.hardware import GPUS
 from calculators.models import MODELS
 from calculators.scenario import Scenario
+from calculators.setting import active_setting
 from calculators.units import format_duration, format_value
 
 NAME = "prefill-decode"
@@ -24,7 +26,7 @@ DEFAULTS: dict[str, Any] = {
     "prompt": 2000,
     "output": 256,
     "batch": 1,
-    "kv": False,
+    "kv": None,  # KV-cache reads as the active model setting counts them (calculators.setting)
 }
 UNIT = "FLOP/byte"
 PROMPT_RANGE = (1, 131072)  # the prompt slider: log scale, 1 to 128k tokens
@@ -38,12 +40,16 @@ LABELS = {
     "gpu": "GPU",
 }
 ASSUMPTIONS = (
-    "BF16 weights on one GPU at its spec-sheet peaks (dense FLOP/s, full memory bandwidth); a "
-    "pass does 2 FLOPs "
-    "per active parameter per token and reads every weight it uses once (a mixture of experts reads the "
-    "experts its tokens pick). KV-cache traffic and attention FLOPs are ignored "
-    "unless the switch is on; activations, kernel launches and queueing always are."
+    "BF16 weights on one GPU; a pass does 2 FLOPs per active parameter per token and reads every weight it "
+    "uses once (a mixture of experts reads the experts its tokens pick). KV-cache traffic and attention "
+    "FLOPs are ignored unless the switch is on; activations and queueing always are."
 )
+
+
+def _setting_kv() -> bool:
+    """Whether the active model setting counts KV-cache reads: the switch's default (off outside any)."""
+    setting = active_setting()
+    return setting.kv_traffic if setting is not None else False
 
 
 def state_from(raw: dict[str, Any]) -> dict[str, Any]:
@@ -55,7 +61,7 @@ def state_from(raw: dict[str, Any]) -> dict[str, Any]:
         "prompt": number(merged["prompt"]),
         "output": number(merged["output"]),
         "batch": number(merged["batch"]),
-        "kv": flag(merged["kv"]),
+        "kv": _setting_kv() if merged["kv"] is None else flag(merged["kv"]),
     }
 
 

@@ -89,7 +89,7 @@ RESULTS = (
     ("preemptions", "Preemptions"),
 )
 ASSUMPTIONS = (
-    "One replica per GPU at spec-sheet peaks; each step's time is the cost model's for what the step ran "
+    "One replica per GPU; each step's time is the cost model's for what the step ran "
     "(weights read once per step, attention over each request's KV cache when counted). KV memory is what "
     "the GPU's memory leaves after the weights, runtime and activations (vLLM's 90% rule), unless a pool "
     "size is given; a request that outgrows free blocks preempts the newest running one, which later "

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from calculators.charts import achieved, attention, flops, hierarchy, serving, speculative
+from calculators.charts import achieved, attention, flops, formats, hierarchy, matmul, serving, speculative
 from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
 from calculators.charts.palette import ATTENTION_COLOURS, SCHEDULER_COLOURS, gpu_colour
 from calculators.charts.params import (
@@ -1066,6 +1066,12 @@ CHARTS: Mapping[str, ChartKind] = {
             "decode's time per token against its throughput: the spec-peak bound and two calibrated engines",
         ),
         ChartKind(
+            "format-bits",
+            formats.FORMAT_BITS_PARAMS,
+            formats.format_bits,
+            "bits one value costs in memory per number format: its own bits and its share of a block's scale",
+        ),
+        ChartKind(
             "attention-share",
             flops.ATTENTION_SHARE_PARAMS,
             flops.attention_share,
@@ -1088,6 +1094,13 @@ CHARTS: Mapping[str, ChartKind] = {
             hierarchy.MEMORY_HIERARCHY_PARAMS,
             hierarchy.memory_hierarchy,
             "a GPU's memories from registers to HBM, by capacity, with bandwidths where published",
+        ),
+        ChartKind(
+            "gemm-efficiency",
+            matmul.GEMM_EFFICIENCY_PARAMS,
+            matmul.gemm_efficiency,
+            "share of peak FLOP/s one weight product reaches by its token count: bound, tiles and waves, "
+            "calibrated",
         ),
     )
 }

@@ -49,6 +49,15 @@ PRECISION_COLOURS: Mapping[str, str] = MappingProxyType(
     }
 )
 
+# The two parts of a value's cost in memory on the number-formats chart (calculators.charts.formats): its own
+# bits, and its share of the scale its block stores.
+FORMAT_PART_COLOURS: Mapping[str, str] = MappingProxyType(
+    {
+        "the value's own bits": "#4090c8",  # sky blue
+        "its share of the block's scale": "#d87068",  # salmon
+    }
+)
+
 # Keyed by the simulator's scheduler names (calculators.simulator.named.SCHEDULERS).
 SCHEDULER_COLOURS: Mapping[str, str] = MappingProxyType(
     {

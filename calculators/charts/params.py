@@ -15,7 +15,7 @@ from calculators.hardware import GPUS
 from calculators.interconnect import INTERCONNECTS
 from calculators.models import MODELS
 from calculators.passes import LEVELS
-from calculators.precision import PRECISIONS
+from calculators.precision import FORMATS, PRECISIONS
 
 MAX_TOKENS = 1_048_576  # a chart axis beyond a million tokens says nothing a lesson needs
 MAX_BATCH = 4096
@@ -128,6 +128,22 @@ def read_precisions(name: str, value: Any) -> tuple[str, ...]:
     if len(set(keys)) != len(keys):
         raise _Invalid(f"a precision is listed twice in {list(keys)!r}")
     return keys
+
+
+def read_formats(_: str, value: Any) -> tuple[str, ...]:
+    """A non-empty list of number-format keys (``calculators.precision.FORMATS``), none twice."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not value:
+        raise _Invalid(f"expected a non-empty list of formats, got {value!r}; allowed: {', '.join(FORMATS)}")
+    for item in value:
+        if item not in FORMATS:
+            raise _Invalid(
+                f"unknown format {item!r};{_suggest(str(item), FORMATS)} allowed: {', '.join(FORMATS)}"
+            )
+    if len(set(value)) != len(value):
+        raise _Invalid(f"a format is listed twice in {list(value)!r}")
+    return tuple(value)
 
 
 def read_level(_: str, value: Any) -> str:

@@ -21,7 +21,13 @@ import altair as alt
 from calculators.charts.content import ChartData, Row
 from calculators.charts.data import chart_data
 from calculators.charts.hierarchy import LEVELS
-from calculators.charts.palette import MEMORY_COLOURS, NEUTRAL, PHASE_COLOURS, PRECISION_COLOURS
+from calculators.charts.palette import (
+    FORMAT_PART_COLOURS,
+    MEMORY_COLOURS,
+    NEUTRAL,
+    PHASE_COLOURS,
+    PRECISION_COLOURS,
+)
 
 # Every chart is drawn for the width it is shown at, so the page never shrinks it (text stays at its size):
 # - the wide drawing is WIDE_WIDTH px in all, axes, legends and padding included. charts.css shows it in
@@ -418,6 +424,43 @@ def ridge_points_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     )
     step = (14 if len(precisions) == 1 else 11) if not narrow else (16 if len(precisions) == 1 else 15)
     chart = alt.layer(bars, values).properties(height=alt.Step(step))
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
+def format_bits_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Horizontal stacked bars, one per format in the order given: the value's own bits, then the scale's
+    share; the total written at each bar's end."""
+    rows = data.datasets["bits"]
+    order = list(dict.fromkeys(row["format"] for row in rows))
+    parts = list(dict.fromkeys(row["part"] for row in rows))
+    narrow = _narrow(width)
+    y = alt.Y("format:N", title=None, sort=order, axis=alt.Axis(labelLimit=110) if narrow else alt.Axis())
+    x = alt.X("bits:Q", title="Bits per value", stack="zero", axis=alt.Axis(format=NUMBER))
+    colour = alt.Color(
+        "part:N",
+        title=None,
+        sort=parts,
+        scale=alt.Scale(domain=parts, range=[FORMAT_PART_COLOURS[part] for part in parts]),
+        legend=alt.Legend(orient="bottom"),
+    )
+    tip = [
+        alt.Tooltip("format:N", title="format"),
+        alt.Tooltip("part:N", title="part"),
+        alt.Tooltip("bits:Q", title="bits per value", format=",.3~g"),
+        alt.Tooltip("total:Q", title="total bits per value", format=",.3~g"),
+    ]
+    bars = (
+        alt.Chart(_data("bits"))
+        .mark_bar(cornerRadiusEnd=2)
+        .encode(x, y, colour, alt.Order("order:Q"), tooltip=tip)
+    )
+    totals = (
+        alt.Chart(_data("bits"))
+        .transform_filter(alt.datum.part == parts[0])
+        .mark_text(align="left", dx=4)
+        .encode(alt.X("total:Q"), y, text=alt.Text("total:Q", format=",.3~g"))
+    )
+    chart = alt.layer(bars, totals).properties(height=alt.Step(22 if not narrow else 24))
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
@@ -890,6 +933,38 @@ def batch_tradeoff_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
+def gemm_efficiency_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Share of peak FLOP/s against tokens (log), one line per figure; the critical batch as a dotted rule."""
+    rows = data.datasets["points"]
+    colour = rows_colour("series", title=None, legend=alt.Legend(orient="top-left", symbolType="stroke"))
+    x = alt.X(
+        **_log_axis(
+            "tokens", "Tokens through the weight (log scale)", [r["tokens"] for r in rows],
+            plot_width=_plot_width(width, 60),
+        )
+    )  # fmt: skip
+    y = alt.Y(
+        "share:Q", title="Share of peak FLOP/s", axis=alt.Axis(format="%"), scale=alt.Scale(domain=[0, 1])
+    )
+    tip = [
+        alt.Tooltip("series:N", title=""),
+        alt.Tooltip("tokens:Q", title="tokens", format=",.0f"),
+        alt.Tooltip("share:Q", title="share of peak", format=".1%"),
+        alt.Tooltip("waves:Q", title="waves", format=",.0f"),
+        alt.Tooltip("bound:N", title="roofline"),
+    ]
+    line = alt.Chart(_data("points")).mark_line(strokeWidth=2).encode(x, y, colour, alt.Order("tokens:Q"))
+    hover = alt.Chart(_data("points")).mark_point(size=30, opacity=0).encode(x, y, tooltip=tip)
+    rule = alt.Chart(_data("marks")).mark_rule(strokeDash=[3, 3], color="currentColor").encode(x)
+    label = (
+        alt.Chart(_data("marks"))
+        .mark_text(align="right", dx=-4, y=8, color="currentColor")
+        .encode(x, text="label:N")
+    )
+    chart = alt.layer(line, hover, rule, label).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
 def attention_share_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Attention's share of a token's FLOPs against context (log x), a line per model, 50% as a dashed rule.
 
@@ -1041,10 +1116,12 @@ BUILDERS: Mapping[str, Callable[[ChartData, int], Any]] = {
     "serving-latency": serving_latency_chart,
     "batch-tradeoff": batch_tradeoff_chart,
     "bound-vs-calibrated": batch_tradeoff_chart,  # the same fields, three series
+    "format-bits": format_bits_chart,
     "attention-share": attention_share_chart,
     "speculative-speedup": speculative_speedup_chart,
     "attention-vs-weights": attention_vs_weights_chart,
     "memory-hierarchy": memory_hierarchy_chart,
+    "gemm-efficiency": gemm_efficiency_chart,
 }
 
 # Where a course chart shown in a notebook keeps its narrow variant for the notebook renderer

@@ -1,7 +1,7 @@
 """What-ifs named in the text: a figure computed outside the course's setting says so where it is quoted.
 
-Every figure is computed under :data:`calculators.setting.COURSE_SETTING` (once the site computes under it:
-``SITE_SETTING``; until then this check is dormant) unless its expression sets one of the
+Every figure is computed under :data:`calculators.setting.COURSE_SETTING` (the site's setting,
+``SITE_SETTING``; were it None, this check would be dormant) unless its expression sets one of the
 setting's choices itself (``mode="peak"``, ``kv_traffic=False``, ``calibration="as-published"``, or an
 efficiency, which keeps the spec-peak model). Such a figure answers a what-if, and a reader must be told: the
 sentence that quotes it (its line: one sentence per line) must contain a word that names the departure.

@@ -38,8 +38,11 @@ FAILURE_TEXT = re.compile(
     r"|This (?:quiz|chart|widget) has problems"
 )
 # Signs of a failure in prose (outside code, where a page about writing lessons may show "{{ EXPRESSION }}"):
-# a number that did not compute, an expression left unrendered, an error message.
-ERROR_MARKERS = re.compile(FAILURE_TEXT.pattern + r"|\bError:|\bNaN\b|\bundefined\b|\{\{|\}\}")
+# an expression left unrendered, an error message.
+ERROR_MARKERS = re.compile(FAILURE_TEXT.pattern + r"|\bError:|\{\{|\}\}")
+# Signs of a number that did not compute, looked for only where the build writes numbers (computed figures and
+# charts' drawings): prose may name them, as the number-formats lesson names FP8's NaN.
+FIGURE_ERROR_MARKERS = re.compile(r"\bNaN\b|\bnan\b|\binf\b|Infinity|\bundefined\b|\[object Object\]")
 _MM_TO_PX = 96 / 25.4
 OutlineEntry = tuple[int, str, int, Any, Any]  # depth, title, page index, left, top
 
@@ -160,6 +163,11 @@ def _print_body(
     problems = list(page.evaluate(_LAYOUT_CHECK))
     text = page.evaluate(_PROSE_TEXT)
     problems += [f"error text in the page: …{_around(text, m)}…" for m in ERROR_MARKERS.finditer(text)]
+    problems += [
+        f"{where}: a figure that did not compute: {figure!r}"
+        for where, figure, failed in page.evaluate(_FIGURE_TEXTS)
+        if failed or FIGURE_ERROR_MARKERS.search(figure)
+    ]
     options = {**_pdf_options(paper, info), "outline": True, "tagged": tagged}
     numbers: dict[str, int] = {}
     body = b""
@@ -316,6 +324,18 @@ _PROSE_TEXT = """
   }
   return parts.join(' ');
 }
+"""
+
+# Where the build wrote a number (a computed figure, a chart's drawing), laid out: (chapter, its text, whether
+# the build marked it as failed).
+_FIGURE_TEXTS = """
+() => [...document.querySelectorAll('.rp-print .rp-number, .rp-print figure.rp-chart svg')]
+  .filter((el) => el.getClientRects().length > 0)
+  .map((el) => {
+    const chapter = el.closest('.rp-print-chapter');
+    const where = chapter ? chapter.dataset.url || chapter.id : 'contents';
+    return [where, el.textContent.replace(/\\s+/g, ' ').trim(), el.matches('.rp-number--error')];
+  })
 """
 
 # The text of every heading that is laid out, in document order, as the outline lists them.

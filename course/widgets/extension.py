@@ -30,7 +30,7 @@ from calculators.browser import (
 )
 from calculators.browser.inputs import describe_range
 from calculators.charts.render import render_chart_data
-from calculators.setting import site_setting, using
+from calculators.setting import describe, site_setting, using
 from course.charts.markup import figure_html
 from course.charts.stored_data import stored_chart_data
 from course.lesson_format.problems import Problem
@@ -305,6 +305,9 @@ def _parameter_counter_body(widget_id: str, result: dict[str, Any]) -> tuple[str
     return "".join(fields), results, _figures(result), parameter_counter.ASSUMPTIONS
 
 
+# Widgets whose figures are times of passes, so depend on the model setting (the roofline explorer draws the
+# spec sheet's two peaks, which no setting changes).
+COMPUTES_PASSES = (prefill_decode.NAME, kv_cache.NAME, serving_simulator.NAME)
 BODIES = {
     prefill_decode.NAME: _prefill_decode_body,
     roofline_explorer.NAME: _roofline_explorer_body,
@@ -378,6 +381,8 @@ def render_widget(
         ) from None
     widget_id = widget_id or f"widget-{name}"
     controls, results, figures, assumptions = BODIES[name](widget_id, result)
+    if name in COMPUTES_PASSES:  # which setting its times are in, the page's (see calculators.setting)
+        assumptions = f"{describe(site_setting())} {assumptions}"
     data = _attrs(
         id=widget_id,
         data_widget=name,

@@ -26,7 +26,8 @@ PACKAGE_DIR = ROOT / "calculators"
 # module data.py imports and this list leaves out breaks every widget (tests/pyodide catches it).
 CHART_MODULES = (
     "__init__.py", "params.py", "content.py", "data.py", "palette.py", "serving.py", "achieved.py",
-    "attention.py", "flops.py", "hierarchy.py", "speculative.py",
+    "attention.py", "flops.py", "formats.py", "hierarchy.py", "speculative.py",
+    "matmul.py",
 )  # fmt: skip
 SITE_FOLDER = "ridgepoint/widgets"  # under assets/
 

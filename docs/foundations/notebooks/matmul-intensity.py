@@ -31,7 +31,7 @@ from calculators.charts import build_chart
 from calculators.charts.notebook_tables import markdown_table
 from calculators.charts.palette import NEUTRAL, SEQUENTIAL_COLOURS
 from calculators.charts.specs import colour_scale
-from calculators.gemm import SM_COUNTS, critical_tokens, gemm
+from calculators.gemm import critical_tokens, gemm
 from course.notebooks.renderer import enable_course_charts
 
 enable_course_charts()  # charts below use the course's own markup: a static SVG, interactive on demand
@@ -91,7 +91,7 @@ markdown_table(rows)
 # at 512 and 513 tokens.
 
 # %%
-sms = SM_COUNTS["h100-sxm"]
+sms = h100.anatomy.sm_count  # 132, from NVIDIA's H100 architecture whitepaper
 for tokens in (512, 513):
     tiles = math.ceil(tokens / 128) * math.ceil(4096 / 128)
     waves = math.ceil(tiles / sms)

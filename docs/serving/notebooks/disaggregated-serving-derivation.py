@@ -18,9 +18,14 @@
 #
 # The lesson prices the KV transfer between a prefill pool and a decode pool (**about 262 MB** for a
 # 2,000-token prompt on the 8B model), shows a prefill pool that is too small, and compares goodput on three
-# H100s: three colocated replicas with chunked prefill against two prefill GPUs and one decode GPU.
+# H100s: three colocated replicas with chunked prefill against two splits of the pools.
 # This notebook derives the transfer by hand from the model's shapes, balances the pools from the workload,
 # and reruns the goodput comparison across objectives, splits and links.
+# Like every worked notebook it computes the spec-peak bound, not the calibrated estimate the lesson quotes,
+# so its times are shorter and its rates higher than the lesson's; the lesson's comparisons are checked at
+# both, and the orderings it teaches hold here too. The serving runs count the KV-cache reads, as the lesson
+# does (the course workload's preset); the goodput searches take the course's model at spec peaks
+# (`SPEC_PEAK`) for the same reason.
 
 # %%
 import math
@@ -30,6 +35,7 @@ from IPython.display import display
 from calculators import INTERCONNECTS, Scenario, format_value, get_model
 from calculators.charts import build_chart
 from calculators.charts.notebook_tables import markdown_table
+from calculators.setting import SPEC_PEAK, using
 from calculators.simulator.experiments import kv_handoff, max_good_rate
 from calculators.simulator.named import COURSE_WORKLOAD, served
 from course.notebooks.renderer import enable_course_charts
@@ -101,35 +107,44 @@ for rate in (10, 20, 30, 40, 50):
 # %%
 cases = [
     ("loose (TPOT 20 ms)", {"tpot_slo": 0.02}),
-    ("tight (TPOT 6.5 ms)", {"tpot_slo": 0.0065}),
+    ("tight (TPOT 10 ms)", {"tpot_slo": 0.01}),
 ]
 goodput_rows = []
-for label, slo in cases:
-    goodput_rows.append(
-        {
-            "objective": label,
-            "colocated, prefill first": max_good_rate("continuous", gpus=3, **slo),
-            "colocated, chunked": max_good_rate("chunked", gpus=3, **slo),
-            "split 2P+1D, NVLink": max_good_rate("disaggregated", gpus=3, prefill_gpus=2, **slo),
-            "split 1P+2D, NVLink": max_good_rate("disaggregated", gpus=3, prefill_gpus=1, **slo),
-            "split 2P+1D, InfiniBand": max_good_rate(
-                "disaggregated", gpus=3, prefill_gpus=2, link="infiniband-ndr", **slo
-            ),
-        }
-    )
+with using(SPEC_PEAK):  # the course's model (KV reads counted) at the spec sheet's peaks
+    for label, slo in cases:
+        goodput_rows.append(
+            {
+                "objective": label,
+                "colocated, prefill first": max_good_rate("continuous", gpus=3, **slo),
+                "colocated, chunked": max_good_rate("chunked", gpus=3, **slo),
+                "split 2P+1D, NVLink": max_good_rate("disaggregated", gpus=3, prefill_gpus=2, **slo),
+                "split 1P+2D, NVLink": max_good_rate("disaggregated", gpus=3, prefill_gpus=1, **slo),
+                "split 2P+1D, InfiniBand": max_good_rate(
+                    "disaggregated", gpus=3, prefill_gpus=2, link="infiniband-ndr", **slo
+                ),
+            }
+        )
 markdown_table(goodput_rows, digits=3)
+# The orderings the lesson checks in both modes: under the loose objective the colocated engine beats the
+# split and the prefill-heavy split beats the decode-heavy one; under the tight objective the reverse split
+# wins.
+loose, tight = goodput_rows
+assert loose["colocated, chunked"] > loose["split 2P+1D, NVLink"] > loose["split 1P+2D, NVLink"]
+assert tight["split 1P+2D, NVLink"] > tight["split 2P+1D, NVLink"]
 
 # %% [markdown]
 # ## Step 5: why the colocated engine's TPOT crosses a tight bound
 #
-# Under load, more of a colocated request's steps carry a chunk, and its TPOT is the mean of its steps.
+# Under load, more of a colocated request's steps carry a chunk, and its TPOT is the mean of its steps; the
+# split's decode steps carry no chunk but read the cache of every request they carry, so they grow with load
+# too.
 
 # %%
 load_rows = []
-for rate in (20, 40, 60, 80):
-    together = served("course", rate=rate, scheduler="chunked", replicas=3, slo_tpot_ms=6.5)
+for rate in (10, 20, 30, 40):
+    together = served("course", rate=rate, scheduler="chunked", replicas=3, slo_tpot_ms=10)
     split = served(
-        "course", rate=rate, scheduler="disaggregated", prefill_gpus=2, decode_gpus=1, slo_tpot_ms=6.5
+        "course", rate=rate, scheduler="disaggregated", prefill_gpus=2, decode_gpus=1, slo_tpot_ms=10
     )
     load_rows.append(
         {
@@ -144,11 +159,12 @@ for rate in (20, 40, 60, 80):
 markdown_table(load_rows, digits=3)
 
 # %% [markdown]
-# ## Step 6: the same comparison with the KV-cache reads counted
+# ## Step 6: what leaving the KV-cache reads out would change
 #
-# The runs above leave the reads of the KV cache out, so a decode step lasts a plain step whatever its batch.
-# Counted, each step also reads the cache of every request it carries, and the split's one decode GPU
-# carries every request's decodes. The lesson quotes the first row of this table.
+# The runs above count the reads of the KV cache, as the lesson does. Left out, a decode step would last a
+# plain step whatever its batch, and the split's one decode GPU, which carries every request's decodes, would
+# look far better under a tight objective than it is: an earlier version of the lesson drew its verdict from
+# such runs.
 
 # %%
 designs = {
@@ -161,18 +177,20 @@ for rate in (20, 40):
     row: dict[str, float] = {"rate (req/s)": rate}
     for name, design in designs.items():
         for kv in (False, True):
-            run = served("course", rate=rate, slo_tpot_ms=6.5, kv_traffic=kv, **design)
+            run = served("course", rate=rate, slo_tpot_ms=10, kv_traffic=kv, **design)
             row[f"{name}{' + KV reads' if kv else ''} meet SLO"] = run.slo_attainment
     kv_rows.append(row)
 markdown_table(kv_rows, digits=3)
-# Under the tight objective the good split loses most when the reads are counted.
-assert kv_rows[0]["split 2P+1D + KV reads meet SLO"] < kv_rows[0]["colocated + KV reads meet SLO"]
+# Under the tight objective the prefill-heavy split loses most when the reads are counted.
+assert kv_rows[-1]["split 2P+1D + KV reads meet SLO"] < kv_rows[-1]["split 2P+1D meet SLO"]
 
 # %% [markdown]
 # ## The lesson's chart, with the loose objective and over InfiniBand
 #
 # The course's chart builders take the same parameters as the lesson's chart blocks. With TPOT within
-# 20 ms the colocated engine keeps up to higher rates than the split; with the wrong split it falls early.
+# 20 ms the colocated engine keeps up to higher rates than the split (first chart, over InfiniBand); the
+# second is the lesson's chart, the tight 10 ms objective against one prefill GPU and two decode GPUs, here at
+# spec peaks, where the colocated engine keeps up longer than in the lesson's calibrated runs.
 
 # %%
 display(
@@ -183,5 +201,5 @@ display(
 
 # %%
 display(
-    build_chart("goodput-vs-rate", gpus=3, prefill_gpus=1, tpot_slo=0.0065, rates=[20, 40, 60, 80, 100]).chart
+    build_chart("goodput-vs-rate", gpus=3, prefill_gpus=1, tpot_slo=0.01, rates=[10, 20, 30, 40, 50]).chart
 )

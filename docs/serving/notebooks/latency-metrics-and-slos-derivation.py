@@ -22,6 +22,9 @@
 # This notebook computes each metric from the simulator's raw token times, checks the identity
 # end-to-end = TTFT + (n - 1) x TPOT on every request, compares the queueing with the M/D/1 formula, and
 # finds the goodput rate for a few SLOs.
+# Like every worked notebook it runs at the spec-peak bound, with the KV-cache reads counted as in the lesson,
+# not in the course's calibrated setting: its steps are shorter than the lesson's, so one H100 keeps up with
+# more requests here (about 20 per second under the lesson's SLO) than the lesson's calibrated 12.6.
 
 # %%
 import itertools
@@ -61,11 +64,11 @@ assert math.isclose(e2e, alone.total_time_s, rel_tol=1e-12)
 # %% [markdown]
 # ## Step 2: every metric from token times
 #
-# Serve the course workload on one H100 at 20 requests per second, prefill first, and rebuild each metric of
+# Serve the course workload on one H100 at 8 requests per second, prefill first, and rebuild each metric of
 # one request from the times its tokens came out.
 
 # %%
-run = served("course", rate=20, scheduler="continuous")
+run = served("course", rate=8, scheduler="continuous")
 result = run.result
 record = max(result.requests, key=lambda r: r["longest_gap_s"])  # the request hit hardest by a stall
 times = result.token_times(record["id"])
@@ -100,7 +103,7 @@ assert worst < 1e-9
 # %%
 rows = []
 for scheduler in ("continuous", "chunked"):
-    r = served("course", rate=20, scheduler=scheduler)
+    r = served("course", rate=8, scheduler=scheduler)
     rows.append(
         {
             "scheduler": scheduler,
