@@ -310,3 +310,64 @@ def test_two_widgets_of_a_kind_on_a_page_get_their_own_address_keys() -> None:
         r'id="(widget-kv-cache(?:-\d)?)" data-widget="kv-cache" data-url-prefix="([^"]+)"', html
     )
     assert found == [("widget-kv-cache", "kv-cache"), ("widget-kv-cache-2", "kv-cache-2")]
+
+
+# ------------------------------------------------------------------------------------- parameter counter
+def test_parameter_counter_starts_from_llama_8b_and_its_published_count() -> None:
+    result = ask({"widget": "parameter-counter", "state": {}})["result"]
+    values, shown = result["values"], result["shown"]
+    # 32 x 41,943,040 attention; 32 x 3 x 4096 x 14336 MLP; 128256 x 4096 embedding and output layer
+    assert values["attention"] == 1_342_177_280
+    assert values["mlp"] == 5_637_144_576
+    assert values["embedding"] == values["output_layer"] == 525_336_576
+    assert values["norms"] == (2 * 32 + 1) * 4096
+    assert values["total"] == 8_030_261_248  # Llama-3.1-8B's published parameter count
+    assert shown["total"] == "8,030,261,248 (8.03 billion)"
+    # one decoded token: 2 x (attention + MLP + output layer); attention 4 x 32 x 32 x 128 x 8192
+    assert values["weight_flops"] == 2 * (1_342_177_280 + 5_637_144_576 + 525_336_576)
+    assert values["attention_flops"] == 4 * 32 * 32 * 128 * 8192
+    assert values["crossover"] == pytest.approx(15_009_316_864 / 524_288)
+
+
+def test_parameter_counter_reads_controls_as_the_page_sends_them() -> None:
+    """Llama-3.1-70B's shape typed as text gives its published count; tying drops the output layer."""
+    state = {"layers": "80", "hidden": "8,192", "heads": "64", "kv_heads": "8", "head_dim": "128",
+             "mlp_width": "28672", "vocab": "128256", "tied": "0", "context": "32768"}  # fmt: skip
+    result = ask({"widget": "parameter-counter", "state": state})["result"]
+    assert result["values"]["total"] == 70_553_706_496
+    tied = ask({"widget": "parameter-counter", "state": {**state, "tied": "1"}})["result"]
+    assert tied["values"]["total"] == 70_553_706_496 - 128256 * 8192
+    assert tied["values"]["weight_flops"] == result["values"]["weight_flops"]  # tying saves storage only
+    assert tied["shown"]["output_layer"] == "none (tied to the embedding)"
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        ({"kv_heads": "7"}, "Key and value heads: 7 does not divide the 32 query heads"),
+        ({"layers": "many"}, "Layers: type a whole number from 1 to 1,000; “many” is not a number."),
+        ({"hidden": "0"}, "Hidden size: type a whole number from 1 to 65,536; 0 is not."),
+        ({"context": "2000000"}, "Context tokens: type a whole number from 1 to 1,048,576"),
+    ],
+)
+def test_parameter_counter_rejects_bad_input_in_its_own_words(state: dict[str, str], message: str) -> None:
+    answer = ask({"widget": "parameter-counter", "state": state})
+    assert answer["ok"] is False
+    assert message in answer["error"]
+
+
+def test_parameter_counter_renders_every_field_with_its_default() -> None:
+    html = render_widget("parameter-counter", {})
+    for name in ("layers", "hidden", "heads", "kv_heads", "head_dim", "mlp_width", "vocab", "context"):
+        assert f'name="{name}"' in html
+    assert 'data-log-for="context"' in html
+    assert "8,030,261,248 (8.03 billion)" in html
+    assert 'data-shown="attention_share"' in html
+
+
+def test_the_parameter_counters_python_prints_its_numbers() -> None:
+    result = ask({"widget": "parameter-counter", "state": {}})["result"]
+    ran = run(result["python"])
+    assert ran["ok"], ran["error"]
+    assert "total 8,030,261,248" in ran["output"]
+    assert "attention 4.29 GFLOP" in ran["output"]

@@ -25,6 +25,7 @@ LESSONS = {
     "serving/prefill-vs-decode/": "#widget-prefill-decode",
     "foundations/memory-wall/": "#widget-roofline-explorer",
     "model/kv-cache/": "#widget-kv-cache",
+    "model/tokens-parameters-and-flops/": "#widget-parameter-counter",
 }
 
 
@@ -126,4 +127,17 @@ def test_lesson_widgets_go_live_and_match_cpython(page: Any, site_url: str) -> N
     )
     assert shown == {key: expected["shown"][key] for key in shown}
     assert shown["kv_bytes_per_token"] == "64.0 KiB (65,536 bytes)"
+
+    # The parameter counter: typed shapes and the tied switch reach the calculators as the page sends them.
+    lesson, widget = "model/tokens-parameters-and-flops/", LESSONS["model/tokens-parameters-and-flops/"]
+    page.goto(site_url + lesson)
+    _go_live(page, widget)
+    _wait_rendered(page, widget, lambda: page.fill(f"{widget}-layers", "80"))
+    _wait_rendered(page, widget, lambda: page.check(f"{widget}-tied"))
+    expected = compute("parameter-counter", {**_defaults(page, widget), "layers": "80", "tied": True})
+    shown = page.eval_on_selector_all(
+        f"{widget} [data-shown]", "els => Object.fromEntries(els.map(e => [e.dataset.shown, e.textContent]))"
+    )
+    assert shown == {key: expected["shown"][key] for key in shown}
+    assert shown["output_layer"] == "none (tied to the embedding)"
     assert len(wasm) == 1, f"Pyodide's wasm was downloaded {len(wasm)} times: {wasm}"

@@ -15,7 +15,14 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from calculators.browser import code_cell, kv_cache, prefill_decode, roofline_explorer, serving_simulator
+from calculators.browser import (
+    code_cell,
+    kv_cache,
+    parameter_counter,
+    prefill_decode,
+    roofline_explorer,
+    serving_simulator,
+)
 from calculators.setting import site_setting, using
 
 WIDGETS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -23,6 +30,7 @@ WIDGETS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
     roofline_explorer.NAME: roofline_explorer.compute,
     kv_cache.NAME: kv_cache.compute,
     serving_simulator.NAME: serving_simulator.compute,
+    parameter_counter.NAME: parameter_counter.compute,
 }
 
 

@@ -248,10 +248,16 @@ def charts_markdown() -> str:
 
 def widgets_markdown() -> str:
     """Every widget a ``widget`` block may name, with its inputs and their defaults."""
-    from calculators.browser import kv_cache, prefill_decode, roofline_explorer, serving_simulator
+    from calculators.browser import (
+        kv_cache,
+        parameter_counter,
+        prefill_decode,
+        roofline_explorer,
+        serving_simulator,
+    )
 
     lines = ["| widget | what it does | inputs and defaults |", "| --- | --- | --- |"]
-    for module in (prefill_decode, roofline_explorer, kv_cache, serving_simulator):
+    for module in (prefill_decode, roofline_explorer, kv_cache, serving_simulator, parameter_counter):
         inputs = ", ".join(_code(f"{key}: {_yaml(value)}") for key, value in module.DEFAULTS.items())
         lines.append(f"| {_code(module.NAME)} | {_cell(first_paragraph(module))} | {inputs} |")
     return "\n".join(lines) + "\n"

@@ -1,12 +1,12 @@
 """The ```widget block: a live calculator in a lesson, rendered complete at build time.
 
 A lesson writes a fenced block with YAML: ``name`` picks the widget (``prefill-decode``,
-``roofline-explorer`` or ``serving-simulator``) and the other keys are its default inputs; the serving
-simulator also takes ``controls`` (which inputs the reader may change) and ``charts`` (which of its charts
-to draw). At build time the block becomes the widget
-in its default state, computed by the very function the browser runs (``calculators.browser``): labelled
-controls, numbers, charts as static SVG, the stated assumptions and "the Python behind this". Readers without
-JavaScript, browsers that cannot start Pyodide, and the PDF therefore see a whole figure; the page script
+``roofline-explorer``, ``kv-cache``, ``serving-simulator`` or ``parameter-counter``) and the other keys are
+its default inputs; the serving simulator also takes ``controls`` (which inputs the reader may change) and
+``charts`` (which of its charts to draw). At build time the block becomes the widget in its default state,
+computed by the very function the browser runs (``calculators.browser``): labelled controls, numbers,
+charts as static SVG, the stated assumptions and "the Python behind this". Readers without JavaScript,
+browsers that cannot start Pyodide, and the PDF therefore see a whole figure; the page script
 (overrides/assets/ridgepoint/widgets.js) makes it live in a Web Worker when the reader comes near it.
 """
 
@@ -21,7 +21,13 @@ import yaml
 from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 
-from calculators.browser import kv_cache, prefill_decode, roofline_explorer, serving_simulator
+from calculators.browser import (
+    kv_cache,
+    parameter_counter,
+    prefill_decode,
+    roofline_explorer,
+    serving_simulator,
+)
 from calculators.browser.inputs import describe_range
 from calculators.charts.render import render_chart_data
 from calculators.setting import describe, site_setting, using
@@ -37,6 +43,7 @@ TITLES = {
     roofline_explorer.NAME: "Roofline explorer",
     kv_cache.NAME: "KV-cache calculator",
     serving_simulator.NAME: "Serving simulator",
+    parameter_counter.NAME: "Parameter counter",
 }
 
 
@@ -285,6 +292,19 @@ def _serving_simulator_body(widget_id: str, result: dict[str, Any]) -> tuple[str
     return "".join(fields), results, _figures(result), serving_simulator.ASSUMPTIONS
 
 
+def _parameter_counter_body(widget_id: str, result: dict[str, Any]) -> tuple[str, str, str, str]:
+    """A text input per configuration field (the tied switch beside them), a slider for the context."""
+    state, shown = result["state"], result["shown"]
+    fields = []
+    for name, (label, low, high) in parameter_counter.FIELDS.items():
+        if name == "context":
+            fields.append(_slider(widget_id, name, "Context (log scale)", low, high))
+        fields.append(_text_input(widget_id, name, label, state[name], describe_range(low, high)))
+    fields.append(_switch(widget_id, "tied", "Output layer tied to the embedding", state["tied"]))
+    results = _results([(key, label, shown[key]) for key, label in parameter_counter.RESULTS])
+    return "".join(fields), results, _figures(result), parameter_counter.ASSUMPTIONS
+
+
 # Widgets whose figures are times of passes, so depend on the model setting (the roofline explorer draws the
 # spec sheet's two peaks, which no setting changes).
 COMPUTES_PASSES = (prefill_decode.NAME, kv_cache.NAME, serving_simulator.NAME)
@@ -293,18 +313,21 @@ BODIES = {
     roofline_explorer.NAME: _roofline_explorer_body,
     kv_cache.NAME: _kv_cache_body,
     serving_simulator.NAME: _serving_simulator_body,
+    parameter_counter.NAME: _parameter_counter_body,
 }
 COMPUTE = {
     prefill_decode.NAME: prefill_decode.compute,
     roofline_explorer.NAME: roofline_explorer.compute,
     kv_cache.NAME: kv_cache.compute,
     serving_simulator.NAME: serving_simulator.compute,
+    parameter_counter.NAME: parameter_counter.compute,
 }
 ALLOWED_KEYS = {
     prefill_decode.NAME: set(prefill_decode.DEFAULTS),
     roofline_explorer.NAME: set(roofline_explorer.DEFAULTS),
     kv_cache.NAME: set(kv_cache.DEFAULTS),
     serving_simulator.NAME: set(serving_simulator.DEFAULTS),
+    parameter_counter.NAME: set(parameter_counter.DEFAULTS),
 }
 
 
@@ -325,7 +348,8 @@ def parse_block(body: str) -> tuple[str, dict[str, Any]]:
         raise WidgetError(
             f"widget block: field 'name' is {name!r}; expected one of {', '.join(sorted(COMPUTE))}",
             "widget name",
-            "`name: prefill-decode`, `roofline-explorer`, `kv-cache` or `serving-simulator`",
+            "`name: prefill-decode`, `roofline-explorer`, `kv-cache`, `serving-simulator` or "
+            "`parameter-counter`",
         )
     unknown = sorted(set(data) - ALLOWED_KEYS[name])
     if unknown:

@@ -60,6 +60,9 @@ REQUESTS = [
             "context": "100000",
         },
     },
+    {"widget": "parameter-counter", "state": {}},
+    {"widget": "parameter-counter", "state": {"layers": "80", "hidden": "8192", "tied": "1"}},
+    {"widget": "parameter-counter", "state": {"kv_heads": "5"}},
     {"run": "from calculators import Scenario\nScenario().decode().time_s"},
     {"run": "Scenario('dense-8b', 'h100-sxm').prefill(-1)"},
     # The serving simulator gives the same result (every latency of every token, to 10 significant digits)
