@@ -18,7 +18,6 @@ from typing import Any
 from calculators.hardware import get_gpu
 from calculators.interconnect import INTERCONNECTS
 from calculators.passes import Setup
-from calculators.speculative import DRAFTERS
 from calculators.simulator.engine import ROUTINGS, simulate
 from calculators.simulator.kv_memory import (
     DEFAULT_SWAP_LINK,
@@ -49,6 +48,7 @@ from calculators.simulator.workload import (
     poisson_workload,
     trace_workload,
 )
+from calculators.speculative import DRAFTERS
 from calculators.units import format_duration, format_value
 from calculators.validation import count
 

@@ -241,7 +241,8 @@ def _speculator(
         return None
     if not isinstance(speculation, Speculation):
         raise ValueError(
-            f"speculation must be a Speculation (calculators.simulator.speculation) or None, got {speculation!r}"
+            "speculation must be a Speculation (calculators.simulator.speculation) or None, got "
+            f"{speculation!r}"
         )
     if memory.kind != "paged":
         raise ValueError(
@@ -250,8 +251,8 @@ def _speculator(
         )
     if not isinstance(scheduler, ContinuousBatching | ChunkedPrefill | Disaggregated):
         raise ValueError(
-            f"speculative decoding takes a continuous, chunked or disaggregated scheduler, not {scheduler.name} "
-            "(a static batch computes its finished rows to the end); use another scheduler"
+            "speculative decoding takes a continuous, chunked or disaggregated scheduler, not "
+            f"{scheduler.name} (a static batch computes its finished rows to the end); use another scheduler"
         )
     return Speculator(speculation)
 

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -106,9 +107,7 @@ class Speculation:
             except ValueError as error:
                 raise ValueError(f"speculation draft_model: {error}") from None
         elif self.draft_model is not None:
-            raise ValueError(
-                f"draft_model is only for drafter 'model'; drafter {self.drafter!r} takes none"
-            )
+            raise ValueError(f"draft_model is only for drafter 'model'; drafter {self.drafter!r} takes none")
         bounded_number("speculation draft_layers", self.draft_layers, float(MAX_PROPOSED), 1e-3)
         if self.acceptance_concentration is not None:
             bounded_number(
@@ -237,11 +236,11 @@ class Speculator:
         }
 
 
-def _capped(contexts: object, window: int | None) -> int:
-    values: list[int] = list(contexts)  # type: ignore[call-overload]
+def _capped(contexts: Iterable[int], window: int | None) -> int:
+    """Keys the contexts attend to in total: each context, or the sliding window when shorter."""
     if window is None:
-        return sum(values)
-    return sum(x if x < window else window for x in values)
+        return sum(contexts)
+    return sum(x if x < window else window for x in contexts)
 
 
 class SpeculativeInstance(Instance):
@@ -251,10 +250,10 @@ class SpeculativeInstance(Instance):
         self, index: int, memory: KVMemory, speculator: Speculator, *, stop_after_prefill: bool = False
     ) -> None:
         super().__init__(index, memory, stop_after_prefill=stop_after_prefill)
-        self.speculation = speculator
+        self.speculation = self.speculator = speculator
 
     def decode_rows(self) -> int:
-        return len(self.decoding) * (self.speculation.proposed + 1)
+        return len(self.decoding) * (self.speculator.proposed + 1)
 
     def _join_decode(self, seq: Sequence) -> None:
         j = len(self.decode_ends)
@@ -275,7 +274,7 @@ class SpeculativeInstance(Instance):
         """Give each decoding sequence blocks for its context and the k proposals, preempting (the most
         recently arrived running sequence first) when the blocks run out."""
         j = len(self.decode_ends)
-        k = self.speculation.proposed
+        k = self.speculator.proposed
         mem = self.memory
         for seq in list(self.decoding.values()):
             if seq.id not in self.decoding:  # preempted to make room for an earlier one
@@ -306,7 +305,7 @@ class SpeculativeInstance(Instance):
         self.decode_ends.append(now)
         j = len(self.decode_ends) - 1
         done: list[Sequence] = []
-        speculator = self.speculation
+        speculator = self.speculator
         for seq in self.decoding.values():
             before = seq.gen_at_join + j - seq.join  # tokens written before this step
             tokens = speculator.step_tokens(seq, seq.output - before)

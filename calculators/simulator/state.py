@@ -12,7 +12,6 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections import deque
-
 from typing import TYPE_CHECKING
 
 from calculators.simulator.kv_memory import KVMemory, SwapSpace
