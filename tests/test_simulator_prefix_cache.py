@@ -24,6 +24,7 @@ from calculators.simulator import (
     simulate,
 )
 from calculators.simulator.kv_memory import KVMemory
+from calculators.simulator.named import run_named, served
 from calculators.simulator.prefix_cache import BlockHasher, PrefixCache
 from calculators.simulator.state import Instance, Sequence
 from calculators.simulator.step_cost import StepCost
@@ -395,3 +396,15 @@ def test_the_command_line_runs_chats_with_cache_aware_routing() -> None:
     )  # fmt: skip
     assert bad.returncode != 0
     assert "--turns needs arrivals over time" in bad.stderr
+
+
+def test_a_lesson_can_name_the_prefix_settings() -> None:
+    on = run_named(requests=40, rate=4.0, shared_prefix=1024, turns=2, think_s=1.0, prefix_caching=True)
+    off = run_named(requests=40, rate=4.0, shared_prefix=1024, turns=2, think_s=1.0)
+    assert on.summary["prefix_cache"]["hit_rate"] > 0.5
+    assert "prefix_cache" not in off.summary
+    assert sum(1 for r in on.requests if r["prompt_tokens"] > 1024 + 512 + 128) == 20  # the second turns
+    assert served(requests=40, rate=4.0, shared_prefix=1024, prefix_caching=True).prefix_hit_rate > 0.5
+    assert served(requests=40, rate=4.0).prefix_hit_rate == 0.0
+    with pytest.raises(ValueError, match="no time between"):
+        run_named(requests=4, burst=True, turns=2)
