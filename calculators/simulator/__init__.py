@@ -23,6 +23,7 @@ from calculators.simulator.schedulers import (
 )
 from calculators.simulator.sweep import max_rate_meeting_slo, sweep_rates
 from calculators.simulator.workload import (
+    Chats,
     Lengths,
     Request,
     SharedPrefix,
@@ -33,6 +34,7 @@ from calculators.simulator.workload import (
 
 __all__ = [
     "SLO",
+    "Chats",
     "ChunkedPrefill",
     "ContinuousBatching",
     "Disaggregated",

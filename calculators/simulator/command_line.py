@@ -40,6 +40,7 @@ from calculators.simulator.schedulers import (
 from calculators.simulator.sweep import sweep_rates
 from calculators.simulator.workload import (
     MAX_REQUESTS,
+    Chats,
     Lengths,
     Request,
     SharedPrefix,
@@ -98,6 +99,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--prefix-share", type=float, default=1.0, help="share of requests with a system prompt (default 1)"
     )
     work.add_argument("--prefixes", type=int, default=1, help="distinct system prompts (default 1)")
+    work.add_argument(
+        "--turns",
+        type=int,
+        help="group the requests into chats of this many turns, each prompt holding the previous turn's "
+        "prompt and answer; --prompt is then each turn's new message (default: no chats)",
+    )
+    work.add_argument(
+        "--think-time",
+        type=float,
+        default=10.0,
+        help="chats: seconds from one turn's arrival to the next (default 10)",
+    )
     sched = parser.add_argument_group("scheduler")
     sched.add_argument("--scheduler", default="continuous", choices=SCHEDULERS)
     sched.add_argument("--batch-size", type=int, default=32, help="static batching: batch size (default 32)")
@@ -143,13 +156,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--routing",
         default="round-robin",
         choices=ROUTINGS,
-        help="replicas: send requests in turn, or each to the replica with the fewest unfinished "
-        "(continuous, chunked) (default round-robin)",
+        help="replicas: send requests in turn, or each to the replica with the fewest unfinished, or (with "
+        "--prefix-caching) to the one caching the longest prefix of its prompt (continuous, chunked) "
+        "(default round-robin)",
     )
     mem = parser.add_argument_group("KV memory")
     mem.add_argument("--memory", default="paged", choices=KINDS, help="paged blocks or contiguous slabs")
     mem.add_argument(
-        "--prefix-caching", action="store_true", help="reuse cached KV blocks of shared prefixes (paged only)"
+        "--prefix-caching",
+        action="store_true",
+        help="keep the KV blocks of prompts and answers and reuse them for any prompt that starts with the "
+        "same tokens (paged memory only)",
     )
     mem.add_argument("--block-tokens", type=int, default=16, help="tokens per block (default 16)")
     mem.add_argument("--kv-capacity-tokens", type=int, help="KV cache size in tokens (default: what fits)")
@@ -280,6 +297,11 @@ def _csv_row(index: int, row: dict[str, str]) -> dict[str, float | int]:
 
 def _workload(args: argparse.Namespace) -> tuple[tuple[Request, ...], str]:
     if args.trace:
+        if args.turns is not None or args.shared_prefix is not None:
+            raise ValueError(
+                "--turns and --shared-prefix shape a generated workload; a --trace gives its requests as "
+                "they are"
+            )
         requests = _trace(args.trace)
         return requests, f"{len(requests):,} requests from {args.trace}"
     prompt = lengths_from_text("--prompt", args.prompt)
@@ -289,8 +311,22 @@ def _workload(args: argparse.Namespace) -> tuple[tuple[Request, ...], str]:
     if args.shared_prefix is not None:
         shared = SharedPrefix(args.shared_prefix, args.prefix_share, args.prefixes)
         lengths += (
-            f"; {shared.share:.0%} of prompts start with one of {shared.prefixes:,} system prompts of "
-            f"{shared.tokens:,} tokens"
+            f"; {shared.share:.0%} of {'chats' if args.turns else 'prompts'} start with one of "
+            f"{shared.prefixes:,} system prompts of {shared.tokens:,} tokens"
+        )
+    if args.turns is not None:
+        if args.burst:
+            raise ValueError(
+                "--turns needs arrivals over time (--rate): a --burst has no time between a chat's turns"
+            )
+        chats = Chats(args.turns, args.think_time)
+        requests = poisson_workload(
+            args.rate, args.requests, prompt, output, seed=args.seed, shared_prefix=shared, chats=chats
+        )
+        return requests, (
+            f"{args.requests:,} requests in chats of {chats.turns:,} turns {chats.think_s:g} s apart, chats "
+            f"starting Poisson at {args.rate / chats.turns:g}/s; new message {prompt.describe()}, answer "
+            f"{output.describe()} tokens" + (lengths[lengths.index(";") :] if shared is not None else "")
         )
     if args.burst:
         return burst_workload(args.requests, prompt, output, seed=args.seed, shared_prefix=shared), (
@@ -320,9 +356,10 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
     memory = _memory(args)
     slo = SLO(args.slo_ttft, args.slo_tpot)
     if args.sweep:
-        if args.shared_prefix is not None or args.prefix_caching:
+        if args.shared_prefix is not None or args.prefix_caching or args.turns is not None:
             raise ValueError(
-                "--sweep does not take --shared-prefix or --prefix-caching yet; run one rate at a time"
+                "--sweep does not take --shared-prefix, --turns or --prefix-caching yet; run one rate at a "
+                "time"
             )
         rates = _rates(args.sweep)
         prompt = lengths_from_text("--prompt", args.prompt)
@@ -395,7 +432,8 @@ def _prefix_cache_facts(s: dict[str, Any]) -> list[tuple[str, str]]:
         (
             "prefix cache",
             f"{cache['hit_rate']:.1%} of prompt tokens found cached ({cache['hit_tokens']:,} hit, "
-            f"{cache['miss_tokens']:,} computed); {cache['evicted_blocks']:,} blocks evicted",
+            f"{cache['miss_tokens']:,} computed); {cache['evicted_blocks']:,} blocks evicted, "
+            f"{cache['cached_blocks_at_end']:,} cached at the end",
         )
     ]
 
