@@ -15,7 +15,17 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from calculators.charts import achieved, attention, flops, formats, hierarchy, matmul, serving, speculative
+from calculators.charts import (
+    achieved,
+    attention,
+    flops,
+    formats,
+    hierarchy,
+    matmul,
+    parallel,
+    serving,
+    speculative,
+)
 from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
 from calculators.charts.palette import ATTENTION_COLOURS, SCHEDULER_COLOURS, gpu_colour
 from calculators.charts.params import (
@@ -1094,6 +1104,12 @@ CHARTS: Mapping[str, ChartKind] = {
             hierarchy.MEMORY_HIERARCHY_PARAMS,
             hierarchy.memory_hierarchy,
             "a GPU's memories from registers to HBM, by capacity, with bandwidths where published",
+        ),
+        ChartKind(
+            "tensor-parallel-decode",
+            parallel.TENSOR_PARALLEL_PARAMS,
+            parallel.tensor_parallel_decode,
+            "a decode step's time by tensor-parallel degree, its all-reduces apart",
         ),
         ChartKind(
             "gemm-efficiency",

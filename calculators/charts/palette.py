@@ -75,6 +75,11 @@ MEMORY_COLOURS: Mapping[str, str] = MappingProxyType(
 ATTENTION_COLOURS: Mapping[str, str] = MappingProxyType(
     {"MHA": "#936aaf", "GQA": "#548547", "MLA": "#9c3cdd"}  # lilac, fern, violet
 )
+# A tensor-parallel decode step's two parts (calculators.charts.parallel): the collectives between GPUs, and
+# each GPU's own kernels and the engine's overhead. Rust and dusty rose: far (CIELAB) from every colour above.
+TENSOR_PARALLEL_COLOURS: Mapping[str, str] = MappingProxyType(
+    {"all-reduces between GPUs": "#aa5522", "each GPU's own work": "#bb8888"}
+)
 # For ordered series (arrival rates, context lengths, batch sizes): one rose hue, lighter to darker as the
 # value grows. Only three shades of one hue pass the contrast check on both backgrounds.
 SEQUENTIAL_COLOURS: tuple[str, ...] = ("#d17594", "#c95e82", "#bf406a")
