@@ -296,7 +296,7 @@ def test_least_loaded_routing_with_equal_loads_goes_in_turn() -> None:
 def test_least_loaded_routing_needs_a_scheduler_that_does_not_wait_for_a_batch() -> None:
     with pytest.raises(ValueError, match="routing 'least-loaded' takes a continuous or chunked scheduler"):
         simulate(four(), scheduler=StaticBatching(2), replicas=2, routing="least-loaded")
-    with pytest.raises(ValueError, match="routing must be one of least-loaded, round-robin"):
+    with pytest.raises(ValueError, match="routing must be one of cache-aware, least-loaded, round-robin"):
         simulate(four(), routing="random")
 
 

@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
+from calculators.passes import make_setup
 from calculators.simulator import (
+    Chats,
     ChunkedPrefill,
     ContinuousBatching,
     Disaggregated,
@@ -22,8 +24,10 @@ from calculators.simulator import (
     simulate,
 )
 from calculators.simulator.kv_memory import KVMemory
-from calculators.simulator.prefix_cache import PrefixCache
+from calculators.simulator.named import run_named, served
+from calculators.simulator.prefix_cache import BlockHasher, PrefixCache
 from calculators.simulator.state import Instance, Sequence
+from calculators.simulator.step_cost import StepCost
 
 
 def test_a_shared_prefix_is_prepended_and_leaves_the_other_draws_alone() -> None:
@@ -73,7 +77,7 @@ def test_bad_prefix_settings_are_refused_with_the_field_named(make, message) -> 
 def _instance(blocks: int) -> Instance:
     config = MemoryConfig(capacity_tokens=16 * blocks)
     inst = Instance(0, KVMemory(config, 16 * blocks, 16 * blocks))
-    inst.prefix = PrefixCache(16)
+    inst.prefix = PrefixCache(BlockHasher(16, []))
     return inst
 
 
@@ -85,25 +89,46 @@ def _admit(inst: Instance, request: Request) -> Sequence:
     return seq
 
 
+def test_a_block_key_stands_for_its_whole_prefix() -> None:
+    """Two contexts whose second blocks hold the same tokens after different first blocks share no key:
+    the key chains on the parent's, as vLLM's block hash does."""
+    hasher = BlockHasher(16, [])
+    a = hasher.chain([(("system", 0), 16), (("system", 9), 20)])
+    b = hasher.chain([(("system", 1), 16), (("system", 9), 20)])
+    again = hasher.chain([(("system", 0), 16), (("system", 9), 20)])
+    assert len(a) == 2  # 36 tokens: two full blocks, the last 4 tokens in no full block
+    assert a == again  # the same tokens, the same keys
+    assert a[0] != b[0]
+    assert a[1] != b[1]  # block 1's own tokens agree, its prefix does not
+    # A piece that straddles a block boundary: 10 + 10 tokens make block 0 of (x 0-10, y 0-6).
+    c = hasher.chain([(("system", 2), 10), (("system", 3), 10)])
+    d = hasher.chain([(("system", 2), 10), (("system", 3), 6), (("system", 4), 4)])
+    assert len(c) == 1
+    assert c == d  # the same first 16 tokens
+
+
 def test_the_second_request_with_a_cached_1024_token_prefix_prefills_only_its_tail() -> None:
     inst = _instance(1000)
     first = _admit(inst, Request(0, 0.0, 1024 + 40, 10, 7, 1024))
     assert first.prefilled == 0  # nothing cached yet: the whole prompt is computed
     inst.finish_prefill_chunk(first, 1064, 1.0)
-    assert len(first.shared) == 64
-    assert first.slots == 3
+    # Every full block it computed is cached and shared at once: 1064 // 16 = 66 blocks (64 of the system
+    # prompt, 2 of its own tokens); its 67th, partly filled block stays its own.
+    assert len(first.shared) == 66
+    assert first.slots == 1
     second = _admit(inst, Request(1, 0.0, 1024 + 20, 10, 7, 1024))
-    assert second.prefilled == 1024
+    assert second.prefilled == 1024  # the 64 system blocks; block 64 holds its own tokens, a miss
     assert second.target - second.prefilled == 20
-    assert second.slots == 2  # its own tail: ceil(1044/16) - 64
-    assert inst.memory.total - inst.memory.free == 64 + 3 + 2  # the 64 shared blocks counted once
+    assert second.slots == 2  # its own tail: ceil(1044/16) - 64 = 66 - 64
+    assert inst.memory.total - inst.memory.free == 66 + 1 + 2  # the 64 shared blocks counted once
     assert inst.stored_tokens() == 1024 + 40  # the first prompt once: the second adds no stored token yet
     assert inst.prefix is not None
     assert inst.prefix.hit_tokens == 1024
+    assert inst.prefix.looked_up_tokens == 1064 + 1044
     inst._release(first)
     inst._release(second)
     assert inst.memory.free == 1000
-    assert len(inst.prefix.unheld) == 64
+    assert len(inst.prefix.unheld) == 66
 
 
 def test_a_whole_prompt_in_the_cache_still_computes_its_last_token() -> None:
@@ -111,7 +136,7 @@ def test_a_whole_prompt_in_the_cache_still_computes_its_last_token() -> None:
     first = _admit(inst, Request(0, 0.0, 64, 4, 0, 64))
     inst.finish_prefill_chunk(first, 64, 1.0)
     second = _admit(inst, Request(1, 0.0, 64, 4, 0, 64))
-    assert second.prefilled == 48
+    assert second.prefilled == 48  # (64 - 1) // 16 = 3 blocks may hit: the 64th token is computed
     assert second.target == 64
 
 
@@ -119,19 +144,71 @@ def test_unheld_blocks_are_evicted_least_recently_used_first_and_tails_before_he
     inst = _instance(10)
     cache = inst.prefix
     assert cache is not None
+    keys = []
     for i, pid in enumerate((0, 1)):  # prefix 0 then prefix 1, two blocks each, released in that order
-        seq = _admit(inst, Request(i, 0.0, 40, 2, pid, 32))
+        request = Request(i, 0.0, 40, 2, pid, 32)
+        seq = _admit(inst, request)
         inst.finish_prefill_chunk(seq, 40, 1.0)
         inst._release(seq)
-    assert list(cache.unheld) == [(0, 1), (0, 0), (1, 1), (1, 0)]
+        keys.append(cache.hasher.keys(request)[:2])
+    (a0, a1), (b0, b1) = keys
+    assert list(cache.unheld) == [a1, a0, b1, b0]
     _admit(inst, Request(2, 0.0, 16 * 7, 2))  # 7 blocks leave 3 free: one cached block must go
-    assert list(cache.unheld) == [(0, 0), (1, 1), (1, 0)]
+    assert list(cache.unheld) == [a0, b1, b0]
     assert cache.evictions == 1
     _admit(inst, Request(3, 0.0, 16 * 2, 2))  # 1 left free: two more go, the oldest first
-    assert list(cache.unheld) == [(1, 0)]
+    assert list(cache.unheld) == [b0]
     assert cache.evictions == 3
     assert inst.memory.free == 1
     assert len(cache.unheld) <= inst.memory.free
+
+
+def test_a_finished_request_leaves_its_prompt_and_answer_cached_but_not_its_last_token() -> None:
+    inst = _instance(20)
+    cache = inst.prefix
+    assert cache is not None
+    request = Request(0, 0.0, 40, 25, 0, 32)
+    seq = _admit(inst, request)
+    inst.finish_prefill_chunk(seq, 40, 1.0)
+    seq.generated = 25  # as if decoded to the end
+    inst._finish(seq, 2.0)
+    # It stored 40 + 25 - 1 = 64 tokens: 4 full blocks; its last token's cache was never computed.
+    assert len(cache.unheld) == 4
+    assert list(cache.unheld) == list(reversed(cache.hasher.keys(request)[:4]))  # the tail first
+    assert inst.memory.free == 20
+
+
+def test_a_chat_turn_reuses_the_previous_prompt_and_answer_and_its_ttft_is_the_rest() -> None:
+    """Turn 1: a 2,048-token system prompt and 500 own tokens (2,548), a 100-token answer; it stores
+    2,548 + 100 - 1 = 2,647 tokens, 165 full blocks (2,640 tokens). Turn 2 (prompt 2,548 + 100 + 52 = 2,700)
+    agrees with it on tokens 0-2,647, so its blocks 0-164 are turn 1's and block 165 (tokens 2,640-2,655,
+    part of them its own) is not: a hit of 2,640 tokens, 60 computed. Hit rate 2,640 / (2,548 + 2,700) =
+    50.3%. Its TTFT is one prefill step of 60 tokens after 2,640 cached ones, arriving to an idle engine.
+    """
+    reqs = [Request(0, 0.0, 2548, 100, 0, 2048), Request(1, 5.0, 2700, 4, follows=0)]
+    result = simulate(reqs, prefix_caching=True)
+    cache = result.summary["prefix_cache"]
+    assert cache["hit_tokens"] == 2640
+    assert cache["miss_tokens"] == 2548 + 60
+    assert cache["hit_rate"] == pytest.approx(2640 / 5248)
+    step, _, _ = StepCost(make_setup()).time(0, 0, [(60, 2640)])
+    assert result.requests[1]["ttft_s"] == pytest.approx(step, rel=1e-12)
+    cold = simulate(reqs)
+    full, _, _ = StepCost(make_setup()).time(0, 0, [(2700, 0)])
+    assert cold.requests[1]["ttft_s"] == pytest.approx(full, rel=1e-12)
+    assert step < 0.2 * full
+
+
+def test_system_prompt_hits_add_up_by_hand() -> None:
+    """Three requests far apart, each a 64-token system prompt and 36 own tokens (100), output 4: the first
+    computes everything, the next two find the 4 system blocks (64 tokens) and compute 36.
+    Hits 2 x 64 = 128 of 300 prompt tokens: 42.67%."""
+    reqs = [Request(i, float(i), 100, 4, 0, 64) for i in range(3)]
+    cache = simulate(reqs, prefix_caching=True).summary["prefix_cache"]
+    assert (cache["hit_tokens"], cache["miss_tokens"]) == (128, 172)
+    assert cache["hit_rate"] == pytest.approx(128 / 300)
+    # Each left its own 6 full blocks of 100 + 4 - 1 = 103 tokens (4 shared system blocks, once) cached.
+    assert cache["cached_blocks_at_end"] == 4 + 3 * 2
 
 
 def test_prefix_caching_off_changes_nothing_and_on_cuts_ttft_and_kv() -> None:
@@ -176,7 +253,9 @@ def test_under_memory_pressure_the_books_hold(scheduler: Scheduler, seed: int) -
     assert 0 < cache["hit_tokens"] <= cache["hit_tokens"] + cache["miss_tokens"]
     if not isinstance(scheduler, StaticBatching):  # batches of 8 leave room; the others fill the cache
         assert cache["evicted_blocks"] > 0
-    assert cache["hit_tokens"] <= sum(r.prefix_tokens for r in reqs) * (1 + s["preemptions"])
+    # A preempted request finds its own blocks again if they were not evicted, so hits can pass the shared
+    # prefixes; they never pass what was looked up.
+    assert cache["hit_tokens"] + cache["miss_tokens"] >= sum(r.prompt_tokens for r in reqs)
 
 
 def test_prefix_caching_is_refused_where_it_is_not_modelled() -> None:
@@ -187,6 +266,10 @@ def test_prefix_caching_is_refused_where_it_is_not_modelled() -> None:
         simulate(reqs, scheduler=Disaggregated(), prefix_caching=True)
     with pytest.raises(ValueError, match="True or False"):
         simulate(reqs, prefix_caching="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="turn prefix_caching on"):
+        simulate(reqs, replicas=2, routing="cache-aware")
+    with pytest.raises(ValueError, match="continuous or chunked"):
+        simulate(reqs, scheduler=StaticBatching(2), replicas=2, routing="cache-aware", prefix_caching=True)
 
 
 def test_the_command_line_reports_the_hit_rate() -> None:
@@ -198,3 +281,130 @@ def test_the_command_line_reports_the_hit_rate() -> None:
     assert "prefix cache" in out
     assert "of prompt tokens found cached" in out
     assert "start with one of 1 system prompts of 1,024 tokens" in out
+
+
+# --- chats ----------------------------------------------------------------------------------------
+def test_each_chat_turn_holds_the_previous_prompt_and_answer() -> None:
+    reqs = poisson_workload(
+        2.0, 10, Lengths.uniform(50, 150), 40, seed=4, chats=Chats(4, 3.0), shared_prefix=SharedPrefix(256)
+    )
+    assert len(reqs) == 10  # chats of 4, 4 and 2 turns
+    by_id = {r.id: r for r in reqs}
+    assert [r.id for r in reqs] == list(range(10))
+    assert [r.arrival_s for r in reqs] == sorted(r.arrival_s for r in reqs)  # ids in order of arrival
+    firsts = [r for r in reqs if r.follows is None]
+    assert len(firsts) == 3
+    assert all(r.prefix_id == 0 and r.prefix_tokens == 256 and r.prompt_tokens >= 256 + 50 for r in firsts)
+    for r in reqs:
+        if r.follows is None:
+            continue
+        previous = by_id[r.follows]
+        assert r.prefix_id is None
+        assert r.arrival_s == pytest.approx(previous.arrival_s + 3.0)
+        new = r.prompt_tokens - previous.prompt_tokens - previous.output_tokens
+        assert 50 <= new <= 150  # the new message is one draw of the prompt lengths
+    assert (
+        poisson_workload(
+            2.0,
+            10,
+            Lengths.uniform(50, 150),
+            40,
+            seed=4,
+            chats=Chats(4, 3.0),
+            shared_prefix=SharedPrefix(256),
+        )
+        == reqs
+    )
+    assert reqs[1].as_dict().get("follows") is None or isinstance(reqs[1].as_dict()["follows"], int)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: Chats(0), "turns"),
+        (lambda: Chats(2, -1.0), "think_s"),
+        (lambda: Request(1, 0.0, 100, 5, follows=1), "its own id"),
+        (lambda: Request(1, 0.0, 100, 5, 0, 10, follows=0), "first turn"),
+        (lambda: Request(1, 0.0, 100, 5, follows="0"), "follows must be"),  # type: ignore[arg-type]
+        (lambda: poisson_workload(1.0, 4, chats=4), "chats must be"),  # type: ignore[arg-type]
+        (lambda: simulate([Request(1, 0.0, 100, 5, follows=0)]), "not in the workload"),
+        (lambda: simulate([Request(0, 1.0, 10, 5), Request(1, 0.0, 100, 5, follows=0)]), "arrives after"),
+        (lambda: simulate([Request(0, 0.0, 10, 5), Request(1, 1.0, 14, 5, follows=0)]), "shorter than"),
+    ],
+)
+def test_bad_chat_settings_are_refused_with_the_field_named(make, message) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(ValueError, match=message):
+        make()
+
+
+def test_more_shared_prompt_more_hits_and_a_shorter_ttft() -> None:
+    """The same arrivals with a 1,536-token system prompt on a growing share of requests: the hit rate
+    rises with the share, and the mean TTFT falls with it (prefill skips what is cached)."""
+    rows = []
+    for share in (0.25, 0.5, 0.75, 1.0):
+        reqs = poisson_workload(20.0, 150, 128, 32, seed=5, shared_prefix=SharedPrefix(1536, share=share))
+        on = simulate(reqs, prefix_caching=True).summary
+        off = simulate(reqs).summary
+        rows.append((on["prefix_cache"]["hit_rate"], on["ttft_s"]["mean"], off["ttft_s"]["mean"]))
+    hit_rates = [h for h, _, _ in rows]
+    gains = [off / on for _, on, off in rows]
+    assert hit_rates == sorted(hit_rates)
+    assert hit_rates[0] > 0.1
+    assert gains == sorted(gains)
+    assert gains[0] > 1.0
+    # All prompts share the prefix: at most its 1,536 tokens (96 whole blocks) of each 1,664-token prompt
+    # after the first can hit, 149 x 1,536 / (150 x 1,664) = 91.69%; the first prompt computes everything.
+    # Requests 50 ms apart on average each find it cached: the bound is reached.
+    assert hit_rates[-1] <= (149 * 1536) / (150 * 1664) + 1e-12
+    assert hit_rates[-1] > 0.9
+
+
+def test_prefix_caching_serves_more_under_load() -> None:
+    """At a rate the engine cannot keep up with, skipping cached prefills serves the same burst sooner."""
+    reqs = burst_workload(300, 96, 32, shared_prefix=SharedPrefix(2048))
+    on = simulate(reqs, prefix_caching=True).summary
+    off = simulate(reqs).summary
+    assert on["throughput_rps"] > 1.5 * off["throughput_rps"]
+    assert on["kv_peak_reserved_tokens"] < off["kv_peak_reserved_tokens"]
+
+
+def test_cache_aware_routing_keeps_a_chat_on_the_replica_that_holds_it() -> None:
+    """Four replicas, chats of 4 turns: round-robin and least-loaded send a chat's turns to different
+    replicas, where its history is not cached; cache-aware routing sends each turn where the chat lives."""
+    reqs = poisson_workload(8.0, 160, Lengths.uniform(100, 300), 64, seed=6, chats=Chats(4, 2.0))
+    hits = {}
+    for routing in ("round-robin", "least-loaded", "cache-aware"):
+        result = simulate(reqs, replicas=4, routing=routing, prefix_caching=True)
+        hits[routing] = result.summary["prefix_cache"]["hit_rate"]
+    one = simulate(reqs, prefix_caching=True).summary["prefix_cache"]["hit_rate"]
+    assert hits["cache-aware"] > 1.5 * hits["round-robin"]
+    assert hits["cache-aware"] > 1.5 * hits["least-loaded"]
+    assert hits["cache-aware"] == pytest.approx(one, abs=0.02)  # as good as one replica holding every chat
+
+
+def test_the_command_line_runs_chats_with_cache_aware_routing() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "calculators", "simulate", "--requests", "40", "--turns", "4",
+         "--think-time", "2", "--prefix-caching", "--replicas", "2", "--routing", "cache-aware"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    assert "in chats of 4 turns 2 s apart" in out
+    assert "of prompt tokens found cached" in out
+    bad = subprocess.run(
+        [sys.executable, "-m", "calculators", "simulate", "--requests", "4", "--turns", "2", "--burst"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert bad.returncode != 0
+    assert "--turns needs arrivals over time" in bad.stderr
+
+
+def test_a_lesson_can_name_the_prefix_settings() -> None:
+    on = run_named(requests=40, rate=4.0, shared_prefix=1024, turns=2, think_s=1.0, prefix_caching=True)
+    off = run_named(requests=40, rate=4.0, shared_prefix=1024, turns=2, think_s=1.0)
+    assert on.summary["prefix_cache"]["hit_rate"] > 0.5
+    assert "prefix_cache" not in off.summary
+    assert sum(1 for r in on.requests if r["prompt_tokens"] > 1024 + 512 + 128) == 20  # the second turns
+    assert served(requests=40, rate=4.0, shared_prefix=1024, prefix_caching=True).prefix_hit_rate > 0.5
+    assert served(requests=40, rate=4.0).prefix_hit_rate == 0.0
+    with pytest.raises(ValueError, match="no time between"):
+        run_named(requests=4, burst=True, turns=2)

@@ -21,8 +21,10 @@ from calculators.simulator.schedulers import (
     StaticBatching,
     StepPlan,
 )
+from calculators.simulator.speculation import Speculation
 from calculators.simulator.sweep import max_rate_meeting_slo, sweep_rates
 from calculators.simulator.workload import (
+    Chats,
     Lengths,
     Request,
     SharedPrefix,
@@ -33,6 +35,7 @@ from calculators.simulator.workload import (
 
 __all__ = [
     "SLO",
+    "Chats",
     "ChunkedPrefill",
     "ContinuousBatching",
     "Disaggregated",
@@ -42,6 +45,7 @@ __all__ = [
     "Scheduler",
     "SharedPrefix",
     "SimulationResult",
+    "Speculation",
     "StaticBatching",
     "StepPlan",
     "burst_workload",

@@ -37,9 +37,11 @@ from calculators.simulator.schedulers import (
     Scheduler,
     StaticBatching,
 )
+from calculators.simulator.speculation import Speculation
 from calculators.simulator.sweep import sweep_rates
 from calculators.simulator.workload import (
     MAX_REQUESTS,
+    Chats,
     Lengths,
     Request,
     SharedPrefix,
@@ -47,6 +49,7 @@ from calculators.simulator.workload import (
     poisson_workload,
     trace_workload,
 )
+from calculators.speculative import DRAFTERS
 from calculators.units import format_duration, format_value
 from calculators.validation import count
 
@@ -98,6 +101,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--prefix-share", type=float, default=1.0, help="share of requests with a system prompt (default 1)"
     )
     work.add_argument("--prefixes", type=int, default=1, help="distinct system prompts (default 1)")
+    work.add_argument(
+        "--turns",
+        type=int,
+        help="group the requests into chats of this many turns, each prompt holding the previous turn's "
+        "prompt and answer; --prompt is then each turn's new message (default: no chats)",
+    )
+    work.add_argument(
+        "--think-time",
+        type=float,
+        default=10.0,
+        help="chats: seconds from one turn's arrival to the next (default 10)",
+    )
     sched = parser.add_argument_group("scheduler")
     sched.add_argument("--scheduler", default="continuous", choices=SCHEDULERS)
     sched.add_argument("--batch-size", type=int, default=32, help="static batching: batch size (default 32)")
@@ -143,13 +158,51 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--routing",
         default="round-robin",
         choices=ROUTINGS,
-        help="replicas: send requests in turn, or each to the replica with the fewest unfinished "
-        "(continuous, chunked) (default round-robin)",
+        help="replicas: send requests in turn, or each to the replica with the fewest unfinished, or (with "
+        "--prefix-caching) to the one caching the longest prefix of its prompt (continuous, chunked) "
+        "(default round-robin)",
+    )
+    spec = parser.add_argument_group("speculative decoding")
+    spec.add_argument(
+        "--speculative",
+        action="store_true",
+        help="each decode step verifies --proposed drafted tokens per request (continuous, chunked, "
+        "disaggregated; paged memory)",
+    )
+    spec.add_argument(
+        "--acceptance",
+        type=float,
+        help="speculative: mean per-token acceptance rate a, strictly between 0 and 1 (required)",
+    )
+    spec.add_argument(
+        "--proposed", type=int, default=4, help="speculative: tokens proposed per step, k (default 4)"
+    )
+    spec.add_argument(
+        "--drafter",
+        default="heads",
+        choices=DRAFTERS,
+        help="speculative: draft heads on the target (default), a draft model (--draft-model), or ngram",
+    )
+    spec.add_argument("--draft-model", help="speculative, --drafter model: the draft model preset")
+    spec.add_argument(
+        "--draft-layers",
+        type=float,
+        default=1.0,
+        help="speculative, --drafter heads: one draft step's cost in target layers (default 1.0)",
+    )
+    spec.add_argument(
+        "--acceptance-concentration",
+        type=float,
+        help="speculative: draw each request's rate from Beta(a c, (1 - a) c) with this c (default: every "
+        "request accepts with --acceptance)",
     )
     mem = parser.add_argument_group("KV memory")
     mem.add_argument("--memory", default="paged", choices=KINDS, help="paged blocks or contiguous slabs")
     mem.add_argument(
-        "--prefix-caching", action="store_true", help="reuse cached KV blocks of shared prefixes (paged only)"
+        "--prefix-caching",
+        action="store_true",
+        help="keep the KV blocks of prompts and answers and reuse them for any prompt that starts with the "
+        "same tokens (paged memory only)",
     )
     mem.add_argument("--block-tokens", type=int, default=16, help="tokens per block (default 16)")
     mem.add_argument("--kv-capacity-tokens", type=int, help="KV cache size in tokens (default: what fits)")
@@ -196,6 +249,42 @@ def _pool_setup(args: argparse.Namespace, setup: Setup, pool: str) -> Setup | No
         setup,
         gpu=setup.gpu if gpu is None else get_gpu(gpu),
         gpus=setup.gpus if tensor_parallel is None else tensor_parallel,
+    )
+
+
+SPECULATION_FLAGS = {
+    "acceptance": None,
+    "proposed": 4,
+    "drafter": "heads",
+    "draft_model": None,
+    "draft_layers": 1.0,
+    "acceptance_concentration": None,
+}
+
+
+def _speculation(args: argparse.Namespace) -> Speculation | None:
+    """The --speculative options as a Speculation (seeded by --seed), or None; options without it refused."""
+    if not args.speculative:
+        given = [name for name, default in SPECULATION_FLAGS.items() if getattr(args, name) != default]
+        if given:
+            flags = ", ".join("--" + name.replace("_", "-") for name in given)
+            raise ValueError(f"{flags}: speculative decoding's options; add --speculative to use them")
+        return None
+    if args.acceptance is None:
+        raise ValueError(
+            "--speculative needs --acceptance, the mean per-token acceptance rate strictly between 0 and 1 "
+            "(e.g. --acceptance 0.7)"
+        )
+    if args.draft_model is not None and args.drafter != "model":
+        raise ValueError("--draft-model is for --drafter model; add --drafter model or leave it out")
+    return Speculation(
+        args.acceptance,
+        args.proposed,
+        args.drafter,
+        args.draft_model,
+        args.draft_layers,
+        args.acceptance_concentration,
+        seed=count("--seed", args.seed, minimum=0),
     )
 
 
@@ -280,6 +369,11 @@ def _csv_row(index: int, row: dict[str, str]) -> dict[str, float | int]:
 
 def _workload(args: argparse.Namespace) -> tuple[tuple[Request, ...], str]:
     if args.trace:
+        if args.turns is not None or args.shared_prefix is not None:
+            raise ValueError(
+                "--turns and --shared-prefix shape a generated workload; a --trace gives its requests as "
+                "they are"
+            )
         requests = _trace(args.trace)
         return requests, f"{len(requests):,} requests from {args.trace}"
     prompt = lengths_from_text("--prompt", args.prompt)
@@ -289,8 +383,22 @@ def _workload(args: argparse.Namespace) -> tuple[tuple[Request, ...], str]:
     if args.shared_prefix is not None:
         shared = SharedPrefix(args.shared_prefix, args.prefix_share, args.prefixes)
         lengths += (
-            f"; {shared.share:.0%} of prompts start with one of {shared.prefixes:,} system prompts of "
-            f"{shared.tokens:,} tokens"
+            f"; {shared.share:.0%} of {'chats' if args.turns else 'prompts'} start with one of "
+            f"{shared.prefixes:,} system prompts of {shared.tokens:,} tokens"
+        )
+    if args.turns is not None:
+        if args.burst:
+            raise ValueError(
+                "--turns needs arrivals over time (--rate): a --burst has no time between a chat's turns"
+            )
+        chats = Chats(args.turns, args.think_time)
+        requests = poisson_workload(
+            args.rate, args.requests, prompt, output, seed=args.seed, shared_prefix=shared, chats=chats
+        )
+        return requests, (
+            f"{args.requests:,} requests in chats of {chats.turns:,} turns {chats.think_s:g} s apart, chats "
+            f"starting Poisson at {args.rate / chats.turns:g}/s; new message {prompt.describe()}, answer "
+            f"{output.describe()} tokens" + (lengths[lengths.index(";") :] if shared is not None else "")
         )
     if args.burst:
         return burst_workload(args.requests, prompt, output, seed=args.seed, shared_prefix=shared), (
@@ -319,10 +427,12 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
     scheduler = _scheduler(args, setup)
     memory = _memory(args)
     slo = SLO(args.slo_ttft, args.slo_tpot)
+    speculation = _speculation(args)
     if args.sweep:
-        if args.shared_prefix is not None or args.prefix_caching:
+        if args.shared_prefix is not None or args.prefix_caching or args.turns is not None or speculation:
             raise ValueError(
-                "--sweep does not take --shared-prefix or --prefix-caching yet; run one rate at a time"
+                "--sweep does not take --shared-prefix, --turns, --prefix-caching or --speculative yet; run "
+                "one rate at a time"
             )
         rates = _rates(args.sweep)
         prompt = lengths_from_text("--prompt", args.prompt)
@@ -351,6 +461,7 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
         timeline_steps=args.timeline_steps,
         prefix_caching=args.prefix_caching,
         routing=args.routing,
+        speculation=speculation,
     )
     return result.as_dict(token_latencies=args.token_latencies), summary_text(
         result, f"{setup_text}\n{workload_text}"
@@ -395,7 +506,8 @@ def _prefix_cache_facts(s: dict[str, Any]) -> list[tuple[str, str]]:
         (
             "prefix cache",
             f"{cache['hit_rate']:.1%} of prompt tokens found cached ({cache['hit_tokens']:,} hit, "
-            f"{cache['miss_tokens']:,} computed); {cache['evicted_blocks']:,} blocks evicted",
+            f"{cache['miss_tokens']:,} computed); {cache['evicted_blocks']:,} blocks evicted, "
+            f"{cache['cached_blocks_at_end']:,} cached at the end",
         )
     ]
 
@@ -411,6 +523,22 @@ def _swap_facts(s: dict[str, Any]) -> list[tuple[str, str]]:
             f"({swap['swap_space_tokens']:,} tokens of room), {swap['recomputed']:,} recomputed for want of "
             "room; copies took "
             f"{_time(swap['copy_time_s'])}",
+        )
+    ]
+
+
+def _speculation_facts(s: dict[str, Any]) -> list[tuple[str, str]]:
+    spec = s.get("speculation")
+    if spec is None:
+        return []
+    drafter = spec["drafter"] + (f" {spec['draft_model']}" if spec["draft_model"] else "")
+    return [
+        (
+            "speculation",
+            f"{drafter} proposing {spec['proposed']}; {_figure(spec['tokens_per_step'], '.2f')} tokens per "
+            f"request per step ({spec['expected_tokens_per_step']:.2f} expected at a = "
+            f"{spec['acceptance']:g}), {_figure(spec['accepted_share'], '.1%')} of proposals accepted; "
+            f"drafting took {_time(spec['draft_time_s'])}",
         )
     ]
 
@@ -469,6 +597,7 @@ def summary_text(result: SimulationResult, heading: str) -> str:
         ("preemptions", f"{s['preemptions']:,}"),
         *_swap_facts(s),
         *_prefix_cache_facts(s),
+        *_speculation_facts(s),
         ("longest stall", f"{_time(s['longest_stall_s'])} (request {s['longest_stall_request']})"),
     ]
     width = max(len(label) for label, _ in facts)

@@ -22,7 +22,7 @@ from calculators.simulator.kv_memory import (
     cache_send_time_s,
     kv_capacity_tokens,
 )
-from calculators.simulator.prefix_cache import PrefixCache
+from calculators.simulator.prefix_cache import BlockHasher, PrefixCache
 from calculators.simulator.results import SLO, SimulationResult, StepLog
 from calculators.simulator.schedulers import (
     ChunkedPrefill,
@@ -30,6 +30,7 @@ from calculators.simulator.schedulers import (
     Disaggregated,
     Scheduler,
 )
+from calculators.simulator.speculation import Speculation, Speculator
 from calculators.simulator.state import Instance, Sequence
 from calculators.simulator.step_cost import StepCost
 from calculators.simulator.workload import Request
@@ -40,7 +41,15 @@ DEFAULT_TIMELINE_STEPS = 1000
 DEFAULT_MAX_STEPS = 2_000_000
 # Replicas, and the GPUs of each disaggregated pool: each is an engine instance with its own books.
 MAX_INSTANCES = 4096
-ROUTINGS = ("round-robin", "least-loaded")
+ROUTINGS = ("round-robin", "least-loaded", "cache-aware")
+# Cache-aware routing (after SGLang's router): a request goes to the replica holding the longest cached
+# prefix of its prompt if that covers at least this share of the prompt, unless the replicas' loads are out
+# of balance, as they are when the busiest has more than BALANCE_ABS unfinished requests beyond the least
+# busy and more than BALANCE_REL times as many. SGLang's router has thresholds of this form; these values
+# are the simulator's own choice, stated so a lesson can quote them.
+CACHE_MATCH_SHARE = 0.5
+BALANCE_ABS = 8
+BALANCE_REL = 1.5
 
 
 def simulate(
@@ -56,6 +65,7 @@ def simulate(
     max_steps: int = DEFAULT_MAX_STEPS,
     prefix_caching: bool = False,
     routing: str = "round-robin",
+    speculation: Speculation | None = None,
 ) -> SimulationResult:
     """Serve ``requests`` on ``replicas`` copies of ``setup`` with ``scheduler``; return what happened.
 
@@ -72,7 +82,13 @@ def simulate(
     least-request policy does (Envoy's LEAST_REQUEST, NGINX's least_conn; the routers in front of LLM
     engines, such as SGLang's, offer both). Least-loaded routing runs the replicas together in time order,
     and takes continuous batching or chunked prefill (a static batch waits for requests that the router may
-    send elsewhere).
+    send elsewhere). ``"cache-aware"`` (with prefix caching) sends a request to the replica whose cache
+    holds the longest prefix of its prompt, falling back to least-loaded when no replica holds enough of it
+    or the loads are out of balance (see :data:`CACHE_MATCH_SHARE`), as SGLang's cache-aware router does.
+
+    ``speculation`` (a :class:`~calculators.simulator.speculation.Speculation`) turns on speculative
+    decoding: every decode step verifies k proposed tokens per sequence and writes a random number of them
+    (see :mod:`.speculation`); it takes paged memory and a continuous, chunked or disaggregated scheduler.
     """
     setup = setup if setup is not None else make_setup()
     if not isinstance(setup, Setup):
@@ -84,10 +100,15 @@ def simulate(
     slo = slo if slo is not None else SLO()
     replicas = count("replicas", replicas, maximum=MAX_INSTANCES)
     choice("routing", routing, ROUTINGS)
-    if routing == "least-loaded" and not isinstance(scheduler, ContinuousBatching | ChunkedPrefill):
+    if routing != "round-robin" and not isinstance(scheduler, ContinuousBatching | ChunkedPrefill):
         raise ValueError(
-            f"routing 'least-loaded' takes a continuous or chunked scheduler, not {scheduler.name}; use "
+            f"routing {routing!r} takes a continuous or chunked scheduler, not {scheduler.name}; use "
             "routing 'round-robin'"
+        )
+    if routing == "cache-aware" and not prefix_caching:
+        raise ValueError(
+            "routing 'cache-aware' routes by what each replica's prefix cache holds; turn prefix_caching on, "
+            "or use routing 'least-loaded'"
         )
     timeline_steps = count("timeline_steps", timeline_steps, minimum=0)
     max_steps = count("max_steps", max_steps)
@@ -105,8 +126,15 @@ def simulate(
             "blocks would need their own books); use preemption 'recompute' with prefix caching"
         )
 
+    speculator = _speculator(speculation, scheduler, memory)
     # Each pool's setup: disaggregated pools may have their own GPU or tensor-parallel degree.
     pools = _pool_setups(setup, scheduler)
+    if speculator is not None:
+        for pool in pools.values():
+            speculator.check(pool)
+    # A speculative step holds cache for a sequence's context and its k proposals: up to k - 1 tokens past
+    # its prompt and output.
+    lookahead = speculator.proposed - 1 if speculator is not None else 0
     capacities = {role: kv_capacity_tokens(pool, memory) for role, pool in pools.items()}
     capacity = min(capacities.values())  # every request must fit every pool it goes through
     longest = max(r.prompt_tokens + r.output_tokens for r in reqs)
@@ -119,25 +147,33 @@ def simulate(
                 f"{r.output_tokens:,}) but the contiguous allocator reserves max_sequence_tokens="
                 f"{reserve:,}; raise max_sequence_tokens"
             )
-        slots = KVMemory(memory, capacity, reserve).slots_for(need, r.prompt_tokens, r.output_tokens)
+        kv = KVMemory(memory, capacity, reserve)
+        slots = kv.slots_for(need + lookahead, r.prompt_tokens, r.output_tokens)
         slots *= memory.block_tokens if memory.kind == "paged" else 1
         if slots > capacity:
+            ahead = f" (with {lookahead + 1} proposals)" if lookahead else ""
             raise ValueError(
-                f"request {r.id} can never be served: it needs {slots:,} tokens of KV cache but one "
+                f"request {r.id} can never be served: it needs {slots:,} tokens of KV cache{ahead} but one "
                 f"instance holds {capacity:,}; use shorter requests, more GPUs per replica, or fp8"
             )
 
-    _check_work(reqs, scheduler, replicas, pools, max_steps)
+    _check_chats(reqs)
+    per_step = speculator.proposed + 1 if speculator is not None else 1
+    _check_work(reqs, scheduler, replicas, pools, max_steps, per_step)
     costs = {role: StepCost(pool) for role, pool in pools.items()}
     cost = costs["serve"] if "serve" in costs else costs["decode"]
     log = StepLog(timeline_steps, memory=bool(timeline_memory))
     budget = [max_steps]
+    hasher = BlockHasher(memory.block_tokens, reqs) if prefix_caching else None
 
     def new_instance(index: int, role: str = "serve") -> Instance:
         kv = KVMemory(memory, capacities[role], reserve)
-        inst = Instance(index, kv, stop_after_prefill=role == "prefill")
-        if prefix_caching:
-            inst.prefix = PrefixCache(memory.block_tokens)
+        if speculator is not None:
+            inst = speculator.instance(index, kv, stop_after_prefill=role == "prefill")
+        else:
+            inst = Instance(index, kv, stop_after_prefill=role == "prefill")
+        if hasher is not None:
+            inst.prefix = PrefixCache(hasher)
         if memory.preemption == "swap":
             inst.swap = SwapSpace(pools[role], memory)
         return inst
@@ -165,9 +201,17 @@ def simulate(
         instances = prefill_pool + decode_pool
         roles = ["prefill"] * n_prefill + ["decode"] * n_decode
     else:
-        if routing == "least-loaded":
+        if routing != "round-robin":
             instances = [new_instance(i) for i in range(replicas)]
-            _run_least_loaded(instances, [sequences[r.id] for r in ordered], scheduler, cost, log, budget)
+            _run_least_loaded(
+                instances,
+                [sequences[r.id] for r in ordered],
+                scheduler,
+                cost,
+                log,
+                budget,
+                cache_aware=routing == "cache-aware",
+            )
         else:
             for i in range(replicas):
                 inst = new_instance(i)
@@ -198,7 +242,11 @@ def simulate(
             "miss_tokens": looked_up - hits,
             "hit_rate": hits / looked_up if looked_up else 0.0,
             "evicted_blocks": sum(c.evictions for c in caches),
+            "cached_blocks_at_end": sum(len(c.refs) for c in caches),
         }
+    if speculator is not None:
+        result.config["speculation"] = speculator.config.describe()
+        result.summary["speculation"] = speculator.summary()
     if isinstance(scheduler, Disaggregated):
         result.summary["kv_capacity_tokens_by_role"] = dict(capacities)
     if memory.preemption == "swap":
@@ -210,6 +258,29 @@ def simulate(
             "copy_time_s": math.fsum(inst.copy_total_s for inst in instances),
         }
     return result
+
+
+def _speculator(
+    speculation: Speculation | None, scheduler: Scheduler, memory: MemoryConfig
+) -> Speculator | None:
+    if speculation is None:
+        return None
+    if not isinstance(speculation, Speculation):
+        raise ValueError(
+            "speculation must be a Speculation (calculators.simulator.speculation) or None, got "
+            f"{speculation!r}"
+        )
+    if memory.kind != "paged":
+        raise ValueError(
+            "speculative decoding needs paged KV memory (the proposals' blocks are taken and freed every "
+            "step); use memory kind 'paged'"
+        )
+    if not isinstance(scheduler, ContinuousBatching | ChunkedPrefill | Disaggregated):
+        raise ValueError(
+            "speculative decoding takes a continuous, chunked or disaggregated scheduler, not "
+            f"{scheduler.name} (a static batch computes its finished rows to the end); use another scheduler"
+        )
+    return Speculator(speculation)
 
 
 def _pool_setups(setup: Setup, scheduler: Scheduler) -> dict[str, Setup]:
@@ -248,13 +319,19 @@ def _pool_size(field: str, gpus: int, setup: Setup) -> int:
 
 
 def _check_work(
-    reqs: list[Request], scheduler: Scheduler, replicas: int, pools: dict[str, Setup], max_steps: int
+    reqs: list[Request],
+    scheduler: Scheduler,
+    replicas: int,
+    pools: dict[str, Setup],
+    max_steps: int,
+    per_step: int = 1,
 ) -> None:
     """Refuse at once a run that cannot finish within ``max_steps`` steps, rather than after minutes.
 
     A lower bound on the steps: every instance runs its longest output's decode steps, and its prompts'
     tokens at most a step's prompt budget per step (a token budget of 1 over 131,072-token prompts would
     need 131,072 steps each), save that prefill-first batching runs a prompt longer than its budget alone.
+    A decode step writes at most ``per_step`` tokens of a sequence (k + 1 when speculating).
     """
     if isinstance(scheduler, Disaggregated):
         replicas = max(
@@ -278,12 +355,38 @@ def _check_work(
     else:
         alone, shared = 0, sum(r.prompt_tokens for r in reqs) / budget
     prompt_steps = math.ceil((alone + shared) / instances)
-    least = prompt_steps + max(r.output_tokens for r in reqs) - 1
+    least = prompt_steps + -(-(max(r.output_tokens for r in reqs) - 1) // per_step)
     if least > max_steps:
         raise ValueError(
             f"this run needs at least {least:,} engine steps and max_steps is {max_steps:,}; give fewer or "
             "shorter requests, a larger token budget, more replicas, or raise max_steps"
         )
+
+
+def _check_chats(reqs: list[Request]) -> None:
+    """A follow-up must follow a request of the workload that comes before it, and its prompt must hold that
+    request's prompt and answer."""
+    by_id = {r.id: r for r in reqs}
+    for r in reqs:
+        if r.follows is None:
+            continue
+        previous = by_id.get(r.follows)
+        if previous is None:
+            raise ValueError(
+                f"request {r.id} follows request {r.follows}, which is not in the workload; give the id of "
+                "the chat's previous turn"
+            )
+        if (previous.arrival_s, previous.id) >= (r.arrival_s, r.id):
+            raise ValueError(
+                f"request {r.id} follows request {r.follows}, which arrives after it (or with it and a "
+                "higher id); a chat's next turn comes after the turn it follows"
+            )
+        context = previous.prompt_tokens + previous.output_tokens
+        if r.prompt_tokens < context:
+            raise ValueError(
+                f"request {r.id} follows request {r.follows} but its prompt ({r.prompt_tokens:,} tokens) is "
+                f"shorter than that turn's prompt and answer ({context:,}); a next turn's prompt holds both"
+            )
 
 
 def _checked_requests(requests: Iterable[Request]) -> list[Request]:
@@ -373,7 +476,9 @@ def _steps(
         else:
             rows = keys = 0
         chunks = [(c, s.prefilled) for s, c in plan.prefill]
-        if plan.pad_prompts and chunks:
+        if plan.decode and inst.speculation is not None:
+            dt, compute_s, memory_s = inst.speculation.step_time(inst, cost, chunks)
+        elif plan.pad_prompts and chunks:
             longest = max(c for c, _ in chunks)  # a padded batch computes every prompt at the longest
             dt, compute_s, memory_s = cost.time(rows, keys, [(longest, cached) for _, cached in chunks])
         else:
@@ -407,9 +512,13 @@ def _run_least_loaded(
     cost: StepCost,
     log: StepLog,
     budget: list[int],
+    *,
+    cache_aware: bool = False,
 ) -> None:
     """Run the replicas together in time order, sending each request, as it arrives, to the replica with
     the fewest requests routed to it and unfinished then (ties: the next in turn after the last choice).
+    ``cache_aware``: to the replica whose prefix cache holds the longest prefix of the request's prompt
+    instead, while that covers at least :data:`CACHE_MATCH_SHARE` of it and the loads are in balance.
 
     Every step that starts before an arrival runs before the arrival is routed, and a request counts as
     finished only from its last token's time on, so the router sees each replica as it is at that moment.
@@ -441,7 +550,10 @@ def _run_least_loaded(
         if pending and (first_step is None or pending[0].arrival_s <= first_step[0]):
             seq = pending.popleft()
             t = seq.arrival_s
-            k = min(range(n), key=lambda k: (load(k, t), (k - last - 1) % n))
+            loads = [load(k, t) for k in range(n)]
+            k = min(range(n), key=lambda k: (loads[k], (k - last - 1) % n))
+            if cache_aware and not _out_of_balance(loads):
+                k = _best_cached(replicas, seq, k, loads)
             heapq.heappush(heaps[k], (t, seq.id, seq))
             routed[k] += 1
             last = k
@@ -457,6 +569,23 @@ def _run_least_loaded(
             active.discard(k)
     if any(inst.waiting or inst.prefilling or inst.decoding for inst in replicas):
         raise RuntimeError("the replicas stalled with requests in flight; this is a bug in the simulator")
+
+
+def _out_of_balance(loads: list[int]) -> bool:
+    low, high = min(loads), max(loads)
+    return high - low > BALANCE_ABS and high > BALANCE_REL * low
+
+
+def _best_cached(replicas: list[Instance], seq: Sequence, least: int, loads: list[int]) -> int:
+    """The replica holding the longest cached prefix of ``seq``'s prompt (ties: the less loaded, then the
+    lower index), if it covers at least :data:`CACHE_MATCH_SHARE` of the prompt; else ``least``."""
+    best, best_tokens = least, 0
+    for k, inst in enumerate(replicas):
+        assert inst.prefix is not None
+        tokens = inst.prefix.matched_tokens(seq.request)
+        if tokens > best_tokens or (tokens == best_tokens and tokens and loads[k] < loads[best]):
+            best, best_tokens = k, tokens
+    return best if best_tokens >= CACHE_MATCH_SHARE * seq.request.prompt_tokens else least
 
 
 def _run_pools(

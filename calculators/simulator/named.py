@@ -30,7 +30,13 @@ from calculators.simulator.schedulers import (
     Scheduler,
     StaticBatching,
 )
-from calculators.simulator.workload import Lengths, burst_workload, poisson_workload
+from calculators.simulator.workload import (
+    Chats,
+    Lengths,
+    SharedPrefix,
+    burst_workload,
+    poisson_workload,
+)
 from calculators.validation import choice
 
 SCHEDULERS = ("continuous", "static", "chunked", "disaggregated")
@@ -147,6 +153,12 @@ def run_named(
     timeline_steps: int = 0,
     timeline_memory: bool = False,
     max_steps: int = DEFAULT_MAX_STEPS,
+    prefix_caching: bool = False,
+    shared_prefix: int = 0,
+    prefix_share: float = 1.0,
+    prefixes: int = 1,
+    turns: int = 1,
+    think_s: float = 10.0,
 ) -> SimulationResult:
     """Simulate ``requests`` requests (Poisson at ``rate`` per second, or a ``burst``) of ``prompt`` and
     ``output`` tokens on one replica of ``model`` on ``gpu``; every keyword is one of the run's settings.
@@ -157,12 +169,23 @@ def run_named(
     its own pools, ignoring it. ``preemption="swap"`` swaps a preempted request's cache to CPU memory
     instead of recomputing it; ``batch_timeout_s`` starts a static batch once its oldest request has waited
     that long.
+
+    Prefix caching: ``shared_prefix`` tokens of system prompt (one of ``prefixes``) start a
+    ``prefix_share`` of the prompts; ``turns`` above 1 groups the requests into chats whose turns arrive
+    ``think_s`` apart, each prompt holding the previous turn's prompt and answer (``prompt`` is then each
+    turn's new message); ``prefix_caching`` reuses the cached blocks (see :mod:`.prefix_cache`).
     """
     prompts, outputs = lengths(prompt, prompt_spread, prompt_cap), lengths(output, output_spread, output_cap)
+    shared = SharedPrefix(shared_prefix, prefix_share, prefixes) if shared_prefix else None
+    chats = Chats(turns, think_s) if turns != 1 else None
     if burst:
-        work = burst_workload(requests, prompts, outputs, seed=seed)
+        if chats is not None:
+            raise ValueError("turns needs arrivals over time: a burst has no time between a chat's turns")
+        work = burst_workload(requests, prompts, outputs, seed=seed, shared_prefix=shared)
     else:
-        work = poisson_workload(rate, requests, prompts, outputs, seed=seed)
+        work = poisson_workload(
+            rate, requests, prompts, outputs, seed=seed, shared_prefix=shared, chats=chats
+        )
     schedule = scheduler_named(
         scheduler,
         batch_size=batch_size,
@@ -193,6 +216,7 @@ def run_named(
         timeline_memory=timeline_memory,
         max_steps=max_steps,
         routing=routing,
+        prefix_caching=prefix_caching,
     )
 
 
@@ -252,6 +276,7 @@ class Served:
     kv_peak_reserved_tokens: int  # most tokens of KV cache reserved at once
     kv_waste_fraction: float  # share of reserved KV memory (over time) that held no token
     duration_s: float  # from the first arrival to the last token
+    prefix_hit_rate: float  # share of prompt tokens found in the prefix cache (0 without prefix caching)
     result: SimulationResult
 
     @property
@@ -291,6 +316,7 @@ class Served:
             kv_peak_reserved_tokens=int(s["kv_peak_reserved_tokens"]),
             kv_waste_fraction=float(s["kv_waste_fraction"]),
             duration_s=float(s["duration_s"]),
+            prefix_hit_rate=float(s["prefix_cache"]["hit_rate"]) if "prefix_cache" in s else 0.0,
             result=result,
         )
 

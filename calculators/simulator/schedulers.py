@@ -200,7 +200,8 @@ class ContinuousBatching(Scheduler):
 class ChunkedPrefill(Scheduler):
     """Decode first, then prompt pieces up to a token budget per step (Sarathi-Serve's stall-free batching).
 
-    Every decoding request writes a token at every step; what is left of ``token_budget`` goes to prompts,
+    Every decoding request writes a token at every step (with speculative decoding, its k + 1 verified
+    tokens count against the budget, as in vLLM); what is left of ``token_budget`` goes to prompts,
     oldest first, a chunk at a time. A request reserves cache for its whole prompt when it is admitted.
     ``token_budget`` is vLLM's ``max_num_batched_tokens`` with chunked prefill on, and ``max_sequences`` its
     ``max_num_seqs``; vLLM requires the budget to be at least the sequences, so that the decodes always fit:
@@ -220,7 +221,7 @@ class ChunkedPrefill(Scheduler):
         _admit_with_kv(instance, self.max_sequences)
         if instance.decoding:
             instance.reserve_decode_step()
-        budget = self.token_budget - len(instance.decoding)
+        budget = self.token_budget - instance.decode_rows()
         chunks: list[tuple[Sequence, int]] = []
         for seq in instance.prefilling.values():
             if budget <= 0:

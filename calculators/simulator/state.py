@@ -12,10 +12,14 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections import deque
+from typing import TYPE_CHECKING
 
 from calculators.simulator.kv_memory import KVMemory, SwapSpace
 from calculators.simulator.prefix_cache import Key, PrefixCache
 from calculators.simulator.workload import Request
+
+if TYPE_CHECKING:
+    from calculators.simulator.speculation import Speculator
 
 
 class Sequence:
@@ -28,6 +32,7 @@ class Sequence:
 
     __slots__ = (
         "arrival_s",
+        "bursts",
         "ctx_at_join",
         "finish_s",
         "first_scheduled_s",
@@ -81,6 +86,9 @@ class Sequence:
         # of each stay and the first after a recompute.
         self.gaps: list[float] = []
         self.recompute_token_s: list[float] = []  # when the tokens written by a recompute prefill came
+        # Speculative decoding: (instance, decode-step index, tokens beyond the first) of each decode step
+        # that wrote more than one token (they all came at that step's end). Empty without speculation.
+        self.bursts: list[tuple[int, int, int]] = []
         self.preemptions = 0
 
 
@@ -144,6 +152,10 @@ class Instance:
     def running(self) -> int:
         return len(self.decoding) + len(self.prefilling)
 
+    def decode_rows(self) -> int:
+        """Tokens the decoding sequences put through the next step (k + 1 each when speculating)."""
+        return len(self.decoding)
+
     def can_reserve(self, seq: Sequence, tokens: int) -> bool:
         """Whether ``seq`` can hold ``tokens`` tokens of cache and still leave the watermark free (with
         nothing else running, the watermark protects no one, so it is waived).
@@ -155,7 +167,7 @@ class Instance:
             - self.incoming.get(seq.id, 0)
         )
         if self.prefix is not None and not seq.shared and seq.prefilled == 0:
-            hits = self.prefix.lookup(seq.request.prefix_id, seq.request.prefix_tokens, seq.target)
+            hits = self.prefix.lookup(seq.request, seq.target)
             need += self.prefix.unheld_among(hits) - len(hits)  # an unheld cached block counts as free
         left = self.memory.free - need
         return need <= 0 or left >= self.memory.watermark_slots or (left >= 0 and not self.running())
@@ -228,22 +240,28 @@ class Instance:
             if self.prefix is not None:
                 self.prefix.evict_to(self.memory.free)
 
-    def _release(self, seq: Sequence) -> None:
+    def _release(self, seq: Sequence, stored: int = 0) -> None:
+        """Free ``seq``'s blocks. With prefix caching, the full blocks of the ``stored`` tokens its cache
+        holds stay cached (unheld, so free to take), the tail before the head in the LRU order."""
         self.memory.free += seq.slots
         seq.slots = 0
-        if seq.shared:
-            prefix = self.prefix
-            assert prefix is not None
-            for key in reversed(seq.shared):  # the tail goes unheld first, so it is evicted first
-                if prefix.drop(key):
-                    self.memory.free += 1  # still cached, but free to take
-            seq.shared = []
+        prefix = self.prefix
+        if prefix is None:
+            return
+        keys = prefix.hasher.keys(seq.request)
+        full = min(stored // prefix.block_tokens, len(keys))
+        shared = seq.shared
+        for b in range(max(full, len(shared)) - 1, -1, -1):  # the tail goes unheld first: evicted first
+            if b >= len(shared):
+                prefix.keep(keys[b])  # one of its own blocks (already counted free above)
+            elif prefix.drop(shared[b]):
+                self.memory.free += 1  # still cached, but free to take
+        seq.shared = []
 
     # --- prefix caching ------------------------------------------------------------------------------
     def _take_cached_prefix(self, seq: Sequence, prefix: PrefixCache) -> None:
         """Hold the leading cached blocks of ``seq``'s prompt: its prefill starts after them."""
-        request = seq.request
-        keys = prefix.lookup(request.prefix_id, request.prefix_tokens, seq.target)
+        keys = prefix.lookup(seq.request, seq.target)
         for key in keys:
             if prefix.hold(key):
                 self.memory.free -= 1
@@ -254,14 +272,13 @@ class Instance:
         prefix.looked_up_tokens += seq.target
 
     def _share_computed_prefix(self, seq: Sequence, prefix: PrefixCache) -> None:
-        """Put the prefix blocks ``seq`` has just computed in the cache; one another request computed at the
-        same time replaces ``seq``'s own copy (which is freed)."""
-        request = seq.request
-        if request.prefix_id is None:
-            return
-        full = min(request.prefix_tokens, seq.prefilled) // prefix.block_tokens
+        """Put the full blocks ``seq``'s prefill has just computed in the cache, where any request with the
+        same prefix can take them at once; a block another request computed meanwhile replaces ``seq``'s own
+        copy (which is freed)."""
+        keys = prefix.hasher.keys(seq.request)
+        full = min(seq.prefilled // prefix.block_tokens, len(keys))
         for b in range(len(seq.shared), full):
-            key = (request.prefix_id, b)
+            key = keys[b]
             if key in prefix.refs:
                 if prefix.hold(key):
                     self.memory.free -= 1
@@ -356,6 +373,8 @@ class Instance:
             self._leave_decode(seq, j - 1)
         else:
             del self.prefilling[seq.id]
+        # Tokens its cache holds: every token but the newest (the next step's input), or its prefill so far.
+        stored = seq.prompt + seq.generated - 1 if decoding else seq.prefilled
         swap = self.swap
         # A decoding sequence swaps every block it holds; one in prefill only those its chunks have filled.
         blocks = seq.slots if decoding else -(-seq.prefilled // self.memory.unit)
@@ -374,7 +393,7 @@ class Instance:
                 self.swap_fallbacks += 1
             seq.target = seq.prompt + seq.generated
             seq.prefilled = 0
-        self._release(seq)
+        self._release(seq, stored)
         seq.residence += 1
         seq.preemptions += 1
         self.preemptions += 1
@@ -416,10 +435,11 @@ class Instance:
             self.pad_contexts = []
 
     pad_rows = False  # set by static batching
+    speculation: Speculator | None = None  # speculative decoding (a SpeculativeInstance sets it)
 
     def _finish(self, seq: Sequence, now: float) -> None:
         seq.finish_s = now
-        self._release(seq)
+        self._release(seq, seq.prompt + seq.output - 1)  # its last token is never read back
         self.done.append(seq)
 
     def stored_tokens(self) -> int:

@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from calculators.validation import MAX_COUNT, bounded_number, choice, count
+from calculators.validation import MAX_COUNT, bounded_number, choice, count, non_negative_number
 
 # A workload this large would take far longer to simulate than any lesson or widget can wait.
 MAX_REQUESTS = 1_000_000
@@ -51,6 +51,9 @@ class Request:
     # ``prefix_id`` (a shared system prompt): what a prefix cache can reuse. None: nothing is shared.
     prefix_id: int | None = None
     prefix_tokens: int = 0
+    # A chat's next turn: the id of the request whose prompt and answer this prompt starts with (then come
+    # the turn's new tokens). Its system prompt, if any, is the first turn's. None: not a follow-up.
+    follows: int | None = None
 
     def __post_init__(self) -> None:
         where = f"request {self.id!r}"
@@ -59,6 +62,16 @@ class Request:
         arrival_time(f"{where}: arrival_s", self.arrival_s)
         count(f"{where}: prompt_tokens", self.prompt_tokens)
         count(f"{where}: output_tokens", self.output_tokens)
+        if self.follows is not None:
+            if isinstance(self.follows, bool) or not isinstance(self.follows, int):
+                raise ValueError(f"{where}: follows must be a request id or None, got {self.follows!r}")
+            if self.follows == self.id:
+                raise ValueError(f"{where}: follows its own id; give the id of the chat's previous turn")
+            if self.prefix_id is not None or self.prefix_tokens:
+                raise ValueError(
+                    f"{where}: a follow-up (follows={self.follows}) takes its system prompt from the chat's "
+                    "first turn; leave prefix_id and prefix_tokens unset"
+                )
         if self.prefix_id is None:
             if self.prefix_tokens != 0:
                 raise ValueError(f"{where}: prefix_tokens={self.prefix_tokens!r} needs a prefix_id")
@@ -82,6 +95,8 @@ class Request:
         if self.prefix_id is not None:
             row["prefix_id"] = self.prefix_id
             row["prefix_tokens"] = self.prefix_tokens
+        if self.follows is not None:
+            row["follows"] = self.follows
         return row
 
 
@@ -219,6 +234,88 @@ class SharedPrefix:
         return tuple(out)
 
 
+MAX_THINK_S = 86_400.0  # a day between two turns of one chat: past that it is a new conversation
+
+
+@dataclass(frozen=True)
+class Chats:
+    """Multi-turn conversations: each next turn's prompt is the previous turn's prompt, its answer, and the
+    user's new message, so a prefix cache can reuse everything but the new message.
+
+    ``turns`` requests make one conversation; its first turn arrives as the workload's arrivals do, and each
+    next turn ``think_s`` seconds after the one before (the user reading and typing). It is an open-loop
+    trace, as replayed traces are: a turn that arrives before its previous answer is finished finds that
+    answer's blocks not yet cached.
+    """
+
+    turns: int = 4
+    think_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        count("turns", self.turns, maximum=MAX_REQUESTS)
+        non_negative_number("think_s", self.think_s, MAX_THINK_S)
+
+
+def _chat_requests(
+    firsts: list[float],
+    n: int,
+    chats: Chats,
+    prompts: Lengths,
+    outputs: Lengths,
+    prompt_rng: random.Random,
+    output_rng: random.Random,
+    shared: SharedPrefix | None,
+    seed: int,
+) -> tuple[Request, ...]:
+    """``n`` requests in conversations starting at ``firsts``; ids in order of arrival."""
+    prefix_rng = random.Random(f"{seed}/prefixes")
+    rows: list[tuple[float, int, int, int, int, int | None, int]] = []  # arrival, chat, turn, ...
+    left = n
+    for c, first in enumerate(firsts):
+        turns = min(chats.turns, left)
+        left -= turns
+        pid: int | None = None
+        if shared is not None and prefix_rng.random() < shared.share:
+            pid = prefix_rng.randrange(shared.prefixes)
+        context = 0  # the previous turn's prompt and answer
+        for t in range(turns):
+            arrival = first + t * chats.think_s
+            if arrival > MAX_ARRIVAL_S:
+                raise ValueError(
+                    f"turn {t} of conversation {c} would arrive after {MAX_ARRIVAL_S:g} s (about three "
+                    "years); give a higher rate, fewer requests or a shorter think_s"
+                )
+            new = prompts.sample(prompt_rng)
+            if t == 0 and pid is not None:
+                assert shared is not None
+                new += shared.tokens
+            out = outputs.sample(output_rng)
+            prompt = context + new
+            if prompt > MAX_COUNT:
+                raise ValueError(
+                    f"turn {t} of conversation {c} has a prompt of {prompt:,} tokens, over {MAX_COUNT:,}; "
+                    "give fewer turns or shorter prompts and outputs"
+                )
+            rows.append((arrival, c, t, prompt, out, pid if t == 0 else None, new))
+            context = prompt + out
+    rows.sort(key=lambda row: (row[0], row[1], row[2]))
+    ids = {(row[1], row[2]): i for i, row in enumerate(rows)}
+    requests = []
+    for i, (arrival, c, t, prompt, out, pid, _) in enumerate(rows):
+        requests.append(
+            Request(
+                i,
+                arrival,
+                prompt,
+                out,
+                pid,
+                shared.tokens if pid is not None and shared is not None else 0,
+                ids[(c, t - 1)] if t else None,
+            )
+        )
+    return tuple(requests)
+
+
 def _prefixed(requests: tuple[Request, ...], shared: SharedPrefix | None, seed: int) -> tuple[Request, ...]:
     if shared is None:
         return requests
@@ -235,11 +332,15 @@ def poisson_workload(
     *,
     seed: int = 0,
     shared_prefix: SharedPrefix | None = None,
+    chats: Chats | None = None,
 ) -> tuple[Request, ...]:
     """``count`` requests arriving as a Poisson process at ``rate_per_s`` (exponential gaps), from t = 0.
 
     The first request arrives after one gap, not at zero, as a Poisson process does. ``shared_prefix``
-    prepends system prompts to a share of them (see :class:`SharedPrefix`).
+    prepends system prompts to a share of them (see :class:`SharedPrefix`). ``chats`` groups them into
+    conversations of ``chats.turns`` turns (see :class:`Chats`) whose first turns arrive as a Poisson process
+    at ``rate_per_s / turns``, so requests still arrive at ``rate_per_s`` on average once chats overlap; the
+    prompt lengths drawn are then each turn's new message, and a system prompt goes before a first turn's.
     """
     if isinstance(rate_per_s, int | float) and not isinstance(rate_per_s, bool) and rate_per_s == 0:
         raise ValueError(
@@ -250,6 +351,17 @@ def poisson_workload(
     n = _count_requests(count)
     prompts, outputs = _lengths("prompt", prompt), _lengths("output", output)
     arrivals, prompt_rng, output_rng = _streams(seed)
+    if chats is not None:
+        if not isinstance(chats, Chats):
+            raise ValueError(f"chats must be a Chats or None, got {chats!r}")
+        if shared_prefix is not None and not isinstance(shared_prefix, SharedPrefix):
+            raise ValueError(f"shared_prefix must be a SharedPrefix or None, got {shared_prefix!r}")
+        firsts = []
+        t = 0.0
+        for _ in range(-(-n // chats.turns)):
+            t += arrivals.expovariate(rate / chats.turns)
+            firsts.append(t)
+        return _chat_requests(firsts, n, chats, prompts, outputs, prompt_rng, output_rng, shared_prefix, seed)
     requests = []
     t = 0.0
     for i in range(n):
