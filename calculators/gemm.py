@@ -66,7 +66,8 @@ class Gemm:
     compute_time_s: float  # FLOPs at the spec peak
     memory_time_s: float  # bytes at the spec bandwidth
     bound_time_s: float  # the spec-peak roofline: max of the two
-    quantised_time_s: float  # the same with the maths of every padded tile and of every wave slot counted
+    quantised_compute_time_s: float  # the maths of every padded tile and wave slot at the spec peak
+    quantised_time_s: float  # the roofline with that maths: max of it and the memory time
     calibrated_time_s: float  # the course's fitted curve for one linear-layer kernel
     calibration: str  # which calibration that curve uses
     mode: str  # which of the two times ``time_s`` is
@@ -172,6 +173,7 @@ def gemm(
         compute_time_s=roofline.compute_time_s,
         memory_time_s=roofline.memory_time_s,
         bound_time_s=roofline.time_s,
+        quantised_compute_time_s=quantised_compute,
         quantised_time_s=max(quantised_compute, roofline.memory_time_s),
         calibrated_time_s=calibrated,
         calibration=calibration,

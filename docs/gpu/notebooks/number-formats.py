@@ -23,7 +23,13 @@
 # %%
 import math
 
+from IPython.display import display
+
 from calculators import FORMATS, Scenario, format_value, get_format, get_gpu, ridge_point
+from calculators.charts import build_chart
+from course.notebooks.renderer import enable_course_charts
+
+enable_course_charts()  # charts below use the course's own markup: a static SVG, interactive on demand
 
 # %% [markdown]
 # ## The largest value of each float, from its bits
@@ -144,3 +150,26 @@ for name, (bytes_per_weight, peak, scenario) in recipes.items():
 for fmt in ("bf16", "fp8", "fp4"):
     print(f"B200 ridge in {fmt.upper()}: {ridge_point('b200', fmt):.0f} FLOP/byte")
 assert math.isclose(ridge_point("b200", "fp4"), 9000e12 / 8e12)
+
+
+# %% [markdown]
+# ## The lesson's charts from your own numbers
+#
+# The course's chart builders take the same parameters as the lesson's chart blocks. Here the bits per value
+# of every format the calculators know, and the ridge points of the GPUs in the formats their tensor cores
+# take.
+
+# %%
+every_format = ["fp32", "bf16", "fp16", "fp8-e4m3", "fp8-e5m2", "int8", "int4", "mxfp4", "nvfp4"]
+display(build_chart("format-bits", formats=every_format).chart)
+
+# %%
+gpus = ["h100-sxm", "h200", "b200", "a100-sxm-80gb"]
+ridges = build_chart("ridge-points", gpus=gpus, precisions=["bf16", "fp8", "fp4"]).chart
+display(ridges)
+
+# %% [markdown]
+# The tallest bar above, B200 in FP4, in FLOP per byte:
+
+# %%
+round(ridge_point("b200", "fp4"))
