@@ -457,6 +457,13 @@ small = st.one_of(st.integers(1, 64), weird_numbers)
         max_size=6,
     ),
     slo=st.tuples(weird_numbers, weird_numbers),
+    transfer=st.fixed_dictionaries(
+        {},
+        optional={
+            "kv_transfer": st.one_of(st.sampled_from(["whole", "layerwise"]), anything),
+            "link_sharing": st.one_of(st.sampled_from(["sender", "endpoints", "shared"]), anything),
+        },
+    ),
     speculation=st.one_of(
         st.none(),
         st.fixed_dictionaries(
@@ -478,6 +485,7 @@ def test_simulations_finish_quickly_with_finite_results_or_say_why(
     memory: dict[str, Any],
     rows: list[Any],
     slo: Any,
+    transfer: dict[str, Any],
     speculation: dict[str, Any] | None,
 ) -> None:
     a, b, c = knobs
@@ -487,7 +495,7 @@ def test_simulations_finish_quickly_with_finite_results_or_say_why(
             "continuous": lambda: ContinuousBatching(a, b),
             "chunked": lambda: ChunkedPrefill(a, b),
             "static": lambda: StaticBatching(a, b),  # b: a batching timeout, s
-            "disaggregated": lambda: Disaggregated(a, b, "pcie4"),
+            "disaggregated": lambda: Disaggregated(a, b, "pcie4", **transfer),
         }[scheduler]()
         result = simulate(
             requests,
@@ -592,6 +600,8 @@ simulate_flags = st.one_of(
     st.tuples(st.sampled_from(["--swap-space"]), run_sizes),
     st.tuples(st.sampled_from(["--swap-link"]), _names(INTERCONNECTS)),
     st.tuples(st.sampled_from(["--link"]), _names(INTERCONNECTS)),
+    st.tuples(st.sampled_from(["--kv-transfer"]), st.sampled_from(["whole", "layerwise", "x"])),
+    st.tuples(st.sampled_from(["--link-sharing"]), st.sampled_from(["sender", "endpoints", "shared", "x"])),
     st.tuples(st.sampled_from(["--prefill-gpu", "--decode-gpu"]), _names(GPUS)),
     st.tuples(st.sampled_from(["--trace"]), st.sampled_from(sorted(TRACE_FILES))),
     st.tuples(st.sampled_from(["--burst", "--token-latencies", "--speculative"]), st.none()),

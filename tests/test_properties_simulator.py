@@ -50,7 +50,15 @@ schedulers: st.SearchStrategy[Scheduler] = st.one_of(
     st.builds(ContinuousBatching, st.integers(1, 64), st.integers(64, 8192)),
     st.builds(ChunkedPrefill, st.integers(16, 1024), st.integers(1, 64)),
     st.builds(StaticBatching, st.integers(1, 16), st.one_of(st.none(), st.floats(0.0, 0.5))),
-    st.builds(Disaggregated, st.integers(1, 2), st.integers(1, 2), max_batch_tokens=st.integers(64, 8192)),
+    st.builds(
+        Disaggregated,
+        st.integers(1, 2),
+        st.integers(1, 2),
+        st.sampled_from(["nvlink4", "infiniband-ndr", "pcie4"]),
+        max_batch_tokens=st.integers(64, 8192),
+        kv_transfer=st.sampled_from(["whole", "layerwise"]),
+        link_sharing=st.sampled_from(["sender", "endpoints", "shared"]),
+    ),
 )
 
 

@@ -14,9 +14,19 @@ import random
 import pytest
 
 from calculators import ChunkedPrefill, Disaggregated, MemoryConfig, Request, make_setup, simulate
+from calculators.browser import handle
 from calculators.cli import main
-from calculators.setting import COURSE_SETTING, using
-from calculators.simulator import Lengths, Speculation, StaticBatching, burst_workload
+from calculators.setting import COURSE_SETTING, site_setting, using
+from calculators.simulator import (
+    SLO,
+    ContinuousBatching,
+    Lengths,
+    Speculation,
+    StaticBatching,
+    burst_workload,
+    poisson_workload,
+)
+from calculators.simulator.named import run_named
 from calculators.simulator.speculation import accepted_prefix
 from calculators.speculative import expected_tokens_per_step, speculative_decoding
 
@@ -284,3 +294,62 @@ def test_cli_speculative_bad_input_is_one_clear_line(
     err = capsys.readouterr().err
     assert message in err
     assert "Traceback" not in err
+
+
+# --- the serving widget and run_named (a lesson's served(...)) ---------------------------------------------
+
+
+def _ask(state: dict[str, object]) -> dict[str, object]:
+    return json.loads(handle(json.dumps({"widget": "serving-simulator", "state": state})))  # type: ignore[no-any-return]
+
+
+def test_the_widgets_speculative_run_is_the_simulators_and_its_python_prints_the_same() -> None:
+    state = {"speculative": True, "acceptance": "0.8", "proposed": "3", "drafter": "ngram", "requests": 30}
+    result = _ask(state)["result"]
+    assert isinstance(result, dict)
+    with using(site_setting()):
+        direct = simulate(
+            poisson_workload(10.0, 30, 512, 128, seed=0),
+            make_setup("llama-3.1-8b", "h100-sxm", kv_traffic=True),
+            ContinuousBatching(256, 8192),
+            memory=MemoryConfig("paged", 16),
+            slo=SLO(1.0, 0.05),
+            speculation=Speculation(0.8, 3, "ngram"),
+        ).summary
+        plain = run_named(requests=30).summary
+    assert result["values"]["tpot_p50_s"] == direct["tpot_s"]["p50"]
+    assert result["values"]["tpot_p50_s"] < plain["tpot_s"]["p50"]
+    assert "Speculative decoding wrote" in result["summary"]
+    assert "Speculation(0.8, 3, 'ngram', seed=0)" in result["python"]
+    ran = json.loads(handle(json.dumps({"run": result["python"]})))["result"]
+    assert ran["ok"], ran["error"]
+    assert f"{result['values']['output_tokens_per_s']:.0f} output tokens/s" in ran["output"]
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        ({"speculative": True, "acceptance": "1.2"}, "Acceptance rate of a proposed token: expected"),
+        ({"speculative": True, "proposed": "0"}, "Tokens proposed per step: expected"),
+        ({"speculative": True, "drafter": "model"}, "Drafter: expected one of heads, ngram"),
+        (
+            {"speculative": True, "memory": "contiguous"},
+            "Speculative decoding: speculative decoding needs paged",
+        ),
+        (
+            {"speculative": True, "scheduler": "static"},
+            "Speculative decoding: speculative decoding needs paged",
+        ),
+    ],
+)
+def test_the_widgets_bad_speculation_is_named_by_its_control(state: dict[str, object], message: str) -> None:
+    answer = _ask({**state, "requests": 5})
+    assert answer["ok"] is False
+    assert message in str(answer["error"])
+
+
+def test_run_named_takes_speculation() -> None:
+    spec = run_named(requests=10, speculative=True, acceptance=0.6, proposed=2, drafter="heads")
+    assert spec.summary["speculation"]["proposed"] == 2
+    assert spec.summary["speculation"]["acceptance"] == 0.6
+    assert "speculation" not in run_named(requests=10).summary

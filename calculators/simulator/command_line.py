@@ -27,6 +27,7 @@ from calculators.simulator.kv_memory import (
     RESERVES,
     MemoryConfig,
 )
+from calculators.simulator.kv_transfer import KV_TRANSFERS, LINK_SHARINGS
 from calculators.simulator.results import SLO, SimulationResult
 from calculators.simulator.schedulers import (
     DEFAULT_MAX_BATCH_TOKENS,
@@ -145,6 +146,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sched.add_argument("--decode-gpus", type=int, default=1, help="disaggregated: decode pool GPUs")
     sched.add_argument(
         "--link", default="nvlink4", choices=sorted(INTERCONNECTS), help="disaggregated: KV link (nvlink4)"
+    )
+    sched.add_argument(
+        "--kv-transfer",
+        choices=KV_TRANSFERS,
+        help="disaggregated: send each cache whole once its prefill is done, or each layer's once that "
+        "layer is computed, overlapping the prefill (default whole)",
+    )
+    sched.add_argument(
+        "--link-sharing",
+        choices=LINK_SHARINGS,
+        help="disaggregated: which caches queue for the same links, first come first served: each prefill "
+        "replica's, each prefill and each decode replica's, or all (default sender)",
     )
     for pool in ("prefill", "decode"):
         sched.add_argument(f"--{pool}-gpu", help=f"disaggregated: the {pool} pool's GPU (default --gpu)")
@@ -289,6 +302,13 @@ def _speculation(args: argparse.Namespace) -> Speculation | None:
 
 
 def _scheduler(args: argparse.Namespace, setup: Setup) -> Scheduler:
+    if args.scheduler != "disaggregated":
+        for flag in ("kv_transfer", "link_sharing"):
+            if getattr(args, flag) is not None:
+                raise ValueError(
+                    f"--{flag.replace('_', '-')} is for disaggregated serving; add --scheduler disaggregated "
+                    "or leave it out"
+                )
     if args.scheduler == "static":
         return StaticBatching(args.batch_size, args.batch_timeout)
     if args.scheduler == "chunked":
@@ -302,6 +322,8 @@ def _scheduler(args: argparse.Namespace, setup: Setup) -> Scheduler:
             max_batch_tokens=args.max_batch_tokens,
             prefill_setup=_pool_setup(args, setup, "prefill"),
             decode_setup=_pool_setup(args, setup, "decode"),
+            kv_transfer=args.kv_transfer or "whole",
+            link_sharing=args.link_sharing or "sender",
         )
     return ContinuousBatching(args.max_sequences, args.max_batch_tokens)
 
@@ -544,12 +566,18 @@ def _speculation_facts(s: dict[str, Any]) -> list[tuple[str, str]]:
 
 
 def _pools_text(scheduler: dict[str, Any]) -> str:
-    """ ", prefill on 1 x h100-sxm, decode on 2 x h200" where a disaggregated pool has its own setup."""
+    """ ", prefill on 1 x h100-sxm, decode on 2 x h200" where a disaggregated pool has its own setup, and the
+    KV transfer's options where they are not the defaults."""
     parts = [
         f"{pool} on {scheduler[f'{pool}_setup']['gpus']} x {scheduler[f'{pool}_setup']['gpu']}"
         for pool in ("prefill", "decode")
         if f"{pool}_setup" in scheduler
     ]
+    if scheduler.get("kv_transfer") == "layerwise":
+        parts.append("KV caches sent layer by layer")
+    sharing = {"endpoints": "each decode replica's links shared", "shared": "every cache on the same links"}
+    if scheduler.get("link_sharing") in sharing:
+        parts.append(sharing[scheduler["link_sharing"]])
     return "".join(f", {part}" for part in parts)
 
 

@@ -19,9 +19,9 @@ from calculators.simulator.kv_memory import (
     KVMemory,
     MemoryConfig,
     SwapSpace,
-    cache_send_time_s,
     kv_capacity_tokens,
 )
+from calculators.simulator.kv_transfer import transfer_window
 from calculators.simulator.prefix_cache import BlockHasher, PrefixCache
 from calculators.simulator.results import SLO, SimulationResult, StepLog
 from calculators.simulator.schedulers import (
@@ -611,7 +611,10 @@ def _run_pools(
     decode_arrivals: list[list[tuple[float, int, Sequence]]] = [[] for _ in decode_pool]
     ready: list[deque[Sequence]] = [deque() for _ in prefill_pool]  # prefilled, cache not yet sent
     seen = [0] * len(prefill_pool)  # handoffs already moved to ready
-    link_free = [0.0] * len(prefill_pool)
+    # When each link is free, by owner: ("prefill", p), ("decode", d), or ("shared",) (see link_sharing).
+    link_free: dict[tuple[int, ...], float] = {}
+    sharing = scheduler.link_sharing
+    seq_step: dict[int, float] = {}  # ready caches: the length of the prefill step that finished them
     blocked: set[int] = set()  # caches that found no room at first and waited for the decode pool
     turn = [0]  # the decode replica next in turn
     prefill_done = [False] * len(prefill_pool)
@@ -634,6 +637,22 @@ def _run_pools(
     # A cache crosses as many links at once as the smaller side has GPUs (each GPU sends or takes its share).
     sender = pools["prefill"]
     lanes = min(sender.total_gpus, pools["decode"].total_gpus)
+    layers = sender.model.layers
+    steps = log.columns  # each instance's step columns: (start_s, time_s, ...)
+
+    def links(p: int, d: int | None) -> list[tuple[int, ...]]:
+        """The links a cache from prefill replica ``p`` to decode replica ``d`` occupies (see
+        :mod:`.kv_transfer`); ``d`` None: those known before a decode replica is chosen."""
+        own: list[tuple[int, ...]] = [(0, p)]
+        if sharing == "shared":
+            own.append((2,))
+        elif sharing == "endpoints" and d is not None:
+            own.append((1, d))
+        return own
+
+    def free_at(p: int, d: int | None) -> float:
+        return max(link_free.get(key, 0.0) for key in links(p, d))
+
     everyone = {inst.index: inst for inst in (*prefill_pool, *decode_pool)}
     active = set(everyone)  # instances that can step now (not finished, not waiting for the other pool)
     decode_moved = True  # a decode step ran since the last cache that found no room
@@ -651,13 +670,24 @@ def _run_pools(
             blocked.add(seq.id)
             return False
         ready[p].popleft()
-        start = max(seq.prefill_done_s or 0.0, link_free[p])
+        free = free_at(p, d)
         if seq.id in blocked:
-            start = max(start, target.now)  # room came with a decode step that ended then
-        lands = start + cache_send_time_s(sender, seq.target, scheduler.link, lanes)
+            free = max(free, target.now)  # room came with a decode step that ended then
+        start, lands = transfer_window(
+            mode=scheduler.kv_transfer,
+            free_s=free,
+            prefill_done_s=seq.prefill_done_s or 0.0,
+            step_s=seq_step.pop(seq.id, 0.0),
+            earlier_fraction=1.0 - seq.last_chunk / seq.target,
+            layers=layers,
+            share_bytes=sender.kv_cache_bytes(1, seq.target) / lanes,
+            link=scheduler.link,
+            efficiency=sender.communication_efficiency,
+        )
         target.receive(seq)
         prefill_pool[p].send_held(seq, lands)
-        link_free[p] = lands
+        for key in links(p, d):
+            link_free[key] = lands
         transfers[seq.id] = lands - start
         heapq.heappush(decode_arrivals[d], (lands, seq.id, seq))
         turn[0] = (d + 1) % n
@@ -667,7 +697,7 @@ def _run_pools(
     while True:
         # The earliest cache that could leave now, against the earliest instance that could step.
         sends = [
-            (max(ready[p][0].prefill_done_s or 0.0, link_free[p]), ready[p][0].id, p)
+            (max(ready[p][0].prefill_done_s or 0.0, free_at(p, None)), ready[p][0].id, p)
             for p in range(len(prefill_pool))
             if ready[p] and (decode_moved or ready[p][0].id not in blocked)
         ]
@@ -692,6 +722,8 @@ def _run_pools(
         if index < len(prefill_pool):
             new = inst.handoffs[seen[index] :]
             seen[index] = len(inst.handoffs)
+            for seq in new:  # the step that finished them: its layers set when each layer's cache is ready
+                seq_step[seq.id] = steps[index][1][-1]
             ready[index].extend(sorted(new, key=lambda s: (s.prefill_done_s, s.id)))
         else:
             decode_moved = True
