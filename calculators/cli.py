@@ -180,6 +180,7 @@ def _presets(args: argparse.Namespace) -> tuple[object, str]:
             "name": link.name,
             "bandwidth_bytes_per_s": link.bandwidth_bytes_per_s,
             "latency_s": link.latency_s,
+            "hop_latency_s": link.hop_latency_s,
             "source": link.source,
             "notes": list(link.notes),
         }
@@ -190,11 +191,12 @@ def _presets(args: argparse.Namespace) -> tuple[object, str]:
             link.key,
             format_value(link.bandwidth_bytes_per_s, "GB/s", digits=3),
             format_value(link.latency_s, "us", digits=2),
+            format_value(link.hop_latency_s, "us", digits=2),
         ]
         for link in INTERCONNECTS.values()
     ]
     text += "\n\nInterconnects (per GPU, each direction)\n" + _table(
-        link_rows, ["link", "bandwidth", "latency"]
+        link_rows, ["link", "bandwidth", "latency", "per step"]
     )
     return {"gpus": gpu_records, "models": model_records, "interconnects": link_records}, text
 
@@ -439,7 +441,7 @@ def _speculative(args: argparse.Namespace) -> tuple[object, str]:
         "max_batch_at_this_context": fits,
     }
     what = {
-        "heads": f"draft heads ({args.draft_layers:g} target layer per draft step)",
+        "heads": f"draft heads ({args.draft_layers:g} target layer and the output layer per draft step)",
         "ngram": "n-gram lookup",
     }
     drafter_name = what.get(args.draft, f"draft model {args.draft}")
@@ -628,7 +630,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--draft-layers",
         type=float,
         default=1.0,
-        help="with --draft heads: one draft step's cost in target layers (default 1.0, EAGLE's one layer)",
+        help="with --draft heads: decoder layers of the target's size per draft step, besides the output "
+        "layer each step runs (default 1.0, EAGLE's one layer)",
     )
     speculative.add_argument(
         "--acceptance",

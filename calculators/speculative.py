@@ -11,14 +11,20 @@ Three drafters, each costed with the same pass model (:mod:`calculators.passes`)
 
 ``model``  a second, smaller model on the same GPUs: k of its own decode steps at the batch (kernels only:
            the engine's per-step overhead is paid once per speculative step).
-``heads``  draft heads (Medusa/EAGLE-style): each of k draft steps costs ``draft_layers`` of the target's
-           layers (EAGLE's drafter is one decoder layer: 1.0), taken as that share of a target decode step.
+``heads``  draft heads (Medusa/EAGLE-style): each of k draft steps reads ``draft_layers`` decoder layers of
+           the target's size and the target's output layer (vocabulary x hidden), which turns the head's
+           hidden state into a token (EAGLE's drafter is one decoder layer and reuses the target's output
+           layer: 1.0; a Medusa head is one residual block and its own output layer), taken as that share of
+           the target's weights, and so of a target decode step.
 ``ngram``  n-gram (prompt) lookup: no GPU work to propose.
 
 The verifier is one :func:`calculators.passes.mixed_step` of batch x (k + 1) tokens on the cached contexts
 (as a chunk per sequence or as k + 1 decode tokens each, whichever is faster), so attention and the
 compute/memory balance are those of the rest of the course, in both modes (the spec-peak bound and the
-calibrated estimate).
+calibrated estimate). Its attention is never taken as cheaper than the plain step's: it reads the same caches
+with more queries, so it pays at least what decoding pays for them (in the calibrated mode, decode attention's
+fixed cost per sequence, which the prefill fit of the chunk form does not carry). The verifier therefore never
+costs less than a plain decode step, and the speed-up never exceeds the expected tokens per step.
 """
 
 from __future__ import annotations
@@ -37,8 +43,14 @@ __all__ = [
     "acceptance_for_tokens",
     "best_proposed",
     "break_even_batch",
+    "checked_drafter",
+    "draft_contexts",
+    "draft_kernels_s",
     "expected_tokens_per_step",
+    "heads_draft_share",
     "speculative_decoding",
+    "verify_chunk",
+    "verify_decode_contexts",
 ]
 
 DRAFTERS = ("model", "heads", "ngram")
@@ -176,9 +188,11 @@ def _draft_setup(setup: Setup, draft_model: str | Model) -> Setup:
     return replace(setup, model=model, pipeline_stages=1, expert_parallel=expert_parallel, ignore_memory=True)
 
 
-def _checked(
+def checked_drafter(
     setup: Setup, drafter: str, draft_model: str | Model | None, draft_layers: float
 ) -> tuple[Setup | None, float]:
+    """The drafter's setup (drafter "model": the draft model on the target's GPUs; else None) and its
+    ``draft_layers``, checked; every wrong value gets a message naming the field."""
     if not isinstance(setup, Setup):
         raise ValueError(f"setup must be a Setup (see make_setup), got {setup!r}")
     choice("drafter", drafter, DRAFTERS)
@@ -196,6 +210,41 @@ def _checked(
     return draft, layers
 
 
+def verify_chunk(context_tokens: int, proposed: int) -> tuple[int, int]:
+    """The verifier's work for one sequence as a prefill chunk: (tokens, tokens cached before).
+
+    The last accepted token (the input a plain decode step would take, at context ``context_tokens``) and the
+    k proposals on top of it, k + 1 tokens, after the ``context_tokens - 1`` tokens already cached.
+    """
+    return (proposed + 1, context_tokens - 1)
+
+
+def verify_decode_contexts(context_tokens: int, proposed: int) -> list[int]:
+    """The verifier's work for one sequence as decode tokens: k + 1 of them, each attending one more key."""
+    return [context_tokens + i for i in range(proposed + 1)]
+
+
+def draft_contexts(context_tokens: int, proposed: int) -> list[int]:
+    """The context of each of a draft model's k decode steps for a sequence at ``context_tokens``."""
+    return [context_tokens + i for i in range(proposed)]
+
+
+def draft_kernels_s(step: PassResult) -> float:
+    """Seconds a draft model's decode step adds inside the target's engine step: its kernels only.
+
+    The drafter runs inside the target's engine step, so the per-step overhead (scheduling, sampling; the
+    calibrated mode's engine overhead) is paid once per speculative step, by the verifier, not once per
+    draft token.
+    """
+    return step.time_s - step.overhead_s
+
+
+def heads_draft_share(setup: Setup, proposed: int, draft_layers: float) -> float:
+    """Draft heads' k steps as a share of one target decode step: k x (``draft_layers`` decoder layers and
+    the target's output layer), see :func:`_head_step_share`."""
+    return proposed * _head_step_share(setup, draft_layers)
+
+
 def speculative_decoding(
     setup: Setup,
     *,
@@ -211,10 +260,10 @@ def speculative_decoding(
 
     ``acceptance`` is the per-token acceptance rate a (0 <= a < 1), ``proposed`` the tokens k proposed per
     step. ``drafter`` is "model" (with ``draft_model``, a preset name or :class:`Model`), "heads" (each draft
-    step costs ``draft_layers`` target layers) or "ngram" (free). Times follow ``setup.mode``; the spec-peak
-    figure is always beside them (``bound_speedup``).
+    step costs ``draft_layers`` target layers and the target's output layer) or "ngram" (free). Times follow
+    ``setup.mode``; the spec-peak figure is always beside them (``bound_speedup``).
     """
-    draft, layers = _checked(setup, drafter, draft_model, draft_layers)
+    draft, layers = checked_drafter(setup, drafter, draft_model, draft_layers)
     tokens = expected_tokens_per_step(acceptance, proposed)
     k = count("proposed", proposed, maximum=MAX_PROPOSED)
     batch = count("batch", batch)
@@ -225,19 +274,18 @@ def speculative_decoding(
     # a chunk of k + 1 tokens reads the cache once but takes prefill attention (MLA re-expands the whole
     # cached latent; one logits row per chunk), k + 1 decode tokens take the decode kernels but read the
     # cache k + 1 times. An engine runs whichever kernel suits, so the faster form is taken.
-    as_chunk = mixed_step(setup, prefill_chunks=[(k + 1, context - 1)] * batch)
+    as_chunk = mixed_step(setup, prefill_chunks=[verify_chunk(context, k)] * batch)
+    as_chunk = _attention_at_least(as_chunk, plain)  # the same caches, more queries: never cheaper
     # (The decode form would count each sequence's cache k + 1 times against memory: the chunk form checks.)
     unchecked = replace(setup, ignore_memory=True)
-    as_decode = mixed_step(unchecked, decode_contexts=[context + i for i in range(k + 1)] * batch)
+    as_decode = mixed_step(unchecked, decode_contexts=verify_decode_contexts(context, k) * batch)
     verify = min(as_chunk, as_decode, key=lambda p: p.time_s)
     verify_bound = min(as_chunk.bound_time_s, as_decode.bound_time_s)
     warnings = list(dict.fromkeys([*plain.warnings, *as_chunk.warnings]))
     if draft is not None:
-        # The drafter runs inside the target's engine step: its kernels are timed, but the per-step
-        # overhead (scheduling, sampling; the calibrated mode's engine overhead) is paid once per
-        # speculative step, by the verifier, not once per draft token.
-        steps = [decode_step(draft, batch=batch, context_tokens=context + i) for i in range(k)]
-        draft_time = sum(s.time_s - s.overhead_s for s in steps)
+        # The drafter runs inside the target's engine step: its kernels only (see draft_kernels_s).
+        steps = [decode_step(draft, batch=batch, context_tokens=c) for c in draft_contexts(context, k)]
+        draft_time = sum(draft_kernels_s(s) for s in steps)
         draft_bound = sum(s.bound_time_s - draft.step_overhead_s for s in steps)
         if draft.model.params >= setup.model.params:
             warnings.append(
@@ -252,7 +300,7 @@ def speculative_decoding(
                 f"{setup.model.name} is given by its size only: the heads' cost is a share of "
                 f"{setup.model.layers} layers, a placeholder count"
             )
-        share = k * layers / setup.model.layers
+        share = heads_draft_share(setup, k, layers)
         draft_time, draft_bound = share * plain.time_s, share * plain.bound_time_s
     else:
         draft_time = draft_bound = 0.0
@@ -260,6 +308,35 @@ def speculative_decoding(
         drafter, float(acceptance), k, batch, context, tokens, draft_time, verify, plain, draft_bound,
         verify_bound, tuple(warnings), setup.mode,
     )  # fmt: skip
+
+
+def _head_step_share(setup: Setup, layers: float) -> float:
+    """One draft step of draft heads as a share of the target's weights (those a token passes through):
+    ``layers`` decoder layers of the target's mean size, plus the target's output layer (vocabulary x hidden),
+    which every head needs to turn its hidden state into a token."""
+    model = setup.model
+    weights = setup.params if model.moe is None else model.active_params
+    output = float(model.vocab_size * model.hidden_size)
+    per_layer = (weights - output * (1 if model.tied_embeddings else 2)) / model.layers
+    return (layers * per_layer + output) / weights
+
+
+def _attention_at_least(verify: PassResult, plain: PassResult) -> PassResult:
+    """The chunk-form verifier with its attention raised, where needed, to the plain step's attention time.
+
+    The check attends over the same caches as the plain step, with k + 1 queries per sequence instead of one,
+    so its attention costs at least as much; the prefill-chunk form can price it lower only because the
+    calibrated prefill fit has no fixed cost per sequence, which the decode fit has (Vidur's profiles).
+    """
+    ops = [op for op in verify.operators if op.kind == "attention"]
+    extra = plain.attention_time_s - verify.attention_time_s
+    if extra <= 0 or len(ops) != 1:
+        return verify
+    raised = [
+        op._replace(time_s=op.time_s + extra) if op.kind == "attention" else op for op in verify.operators
+    ]
+    bound = verify.bound_time_s + (extra if verify.mode == "peak" else 0.0)
+    return replace(verify, operators=tuple(raised), time_s=verify.time_s + extra, bound_time_s=bound)
 
 
 def best_proposed(

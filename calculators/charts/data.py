@@ -23,6 +23,7 @@ from calculators.charts import (
     formats,
     hierarchy,
     matmul,
+    quantization,
     serving,
     speculative,
 )
@@ -1092,6 +1093,12 @@ CHARTS: Mapping[str, ChartKind] = {
             speculative.SPECULATIVE_SPEEDUP_PARAMS,
             speculative.speculative_speedup,
             "speculative decoding's speed-up over plain decoding against the batch, per acceptance rate",
+        ),
+        ChartKind(
+            "quantization-speedup",
+            quantization.QUANTIZATION_SPEEDUP_PARAMS,
+            quantization.quantization_speedup,
+            "each quantisation recipe's decode speed-up over BF16 against the batch, and what fits",
         ),
         ChartKind(
             "expert-load",

@@ -71,16 +71,22 @@ assert step.verify.time_s < 1.1 * step.plain.time_s
 # %% [markdown]
 # ## Step 3: the drafter's cost, and Leviathan et al.'s formula
 #
-# Draft heads of one decoder layer each: every draft step costs 1 / 32 of a decode step, so c = 1/32 and
-# the speed-up is E / (k c + 1) if the check costs exactly one decode step.
+# An EAGLE-style draft head is one decoder layer, and each draft step also runs the target's output layer
+# (vocabulary x hidden) to turn its guess into a token. At batch 1 a step's time is the weights it reads, so
+# one draft step costs c = (one decoder layer + output layer) / all weights of a decode step, and the
+# speed-up is E / (k c + 1) if the check costs exactly one decode step. The shapes come from the model's
+# config: the decoder layers hold everything but the input embedding and the output layer.
 
 # %%
-layers = llama.model.layers
-c = 1 / layers
+model = llama.model
+layers, vocab, hidden = model.layers, model.vocab_size, model.hidden_size
+output_layer = vocab * hidden
+decoder_layer = (model.params - 2 * output_layer) / layers  # untied: embedding and output layer apart
+c = (decoder_layer + output_layer) / model.params
 leviathan = closed / (k * c + 1)
-print(
-    f"E / (k c + 1) = {closed:.4f} / ({k} / {layers} + 1) = {leviathan:.3f}; calculators {step.speedup:.3f}"
-)
+print(f"output layer {output_layer / 1e6:.0f}M weights, decoder layer {decoder_layer / 1e6:.0f}M: c {c:.4f}")
+print(f"E / (k c + 1) = {closed:.4f} / ({k} x {c:.4f} + 1) = {leviathan:.3f}; calculators {step.speedup:.3f}")
+assert not model.tied_embeddings
 # The check here costs a little more than one decode step (five positions, the cache written five times).
 assert abs(step.speedup - leviathan) / leviathan < 0.02
 
@@ -127,3 +133,21 @@ assert 1 < break_even < fits
 
 # %%
 display(build_chart("speculative-speedup", max_batch=256).chart)
+
+
+# %% [markdown]
+# ## A second drafter
+#
+# The same chart for draft heads on Llama-3.1 8B in BF16 on one H100, which cost far less to run than a
+# draft model.
+
+# %%
+heads = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "drafter": "heads"}
+with_heads = build_chart("speculative-speedup", max_batch=256, **heads).chart
+display(with_heads)
+
+# %% [markdown]
+# The batch at which draft heads stop paying on that GPU:
+
+# %%
+Scenario("llama-3.1-8b", kv_traffic=True).speculative_break_even_batch(0.8, 4, 1000, drafter="heads")
