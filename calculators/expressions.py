@@ -46,6 +46,7 @@ from calculators.memory import MemoryPlan
 from calculators.models import MODELS, MLAShape, Model, MoEShape, get_model
 from calculators.passes import PassResult, Setup
 from calculators.precision import NumberFormat, Precision, get_format, get_precision
+from calculators.quantization import crossover_batch
 from calculators.roofline import RooflineTime, attainable_flops_per_s, ridge_point
 from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming
@@ -76,6 +77,8 @@ NAMESPACE: Mapping[str, Any] = {
     "min": min,
     "max": max,
     "abs": abs,
+    # quantisation: the decode batch from which one recipe steps faster than another
+    "crossover_batch": crossover_batch,
     # speculative decoding: the acceptance rate that gives a published mean accepted length
     "acceptance_for_tokens": acceptance_for_tokens,
     # simulator experiments (calculators.simulator.experiments): cached runs with plain-number arguments

@@ -31,6 +31,7 @@ from calculators.charts.palette import (
     NEUTRAL,
     PHASE_COLOURS,
     PRECISION_COLOURS,
+    RECIPE_COLOURS,
     SCHEDULER_COLOURS,
     SEQUENTIAL_COLOURS,
     contrast,
@@ -40,6 +41,7 @@ from calculators.charts.render import render_course_chart, render_spec, tidy_svg
 from calculators.charts.specs import NARROW_WIDTH, WIDE_WIDTH
 from calculators.hardware import GPUS
 from calculators.models import ATTENTION_KINDS
+from calculators.quantization import RECIPES
 from calculators.simulator.named import SCHEDULERS
 from course.charts import assets as chart_assets
 from course.charts.extension import find_problems, parse_block, render_block
@@ -78,6 +80,11 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         {"models": ["llama-3.1-8b", "llama-3.1-70b"], "context": 2048, "max_context": 4096},
     ),
     "speculative-speedup": ("speculative-speedup", {"max_batch": 16, "acceptance": [0.6, 0.8]}),
+    "quantization-speedup": ("quantization-speedup", {"max_batch": 16}),
+    "quantization-speedup-kv": (
+        "quantization-speedup",
+        {"max_batch": 8, "recipes": ["bf16", "w4a16"], "kv_format": "fp8", "context": 8000},
+    ),
     "attention-vs-weights": ("attention-vs-weights", {"max_context": 4096}),
     "memory-hierarchy": ("memory-hierarchy", {}),
     "gemm-efficiency": ("gemm-efficiency", {"max_tokens": 512}),
@@ -432,10 +439,16 @@ def test_palette_gives_every_gpu_and_phase_its_own_readable_colour() -> None:
     assert set(SCHEDULER_COLOURS) == set(SCHEDULERS)
     assert set(ATTENTION_COLOURS) == {kind.upper() for kind in ATTENTION_KINDS}
     assert MEMORY_COLOURS["free"] == NEUTRAL
+    assert set(RECIPE_COLOURS) == {recipe.name for recipe in RECIPES.values()}
+    for recipe in RECIPES.values():
+        if not recipe.weight_only:  # a recipe computing in a format is drawn in that format's colour
+            assert RECIPE_COLOURS[recipe.name] == PRECISION_COLOURS[recipe.arithmetic_format[:4].upper()]
     colours = [
         *GPU_COLOURS.values(),
         *PHASE_COLOURS.values(),
         *PRECISION_COLOURS.values(),
+        RECIPE_COLOURS["W4A16"],  # the other recipes take their arithmetic format's colour
+        RECIPE_COLOURS["W8A16"],
         *FORMAT_PART_COLOURS.values(),
         *SCHEDULER_COLOURS.values(),
         *(colour for state, colour in MEMORY_COLOURS.items() if state != "free"),
