@@ -527,7 +527,14 @@ def _add_setup_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--memory-efficiency", type=float, default=1.0, help="share of peak bandwidth reached"
     )
-    parser.add_argument("--pipeline-stages", type=int, default=1, help="pipeline stages (default 1)")
+    parser.add_argument(
+        "--pipeline-stages",
+        "--pipeline-parallel",
+        type=int,
+        default=1,
+        metavar="P",
+        help="pipeline stages (default 1); --pipeline-parallel is the same",
+    )
     parser.add_argument("--expert-parallel", action="store_true", help="MoE: experts spread over the GPUs")
     parser.add_argument(
         "--dp-attention", action="store_true", help="data-parallel attention (DeepSeek-style serving)"
