@@ -27,6 +27,7 @@ from calculators.simulator.kv_memory import (
     RESERVES,
     MemoryConfig,
 )
+from calculators.simulator.kv_transfer import KV_TRANSFERS, LINK_SHARINGS
 from calculators.simulator.results import SLO, SimulationResult
 from calculators.simulator.schedulers import (
     DEFAULT_MAX_BATCH_TOKENS,
@@ -146,6 +147,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sched.add_argument(
         "--link", default="nvlink4", choices=sorted(INTERCONNECTS), help="disaggregated: KV link (nvlink4)"
     )
+    sched.add_argument(
+        "--kv-transfer",
+        choices=KV_TRANSFERS,
+        help="disaggregated: send each cache whole once its prefill is done, or each layer's once that "
+        "layer is computed, overlapping the prefill (default whole)",
+    )
+    sched.add_argument(
+        "--link-sharing",
+        choices=LINK_SHARINGS,
+        help="disaggregated: which caches queue for the same links, first come first served: each prefill "
+        "replica's, each prefill and each decode replica's, or all (default sender)",
+    )
     for pool in ("prefill", "decode"):
         sched.add_argument(f"--{pool}-gpu", help=f"disaggregated: the {pool} pool's GPU (default --gpu)")
         sched.add_argument(
@@ -153,6 +166,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             type=int,
             help=f"disaggregated: GPUs per {pool} replica (default --tensor-parallel)",
         )
+    sched.add_argument(
+        "--micro-batches",
+        type=int,
+        default=1,
+        metavar="M",
+        help="with --pipeline-parallel P > 1: split each step's batch into M micro-batches that follow one "
+        "another through the stages, each stage idle (P - 1) / (M + P - 1) of the step (default 1: one pass)",
+    )
     sched.add_argument("--replicas", type=int, default=1, help="independent copies of the setup (default 1)")
     sched.add_argument(
         "--routing",
@@ -289,6 +310,13 @@ def _speculation(args: argparse.Namespace) -> Speculation | None:
 
 
 def _scheduler(args: argparse.Namespace, setup: Setup) -> Scheduler:
+    if args.scheduler != "disaggregated":
+        for flag in ("kv_transfer", "link_sharing"):
+            if getattr(args, flag) is not None:
+                raise ValueError(
+                    f"--{flag.replace('_', '-')} is for disaggregated serving; add --scheduler disaggregated "
+                    "or leave it out"
+                )
     if args.scheduler == "static":
         return StaticBatching(args.batch_size, args.batch_timeout)
     if args.scheduler == "chunked":
@@ -302,6 +330,8 @@ def _scheduler(args: argparse.Namespace, setup: Setup) -> Scheduler:
             max_batch_tokens=args.max_batch_tokens,
             prefill_setup=_pool_setup(args, setup, "prefill"),
             decode_setup=_pool_setup(args, setup, "decode"),
+            kv_transfer=args.kv_transfer or "whole",
+            link_sharing=args.link_sharing or "sender",
         )
     return ContinuousBatching(args.max_sequences, args.max_batch_tokens)
 
@@ -429,6 +459,8 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
     slo = SLO(args.slo_ttft, args.slo_tpot)
     speculation = _speculation(args)
     if args.sweep:
+        if args.micro_batches != 1:
+            raise ValueError("--sweep does not take --micro-batches yet; run one rate at a time")
         if args.shared_prefix is not None or args.prefix_caching or args.turns is not None or speculation:
             raise ValueError(
                 "--sweep does not take --shared-prefix, --turns, --prefix-caching or --speculative yet; run "
@@ -462,6 +494,7 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
         prefix_caching=args.prefix_caching,
         routing=args.routing,
         speculation=speculation,
+        micro_batches=args.micro_batches,
     )
     return result.as_dict(token_latencies=args.token_latencies), summary_text(
         result, f"{setup_text}\n{workload_text}"
@@ -543,13 +576,31 @@ def _speculation_facts(s: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def _pipeline_facts(pipeline: Any) -> list[tuple[str, str]]:
+    if not isinstance(pipeline, dict):
+        return []
+    return [
+        (
+            "pipeline",
+            f"{pipeline['stages']} stages, each step in {pipeline['micro_batches']} micro-batches; each "
+            f"stage idles {pipeline['bubble_fraction']:.0%} of a step with equal micro-batches",
+        )
+    ]
+
+
 def _pools_text(scheduler: dict[str, Any]) -> str:
-    """ ", prefill on 1 x h100-sxm, decode on 2 x h200" where a disaggregated pool has its own setup."""
+    """ ", prefill on 1 x h100-sxm, decode on 2 x h200" where a disaggregated pool has its own setup, and the
+    KV transfer's options where they are not the defaults."""
     parts = [
         f"{pool} on {scheduler[f'{pool}_setup']['gpus']} x {scheduler[f'{pool}_setup']['gpu']}"
         for pool in ("prefill", "decode")
         if f"{pool}_setup" in scheduler
     ]
+    if scheduler.get("kv_transfer") == "layerwise":
+        parts.append("KV caches sent layer by layer")
+    sharing = {"endpoints": "each decode replica's links shared", "shared": "every cache on the same links"}
+    if scheduler.get("link_sharing") in sharing:
+        parts.append(sharing[scheduler["link_sharing"]])
     return "".join(f", {part}" for part in parts)
 
 
@@ -598,6 +649,7 @@ def summary_text(result: SimulationResult, heading: str) -> str:
         *_swap_facts(s),
         *_prefix_cache_facts(s),
         *_speculation_facts(s),
+        *_pipeline_facts(result.config.get("pipeline")),
         ("longest stall", f"{_time(s['longest_stall_s'])} (request {s['longest_stall_request']})"),
     ]
     width = max(len(label) for label, _ in facts)

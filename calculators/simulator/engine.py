@@ -19,9 +19,10 @@ from calculators.simulator.kv_memory import (
     KVMemory,
     MemoryConfig,
     SwapSpace,
-    cache_send_time_s,
     kv_capacity_tokens,
 )
+from calculators.simulator.kv_transfer import transfer_window
+from calculators.simulator.pipeline import PipelinedStepCost, bubble_fraction, micro_batch_count
 from calculators.simulator.prefix_cache import BlockHasher, PrefixCache
 from calculators.simulator.results import SLO, SimulationResult, StepLog
 from calculators.simulator.schedulers import (
@@ -66,6 +67,7 @@ def simulate(
     prefix_caching: bool = False,
     routing: str = "round-robin",
     speculation: Speculation | None = None,
+    micro_batches: int = 1,
 ) -> SimulationResult:
     """Serve ``requests`` on ``replicas`` copies of ``setup`` with ``scheduler``; return what happened.
 
@@ -89,6 +91,10 @@ def simulate(
     ``speculation`` (a :class:`~calculators.simulator.speculation.Speculation`) turns on speculative
     decoding: every decode step verifies k proposed tokens per sequence and writes a random number of them
     (see :mod:`.speculation`); it takes paged memory and a continuous, chunked or disaggregated scheduler.
+
+    With pipeline stages (``setup.pipeline_stages`` > 1), ``micro_batches`` splits each step's batch into
+    that many micro-batches that follow one another through the stages, with the synchronous schedule's
+    bubble (see :mod:`.pipeline`); 1, the default, runs the batch as one pass through the stages.
     """
     setup = setup if setup is not None else make_setup()
     if not isinstance(setup, Setup):
@@ -160,7 +166,7 @@ def simulate(
     _check_chats(reqs)
     per_step = speculator.proposed + 1 if speculator is not None else 1
     _check_work(reqs, scheduler, replicas, pools, max_steps, per_step)
-    costs = {role: StepCost(pool) for role, pool in pools.items()}
+    costs = {role: _step_cost(pool, micro_batches, speculator) for role, pool in pools.items()}
     cost = costs["serve"] if "serve" in costs else costs["decode"]
     log = StepLog(timeline_steps, memory=bool(timeline_memory))
     budget = [max_steps]
@@ -247,6 +253,14 @@ def simulate(
     if speculator is not None:
         result.config["speculation"] = speculator.config.describe()
         result.summary["speculation"] = speculator.summary()
+    stages = max(pool.pipeline_stages for pool in pools.values())
+    if stages > 1:
+        m = micro_batch_count(micro_batches)
+        result.config["pipeline"] = {
+            "stages": stages,
+            "micro_batches": m,
+            "bubble_fraction": bubble_fraction(stages, m),  # with equal micro-batches
+        }
     if isinstance(scheduler, Disaggregated):
         result.summary["kv_capacity_tokens_by_role"] = dict(capacities)
     if memory.preemption == "swap":
@@ -258,6 +272,24 @@ def simulate(
             "copy_time_s": math.fsum(inst.copy_total_s for inst in instances),
         }
     return result
+
+
+def _step_cost(pool: Setup, micro_batches: object, speculator: Speculator | None) -> StepCost:
+    """The step cost of one pool: micro-batched through its pipeline stages where it has them."""
+    m = micro_batch_count(micro_batches)
+    if m > 1 and pool.pipeline_stages < 2:
+        raise ValueError(
+            f"micro_batches={m} needs pipeline stages to flow through: give the setup pipeline_stages > 1 "
+            "(simulate --pipeline-parallel P), or leave micro_batches at 1"
+        )
+    if m > 1 and speculator is not None:
+        raise ValueError(
+            "micro_batches with speculative decoding is not simulated; leave micro_batches at 1 or turn "
+            "speculation off"
+        )
+    if pool.pipeline_stages > 1 and speculator is None:
+        return PipelinedStepCost(pool, m)
+    return StepCost(pool)
 
 
 def _speculator(
@@ -611,7 +643,10 @@ def _run_pools(
     decode_arrivals: list[list[tuple[float, int, Sequence]]] = [[] for _ in decode_pool]
     ready: list[deque[Sequence]] = [deque() for _ in prefill_pool]  # prefilled, cache not yet sent
     seen = [0] * len(prefill_pool)  # handoffs already moved to ready
-    link_free = [0.0] * len(prefill_pool)
+    # When each link is free, by owner: ("prefill", p), ("decode", d), or ("shared",) (see link_sharing).
+    link_free: dict[tuple[int, ...], float] = {}
+    sharing = scheduler.link_sharing
+    seq_step: dict[int, float] = {}  # ready caches: the length of the prefill step that finished them
     blocked: set[int] = set()  # caches that found no room at first and waited for the decode pool
     turn = [0]  # the decode replica next in turn
     prefill_done = [False] * len(prefill_pool)
@@ -634,6 +669,22 @@ def _run_pools(
     # A cache crosses as many links at once as the smaller side has GPUs (each GPU sends or takes its share).
     sender = pools["prefill"]
     lanes = min(sender.total_gpus, pools["decode"].total_gpus)
+    layers = sender.model.layers
+    steps = log.columns  # each instance's step columns: (start_s, time_s, ...)
+
+    def links(p: int, d: int | None) -> list[tuple[int, ...]]:
+        """The links a cache from prefill replica ``p`` to decode replica ``d`` occupies (see
+        :mod:`.kv_transfer`); ``d`` None: those known before a decode replica is chosen."""
+        own: list[tuple[int, ...]] = [(0, p)]
+        if sharing == "shared":
+            own.append((2,))
+        elif sharing == "endpoints" and d is not None:
+            own.append((1, d))
+        return own
+
+    def free_at(p: int, d: int | None) -> float:
+        return max(link_free.get(key, 0.0) for key in links(p, d))
+
     everyone = {inst.index: inst for inst in (*prefill_pool, *decode_pool)}
     active = set(everyone)  # instances that can step now (not finished, not waiting for the other pool)
     decode_moved = True  # a decode step ran since the last cache that found no room
@@ -651,13 +702,24 @@ def _run_pools(
             blocked.add(seq.id)
             return False
         ready[p].popleft()
-        start = max(seq.prefill_done_s or 0.0, link_free[p])
+        free = free_at(p, d)
         if seq.id in blocked:
-            start = max(start, target.now)  # room came with a decode step that ended then
-        lands = start + cache_send_time_s(sender, seq.target, scheduler.link, lanes)
+            free = max(free, target.now)  # room came with a decode step that ended then
+        start, lands = transfer_window(
+            mode=scheduler.kv_transfer,
+            free_s=free,
+            prefill_done_s=seq.prefill_done_s or 0.0,
+            step_s=seq_step.pop(seq.id, 0.0),
+            earlier_fraction=1.0 - seq.last_chunk / seq.target,
+            layers=layers,
+            share_bytes=sender.kv_cache_bytes(1, seq.target) / lanes,
+            link=scheduler.link,
+            efficiency=sender.communication_efficiency,
+        )
         target.receive(seq)
         prefill_pool[p].send_held(seq, lands)
-        link_free[p] = lands
+        for key in links(p, d):
+            link_free[key] = lands
         transfers[seq.id] = lands - start
         heapq.heappush(decode_arrivals[d], (lands, seq.id, seq))
         turn[0] = (d + 1) % n
@@ -667,7 +729,7 @@ def _run_pools(
     while True:
         # The earliest cache that could leave now, against the earliest instance that could step.
         sends = [
-            (max(ready[p][0].prefill_done_s or 0.0, link_free[p]), ready[p][0].id, p)
+            (max(ready[p][0].prefill_done_s or 0.0, free_at(p, None)), ready[p][0].id, p)
             for p in range(len(prefill_pool))
             if ready[p] and (decode_moved or ready[p][0].id not in blocked)
         ]
@@ -692,6 +754,8 @@ def _run_pools(
         if index < len(prefill_pool):
             new = inst.handoffs[seen[index] :]
             seen[index] = len(inst.handoffs)
+            for seq in new:  # the step that finished them: its layers set when each layer's cache is ready
+                seq_step[seq.id] = steps[index][1][-1]
             ready[index].extend(sorted(new, key=lambda s: (s.prefill_done_s, s.id)))
         else:
             decode_moved = True

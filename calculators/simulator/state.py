@@ -42,6 +42,7 @@ class Sequence:
         "generated",
         "id",
         "join",
+        "last_chunk",
         "last_token_s",
         "output",
         "preemptions",
@@ -79,6 +80,7 @@ class Sequence:
         self.last_token_s = 0.0
         self.finish_s: float | None = None
         self.prefill_done_s: float | None = None
+        self.last_chunk = 0  # tokens of the step that finished its prefill (layer-wise KV transfer)
         # Each stay in the decode batch: (instance, first, last decode-step index); its tokens came at those
         # steps' ends, so the latencies after the first are the gaps between consecutive decode-step ends.
         self.segments: list[tuple[int, int, int]] = []
@@ -307,6 +309,7 @@ class Instance:
             self._finish(seq, now)
         elif self.stop_after_prefill:
             seq.prefill_done_s = now
+            seq.last_chunk = tokens
             self.held[seq.id] = seq.slots  # the cache stays here until the decode pool takes it
             self.held_tokens += seq.target
             seq.slots = 0
