@@ -41,6 +41,7 @@ __all__ = [
     "MAX_PROPOSED",
     "SpeculativeResult",
     "acceptance_for_tokens",
+    "attention_at_least",
     "best_proposed",
     "break_even_batch",
     "checked_drafter",
@@ -275,7 +276,7 @@ def speculative_decoding(
     # cached latent; one logits row per chunk), k + 1 decode tokens take the decode kernels but read the
     # cache k + 1 times. An engine runs whichever kernel suits, so the faster form is taken.
     as_chunk = mixed_step(setup, prefill_chunks=[verify_chunk(context, k)] * batch)
-    as_chunk = _attention_at_least(as_chunk, plain)  # the same caches, more queries: never cheaper
+    as_chunk = attention_at_least(as_chunk, plain)  # the same caches, more queries: never cheaper
     # (The decode form would count each sequence's cache k + 1 times against memory: the chunk form checks.)
     unchecked = replace(setup, ignore_memory=True)
     as_decode = mixed_step(unchecked, decode_contexts=verify_decode_contexts(context, k) * batch)
@@ -321,7 +322,7 @@ def _head_step_share(setup: Setup, layers: float) -> float:
     return (layers * per_layer + output) / weights
 
 
-def _attention_at_least(verify: PassResult, plain: PassResult) -> PassResult:
+def attention_at_least(verify: PassResult, plain: PassResult) -> PassResult:
     """The chunk-form verifier with its attention raised, where needed, to the plain step's attention time.
 
     The check attends over the same caches as the plain step, with k + 1 queries per sequence instead of one,

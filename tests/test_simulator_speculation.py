@@ -28,6 +28,7 @@ from calculators.simulator import (
 )
 from calculators.simulator.named import run_named
 from calculators.simulator.speculation import accepted_prefix
+from calculators.simulator.step_cost import StepCost
 from calculators.speculative import expected_tokens_per_step, speculative_decoding
 
 PLAIN_STEP_S = 16e9 / 3.35e12  # 4.776 ms: the lesson's decode step at spec peaks
@@ -353,3 +354,20 @@ def test_run_named_takes_speculation() -> None:
     assert spec.summary["speculation"]["proposed"] == 2
     assert spec.summary["speculation"]["acceptance"] == 0.6
     assert "speculation" not in run_named(requests=10).summary
+
+
+@pytest.mark.parametrize("batch", [1, 64, 256])
+def test_the_simulators_verifier_is_calculators_speculative_one(batch: int) -> None:
+    # In the course's setting at batch 256 the chunk form is taken with its attention raised to the plain
+    # step's (calculators.speculative.attention_at_least): the pass costs 42.1 ms, not the 34.1 ms of the
+    # chunk form alone. At batch 1 the decode form is the faster.
+    with using(COURSE_SETTING):
+        setup = make_setup()
+        analytic = speculative_decoding(setup, acceptance=0.8, proposed=4, batch=batch, context_tokens=1000)
+        cost = StepCost(setup)
+        simulated = cost.verify_time([1000] * batch, 4)[0]
+        again = cost.verify_time([999, 1001] * (batch // 2) or [1000], 4)[0]  # same total: interpolated
+    assert simulated == pytest.approx(analytic.verify.time_s, rel=1e-9)
+    assert again == pytest.approx(simulated, rel=1e-9)
+    if batch == 256:
+        assert simulated == pytest.approx(42.1e-3, rel=2e-3)
