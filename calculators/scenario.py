@@ -206,8 +206,8 @@ class Scenario:
         """One speculative step against a plain decode step (see :mod:`calculators.speculative`).
 
         ``acceptance`` is the chance each proposed token is accepted, ``proposed`` the tokens k proposed per
-        step; ``drafter`` is "heads" (each draft step costs ``draft_layers`` of the target's layers), "model"
-        (with ``draft_model``, a smaller preset) or "ngram" (free).
+        step; ``drafter`` is "heads" (each draft step costs ``draft_layers`` of the target's layers and its
+        output layer), "model" (with ``draft_model``, a smaller preset) or "ngram" (free).
         """
         return speculative_decoding(
             self.setup, acceptance=acceptance, proposed=proposed, batch=batch, context_tokens=context_tokens,

@@ -18,6 +18,7 @@ from typing import Any
 from calculators.charts import (
     achieved,
     attention,
+    experts,
     flops,
     formats,
     hierarchy,
@@ -1098,6 +1099,12 @@ CHARTS: Mapping[str, ChartKind] = {
             quantization.QUANTIZATION_SPEEDUP_PARAMS,
             quantization.quantization_speedup,
             "each quantisation recipe's decode speed-up over BF16 against the batch, and what fits",
+        ),
+        ChartKind(
+            "expert-load",
+            experts.EXPERT_LOAD_PARAMS,
+            experts.expert_load_chart_data,
+            "routed experts touched on the average and the busiest GPU of expert parallelism, by batch",
         ),
         ChartKind(
             "attention-vs-weights",

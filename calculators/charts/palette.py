@@ -88,6 +88,10 @@ MEMORY_COLOURS: Mapping[str, str] = MappingProxyType(
 ATTENTION_COLOURS: Mapping[str, str] = MappingProxyType(
     {"MHA": "#936aaf", "GQA": "#548547", "MLA": "#9c3cdd"}  # lilac, fern, violet
 )
+# Expert parallelism's load per GPU (calculators.charts.experts): the busiest GPU and the average one.
+EXPERT_LOAD_COLOURS: Mapping[str, str] = MappingProxyType(
+    {"busiest GPU": "#cf5c36", "average GPU": "#5b8fa8"}  # vermilion, steel blue
+)
 # For ordered series (arrival rates, context lengths, batch sizes): one rose hue, lighter to darker as the
 # value grows. Only three shades of one hue pass the contrast check on both backgrounds.
 SEQUENTIAL_COLOURS: tuple[str, ...] = ("#d17594", "#c95e82", "#bf406a")

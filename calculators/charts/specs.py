@@ -1088,6 +1088,31 @@ def quantization_speedup_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
+def expert_load_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Experts touched per GPU against the batch (log axis): the busiest and the average GPU, and a dashed
+    rule at the experts each GPU holds."""
+    colour = rows_colour("series", title=None, legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5))
+    rows = data.datasets["points"]
+    x = alt.X(
+        **_log_axis(
+            "batch", "Batch (tokens in the step, log scale)", [r["batch"] for r in rows],
+            plot_width=_plot_width(width, 50),
+        )
+    )  # fmt: skip
+    y = alt.Y("experts:Q", title="Routed experts touched per GPU", axis=alt.Axis(format=NUMBER))
+    tip = [
+        alt.Tooltip("series:N", title=""),
+        alt.Tooltip("batch:Q", title="batch"),
+        alt.Tooltip("experts:Q", title="experts touched", format=".2f"),
+        alt.Tooltip("share_pct:Q", title="% of the GPU's experts", format=".0f"),
+    ]
+    line = alt.Chart(_data("points")).mark_line(strokeWidth=2).encode(x, y, colour, alt.Order("batch:Q"))
+    points = alt.Chart(_data("points")).mark_point(size=40, filled=True).encode(x, y, colour, tooltip=tip)
+    held = alt.Chart(_data("held")).mark_rule(strokeDash=[4, 4], color=NEUTRAL).encode(y=alt.Y("experts:Q"))
+    chart = alt.layer(held, line, points).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
 def attention_vs_weights_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Time per token against context, log-log: a phase's colour for its two lines, attention solid and the
     weight products dashed; where attention passes the weights, a point and its label."""
@@ -1160,6 +1185,7 @@ BUILDERS: Mapping[str, Callable[[ChartData, int], Any]] = {
     "attention-share": attention_share_chart,
     "speculative-speedup": speculative_speedup_chart,
     "quantization-speedup": quantization_speedup_chart,
+    "expert-load": expert_load_chart,
     "attention-vs-weights": attention_vs_weights_chart,
     "memory-hierarchy": memory_hierarchy_chart,
     "gemm-efficiency": gemm_efficiency_chart,

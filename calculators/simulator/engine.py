@@ -22,6 +22,7 @@ from calculators.simulator.kv_memory import (
     kv_capacity_tokens,
 )
 from calculators.simulator.kv_transfer import transfer_window
+from calculators.simulator.pipeline import PipelinedStepCost, bubble_fraction, micro_batch_count
 from calculators.simulator.prefix_cache import BlockHasher, PrefixCache
 from calculators.simulator.results import SLO, SimulationResult, StepLog
 from calculators.simulator.schedulers import (
@@ -66,6 +67,7 @@ def simulate(
     prefix_caching: bool = False,
     routing: str = "round-robin",
     speculation: Speculation | None = None,
+    micro_batches: int = 1,
 ) -> SimulationResult:
     """Serve ``requests`` on ``replicas`` copies of ``setup`` with ``scheduler``; return what happened.
 
@@ -89,6 +91,10 @@ def simulate(
     ``speculation`` (a :class:`~calculators.simulator.speculation.Speculation`) turns on speculative
     decoding: every decode step verifies k proposed tokens per sequence and writes a random number of them
     (see :mod:`.speculation`); it takes paged memory and a continuous, chunked or disaggregated scheduler.
+
+    With pipeline stages (``setup.pipeline_stages`` > 1), ``micro_batches`` splits each step's batch into
+    that many micro-batches that follow one another through the stages, with the synchronous schedule's
+    bubble (see :mod:`.pipeline`); 1, the default, runs the batch as one pass through the stages.
     """
     setup = setup if setup is not None else make_setup()
     if not isinstance(setup, Setup):
@@ -160,7 +166,7 @@ def simulate(
     _check_chats(reqs)
     per_step = speculator.proposed + 1 if speculator is not None else 1
     _check_work(reqs, scheduler, replicas, pools, max_steps, per_step)
-    costs = {role: StepCost(pool) for role, pool in pools.items()}
+    costs = {role: _step_cost(pool, micro_batches, speculator) for role, pool in pools.items()}
     cost = costs["serve"] if "serve" in costs else costs["decode"]
     log = StepLog(timeline_steps, memory=bool(timeline_memory))
     budget = [max_steps]
@@ -247,6 +253,14 @@ def simulate(
     if speculator is not None:
         result.config["speculation"] = speculator.config.describe()
         result.summary["speculation"] = speculator.summary()
+    stages = max(pool.pipeline_stages for pool in pools.values())
+    if stages > 1:
+        m = micro_batch_count(micro_batches)
+        result.config["pipeline"] = {
+            "stages": stages,
+            "micro_batches": m,
+            "bubble_fraction": bubble_fraction(stages, m),  # with equal micro-batches
+        }
     if isinstance(scheduler, Disaggregated):
         result.summary["kv_capacity_tokens_by_role"] = dict(capacities)
     if memory.preemption == "swap":
@@ -258,6 +272,24 @@ def simulate(
             "copy_time_s": math.fsum(inst.copy_total_s for inst in instances),
         }
     return result
+
+
+def _step_cost(pool: Setup, micro_batches: object, speculator: Speculator | None) -> StepCost:
+    """The step cost of one pool: micro-batched through its pipeline stages where it has them."""
+    m = micro_batch_count(micro_batches)
+    if m > 1 and pool.pipeline_stages < 2:
+        raise ValueError(
+            f"micro_batches={m} needs pipeline stages to flow through: give the setup pipeline_stages > 1 "
+            "(simulate --pipeline-parallel P), or leave micro_batches at 1"
+        )
+    if m > 1 and speculator is not None:
+        raise ValueError(
+            "micro_batches with speculative decoding is not simulated; leave micro_batches at 1 or turn "
+            "speculation off"
+        )
+    if pool.pipeline_stages > 1 and speculator is None:
+        return PipelinedStepCost(pool, m)
+    return StepCost(pool)
 
 
 def _speculator(
@@ -414,6 +446,8 @@ def _steps(
     log: StepLog,
     budget: list[int],
     more: Callable[[], bool] | None = None,
+    *,
+    in_time_order: bool = False,
 ) -> Iterator[bool]:
     """Run one instance step by step (it yields True after each) until every request that reaches it is done.
 
@@ -421,6 +455,12 @@ def _steps(
     push onto it as caches are sent. ``more()`` says whether something may still come from outside (a cache
     for a decode instance, a landed cache freeing memory on a prefill one): with nothing to do until then,
     the instance yields False without advancing, and the caller resumes it once something has come.
+
+    ``in_time_order`` (the pools of disaggregated serving): an idle instance that moves its clock on to its
+    next arrival or wake-up yields True before stepping, so the caller first runs whatever comes earlier,
+    and goes back to an earlier arrival or release that came meanwhile. Without it a decode instance
+    jumped to a cache landing late and stepped, and a cache sent after that one but landing earlier (a
+    shorter prompt) waited for that step's end, the decode GPU idle in between.
     """
     scheduler.prepare(inst)
     window = cost.window
@@ -428,7 +468,17 @@ def _steps(
     steps = log.new_instance(inst.index)
     starts, times, decode_tokens, prefill_tokens, used, stored, compute, memory, in_decode = steps
     mem = inst.memory
+    idle_from: float | None = None  # in_time_order: when the instance went idle and moved its clock on
     while True:
+        if idle_from is not None:
+            # Something that came meanwhile may come before the time it moved on to: go back to it (it did
+            # nothing since idle_from).
+            soon = min(
+                arrivals[0][0] if arrivals else math.inf,
+                inst.releases[0][0] if inst.releases else math.inf,
+            )
+            if soon < inst.now:
+                inst.now = max(idle_from, soon)
         now = inst.now
         if inst.releases:
             inst.release_landed(now)
@@ -438,6 +488,11 @@ def _steps(
         inst.arrivals_pending = bool(arrivals) or outside
         if not waiting and not inst.prefilling and not inst.decoding:
             if arrivals:
+                if outside and in_time_order:
+                    idle_from = now if idle_from is None else idle_from
+                    inst.now = arrivals[0][0]
+                    yield True  # what comes from outside before then comes first (see above)
+                    continue
                 inst.now = arrivals[0][0]
                 continue
             if outside:
@@ -452,12 +507,18 @@ def _steps(
                 math.inf if plan.wake_s is None else plan.wake_s,
             )
             if wake < math.inf:
+                if outside and in_time_order:
+                    idle_from = now if idle_from is None else idle_from
+                    inst.now = max(now, wake)
+                    yield True
+                    continue
                 inst.now = max(now, wake)
                 continue
             if outside:
                 yield False
                 continue
             _stuck(inst)
+        idle_from = None
         budget[0] -= 1
         if budget[0] < 0:
             raise ValueError(
@@ -628,11 +689,18 @@ def _run_pools(
     runners: dict[int, Iterator[bool]] = {}
     for inst, mine in zip(prefill_pool, prefill_arrivals, strict=True):
         runners[inst.index] = _steps(
-            inst, mine, scheduler.prefill_scheduler, costs["prefill"], log, budget, holding(inst)
+            inst,
+            mine,
+            scheduler.prefill_scheduler,
+            costs["prefill"],
+            log,
+            budget,
+            holding(inst),
+            in_time_order=True,
         )
     for inst, mine in zip(decode_pool, decode_arrivals, strict=True):
         runners[inst.index] = _steps(
-            inst, mine, scheduler.decode_scheduler, costs["decode"], log, budget, upstream
+            inst, mine, scheduler.decode_scheduler, costs["decode"], log, budget, upstream, in_time_order=True
         )
     # A cache crosses as many links at once as the smaller side has GPUs (each GPU sends or takes its share).
     sender = pools["prefill"]
