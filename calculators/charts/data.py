@@ -15,7 +15,17 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from calculators.charts import achieved, attention, flops, formats, hierarchy, matmul, serving, speculative
+from calculators.charts import (
+    achieved,
+    attention,
+    flops,
+    formats,
+    hierarchy,
+    matmul,
+    prefix,
+    serving,
+    speculative,
+)
 from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
 from calculators.charts.palette import ATTENTION_COLOURS, SCHEDULER_COLOURS, gpu_colour
 from calculators.charts.params import (
@@ -1082,6 +1092,12 @@ CHARTS: Mapping[str, ChartKind] = {
             speculative.SPECULATIVE_SPEEDUP_PARAMS,
             speculative.speculative_speedup,
             "speculative decoding's speed-up over plain decoding against the batch, per acceptance rate",
+        ),
+        ChartKind(
+            "prefix-caching-ttft",
+            prefix.PREFIX_CACHING_PARAMS,
+            prefix.prefix_caching_ttft,
+            "time to first token against the arrival rate, with and without caching a shared prompt",
         ),
         ChartKind(
             "attention-vs-weights",
