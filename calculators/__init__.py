@@ -14,7 +14,13 @@ under Pyodide. Units are decimal SI; FLOP/s are dense.
 from calculators.efficiency import Efficiency
 from calculators.expressions import ExpressionError, evaluate, evaluate_number
 from calculators.hardware import GPU, GPUS, custom_gpu, get_gpu
-from calculators.interconnect import INTERCONNECTS, Interconnect, get_interconnect
+from calculators.interconnect import (
+    INTERCONNECTS,
+    Interconnect,
+    all_reduce_algorithm,
+    all_reduce_time_s,
+    get_interconnect,
+)
 from calculators.memory import MemoryPlan
 from calculators.models import MODELS, Model, custom_dense_model, get_model
 from calculators.operators import Operator
@@ -72,6 +78,8 @@ __all__ = [
     "Setup",
     "SimulationResult",
     "StaticBatching",
+    "all_reduce_algorithm",
+    "all_reduce_time_s",
     "attainable_flops_per_s",
     "bound_at",
     "burst_workload",

@@ -12,8 +12,10 @@ points in :mod:`calculators.calibration_points`):
 - **Element-wise kernels** (norms, activation, rotary embedding, residual adds): ``n x t0 + B / (bw x e)``.
 - **Attention**, FlashAttention-class kernels over a paged cache: decode
   ``L t0 + max(L c x batch, KV / (bw x e))``; prefill ``L x t0 + c x tokens x heads + F / (peak x e)``.
-- **Collectives**: ``alpha + bytes x 2 (G - 1) / G / bus_bandwidth``; small decode all-reduces are
-  latency-bound.
+- **Collectives**: ``alpha + 2 (G - 1) x hop + bytes x 2 (G - 1) / G / bus_bandwidth`` (a ring, as Vidur's
+  NCCL measured it), fitted for ``alpha`` and ``hop``; small decode all-reduces are latency-bound. The
+  "current" calibration applies what NCCL's ring reaches, 370 of NVLink 4's 450 GB/s (NVIDIA/nccl-tests
+  issue #212, S. Jeaugey of NVIDIA: about 20 % protocol overhead), to every link (a rule past NVLink 4).
 - **Per-step engine overhead**: ``a + b x sequences`` (scheduling, input preparation, sampling, output
   handling).
 
@@ -25,14 +27,15 @@ nearer ridge point) and is labelled "extrapolated".
 Two named calibrations:
 
 - ``"as-published"``: the kernels and collectives as Vidur profiled them in 2024 (PyTorch eager kernels,
-  NCCL all-reduces of 25-40 us), plus a per-step engine overhead of 4.5 ms + 0.34 ms per sequence fitted to
-  what Splitwise's measured vLLM steps of Llama-2-70B on two A100s leave over once these kernels are
-  subtracted (Patel et al., ISCA 2024; their simulator's data/perf_model.csv): the 2023-24 engines the
+  NCCL ring all-reduces of 20-40 us), plus a per-step engine overhead of 4.5 ms + 0.34 ms per sequence
+  fitted to what Splitwise's measured vLLM steps of Llama-2-70B on two A100s leave over once these kernels
+  are subtracted (Patel et al., ISCA 2024; their simulator's data/perf_model.csv): the 2023-24 engines the
   papers measured. The validation test uses this one (tests/test_calibration_validation.py).
 - ``"current"``: the same kernel efficiencies with the launch floors of a CUDA-graph engine (kernels
-  replayed from a graph: 40 % of the eager floor, a rule), a one-shot custom all-reduce (the link preset's
-  5-10 us latency, a rule) and a small constant per-step overhead fitted to one published step of vLLM
-  0.23 (Llama-3.1-8B on an A100 40GB); a step of vLLM 0.21 on an H100 is its held-out check.
+  replayed from a graph: 40 % of the eager floor, a rule), collectives at the link preset's fixed latency
+  (5-10 us, a one-shot custom all-reduce's, a rule) and NCCL's per-step constants, the faster of ring and
+  tree, at NCCL's achieved ring bus bandwidth, and a small constant per-step overhead fitted to one published
+  step of vLLM 0.23 (Llama-3.1-8B on an A100 40GB); a step of vLLM 0.21 on an H100 is its held-out check.
 
 The lessons quote the spec-peak bound (``mode="peak"``), which stays the default everywhere.
 """
@@ -70,6 +73,14 @@ A100_PEAKS = (312e12, 2.039e12)  # the spec peaks the fractions are taken agains
 H100_PEAKS = (989.4e12, 3.35e12)
 PEAKS = MappingProxyType({"a100": A100_PEAKS, "h100": H100_PEAKS})
 LINK_SPEC = MappingProxyType({"nvlink3": 300e9, "nvlink4": 450e9})
+# The bus bandwidth NCCL's ring all-reduce reaches, as a share of the link's spec: "with the protocol overhead
+# (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s" of NVLink 4's 450 (S. Jeaugey, NVIDIA,
+# NVIDIA/nccl-tests issue #212, 2024). Measured on NVLink 4; the current calibration applies it to every
+# link (a rule).
+ACHIEVED_BUS_SHARE = 370.0 / 450.0
+# The all-reduce algorithm of each calibration: Vidur's NCCL ran rings inside a node (its fit is a ring's);
+# an engine of today takes the faster of ring and tree for each size, as the spec-peak bound does.
+ALL_REDUCE_ALGORITHM = MappingProxyType({"as-published": "ring", "current": "auto"})
 CURRENT_LAUNCH_SHARE = 0.4  # a CUDA-graph replay's launch floor, as a share of the eager floor (a rule)
 
 
@@ -116,8 +127,8 @@ def prefill_attention_time_s(
 
 
 def all_reduce_fit_time_s(p: Sequence[float], bytes_per_gpu: float, gpus: int) -> float:
-    """Seconds for one all-reduce; ``p`` = (alpha us, bus bandwidth GB/s)."""
-    return p[0] * 1e-6 + 2.0 * (gpus - 1) / gpus * bytes_per_gpu / (p[1] * 1e9)
+    """Seconds for one ring all-reduce; ``p`` = (alpha us, hop us per step, bus bandwidth GB/s)."""
+    return (p[0] + 2.0 * (gpus - 1) * p[1]) * 1e-6 + 2.0 * (gpus - 1) / gpus * bytes_per_gpu / (p[2] * 1e9)
 
 
 # Fitted once from calculators.calibration_points by calculators.calibration_fit.refit() (a test checks
@@ -130,9 +141,9 @@ FITTED: Mapping[str, tuple[float, ...]] = MappingProxyType(
         "elementwise/h100": (2.479, 0.7276),
         "attention-decode/a100": (8.314, 1.279, 0.8132),
         "attention-prefill/a100": (161.9, 0.4211, 0.3805),
-        "all-reduce/nvlink3": (40.11, 312.6),
-        "all-reduce/nvlink4": (24.44, 633.4),
-        "engine-overhead/as-published": (4.454, 0.3425),
+        "all-reduce/nvlink3": (39.93, 0.01365, 312.4),
+        "all-reduce/nvlink4": (19.53, 0.6614, 631.2),
+        "engine-overhead/as-published": (4.478, 0.3425),
         "engine-overhead/current": (1.145, 0.0),
     }
 )
@@ -190,20 +201,23 @@ def launch_scale(calibration: str) -> float:
 
 
 def collective_latency_and_bandwidth(
-    link_key: str, spec_latency_s: float, spec_bandwidth: float, calibration: str
-) -> tuple[float, float]:
-    """(latency s, bandwidth B/s) of one collective in the calibrated mode.
+    link_key: str, spec_latency_s: float, spec_hop_s: float, spec_bandwidth: float, calibration: str
+) -> tuple[float, float, float]:
+    """(fixed latency s, latency per step s, bus bandwidth B/s) of one collective in the calibrated mode.
 
-    Bandwidth is capped at the link's spec: Vidur's largest all-reduces imply a bus bandwidth above the
-    NVLink spec (313 and 633 GB/s against 300 and 450), which no ring reaches, so only the latency is taken
-    from the fit; the "current" calibration keeps the link preset's latency (one-shot custom all-reduce).
+    "as-published": the latencies of Vidur's fit (an extrapolated link's never below its preset's; the fixed
+    one never below the preset's on any link), and its bus bandwidth capped
+    at the link's spec (Vidur's largest all-reduces imply 312 and 631 GB/s on NVLink 3 and 4, above the 300
+    and 450 no ring reaches). "current": the preset's latencies (a one-shot custom all-reduce's fixed cost,
+    NCCL's per-step constants) and the share of the spec NCCL's ring reaches (``ACHIEVED_BUS_SHARE``).
     """
+    if calibration == "current":
+        return spec_latency_s, spec_hop_s, spec_bandwidth * ACHIEVED_BUS_SHARE
     measured = MEASURED_LINKS.get(link_key, "nvlink4")
-    alpha_us, bus_gb = FITTED[f"all-reduce/{measured}"]
-    scale = spec_bandwidth / LINK_SPEC[measured]
-    bandwidth = min(spec_bandwidth, bus_gb * 1e9 * scale)
-    latency = spec_latency_s if calibration == "current" else max(spec_latency_s, alpha_us * 1e-6)
-    return latency, bandwidth
+    alpha_us, hop_us, bus_gb = FITTED[f"all-reduce/{measured}"]
+    bandwidth = min(spec_bandwidth, bus_gb * 1e9 * spec_bandwidth / LINK_SPEC[measured])
+    hop = hop_us * 1e-6 if link_key in MEASURED_LINKS else max(spec_hop_s, hop_us * 1e-6)
+    return max(spec_latency_s, alpha_us * 1e-6), hop, bandwidth
 
 
 def operator_time_s(

@@ -119,7 +119,8 @@ def fit_all_reduce(link: str) -> tuple[float, ...]:
     def model(p: Sequence[float]) -> list[float]:
         return [all_reduce_fit_time_s(p, size, gpus) for size, gpus, _ in rows]
 
-    return fit(model, [ms * 1e-3 for *_, ms in rows], (20.0, 200.0), ((1.0, 100.0), (20.0, 2000.0)))
+    return fit(model, [ms * 1e-3 for *_, ms in rows], (20.0, 1.0, 200.0),
+               ((1.0, 100.0), (0.0, 10.0), (20.0, 2000.0)))  # fmt: skip
 
 
 def llama_2_70b() -> Model:

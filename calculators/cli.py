@@ -180,6 +180,7 @@ def _presets(args: argparse.Namespace) -> tuple[object, str]:
             "name": link.name,
             "bandwidth_bytes_per_s": link.bandwidth_bytes_per_s,
             "latency_s": link.latency_s,
+            "hop_latency_s": link.hop_latency_s,
             "source": link.source,
             "notes": list(link.notes),
         }
@@ -190,11 +191,12 @@ def _presets(args: argparse.Namespace) -> tuple[object, str]:
             link.key,
             format_value(link.bandwidth_bytes_per_s, "GB/s", digits=3),
             format_value(link.latency_s, "us", digits=2),
+            format_value(link.hop_latency_s, "us", digits=2),
         ]
         for link in INTERCONNECTS.values()
     ]
     text += "\n\nInterconnects (per GPU, each direction)\n" + _table(
-        link_rows, ["link", "bandwidth", "latency"]
+        link_rows, ["link", "bandwidth", "latency", "per step"]
     )
     return {"gpus": gpu_records, "models": model_records, "interconnects": link_records}, text
 

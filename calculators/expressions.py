@@ -41,6 +41,7 @@ from typing import Any
 from calculators.gemm import Gemm, critical_tokens, gemm
 from calculators.gpu_anatomy import Anatomy
 from calculators.hardware import GPU, GPUS, get_gpu
+from calculators.interconnect import Interconnect
 from calculators.memory import MemoryPlan
 from calculators.models import MODELS, MLAShape, Model, MoEShape, get_model
 from calculators.passes import PassResult, Setup
@@ -95,6 +96,7 @@ RESULT_TYPES: tuple[type, ...] = (
     Precision,
     NumberFormat,
     Setup,
+    Interconnect,
     PassResult,
     RooflineTime,
     Gemm,

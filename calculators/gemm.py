@@ -18,9 +18,11 @@ effects"):
 - **wave quantisation** (3.2): the tiles run in waves of one per SM, so a tile count just past a multiple
   of the SM count runs a last wave that leaves most SMs idle, and takes as long as a full one.
 
-:func:`gemm` counts both, with one tile per SM at a time as the guide's examples assume (real libraries
-pick the tile per shape, run several small tiles per SM, or split K; the tile here is an input, so the
-lesson's figures are illustrations of the effect, not cuBLAS's choice). The calibrated time is the
+:func:`gemm` counts both, with one tile per SM at a time as the guide's wave example assumes (256x128 tiles,
+one per SM of an A100; its tile example uses 128x128). Real libraries pick the tile per shape (2.3), may run
+several small tiles per SM, or split K over thread blocks when the output has too few tiles (CUTLASS,
+"Efficient GEMM in CUDA", Parallelized Reductions); the tile here is an input, so the lesson's figures are
+illustrations of the effect, not cuBLAS's choice. The calibrated time is the
 course's curve fitted to Vidur's measured linear layers (:mod:`calculators.calibration`), which already
 contains whatever these effects cost on the measured shapes; the two are shown side by side, never
 multiplied.
@@ -66,7 +68,8 @@ class Gemm:
     compute_time_s: float  # FLOPs at the spec peak
     memory_time_s: float  # bytes at the spec bandwidth
     bound_time_s: float  # the spec-peak roofline: max of the two
-    quantised_time_s: float  # the same with the maths of every padded tile and of every wave slot counted
+    quantised_compute_time_s: float  # the maths of every padded tile and wave slot at the spec peak
+    quantised_time_s: float  # the roofline with that maths: max of it and the memory time
     calibrated_time_s: float  # the course's fitted curve for one linear-layer kernel
     calibration: str  # which calibration that curve uses
     mode: str  # which of the two times ``time_s`` is
@@ -172,6 +175,7 @@ def gemm(
         compute_time_s=roofline.compute_time_s,
         memory_time_s=roofline.memory_time_s,
         bound_time_s=roofline.time_s,
+        quantised_compute_time_s=quantised_compute,
         quantised_time_s=max(quantised_compute, roofline.memory_time_s),
         calibrated_time_s=calibrated,
         calibration=calibration,

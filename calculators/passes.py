@@ -21,7 +21,7 @@ cache and arithmetic, and the collectives of tensor, pipeline and expert paralle
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from calculators import calibration, setting
@@ -31,6 +31,7 @@ from calculators.hardware import GPU, get_gpu
 from calculators.interconnect import (
     INTER_NODE_LINK,
     Interconnect,
+    all_reduce_algorithm,
     all_reduce_time_s,
     all_to_all_time_s,
     get_interconnect,
@@ -909,10 +910,39 @@ def _calibrated(
 
 
 def _calibrated_link(link: Interconnect, setup: Setup) -> Interconnect:
-    latency, bandwidth = calibration.collective_latency_and_bandwidth(
-        link.key, link.latency_s, link.bandwidth_bytes_per_s, setup.calibration
+    latency, hop, bandwidth = calibration.collective_latency_and_bandwidth(
+        link.key, link.latency_s, link.hop_latency_s, link.bandwidth_bytes_per_s, setup.calibration
     )
-    return Interconnect(link.key, link.name, bandwidth, latency, link.source, link.notes)
+    return replace(link, bandwidth_bytes_per_s=bandwidth, latency_s=latency, hop_latency_s=hop)
+
+
+def _collective_link(setup: Setup, gpus: int, calibrated: bool) -> tuple[Interconnect, str]:
+    """The link a collective over ``gpus`` GPUs runs on, with its latencies and bandwidth in the setup's mode,
+    and the all-reduce algorithm of that mode ("auto": the faster of ring and tree)."""
+    link = setup.link_for(gpus)
+    if not calibrated:
+        return link, "auto"
+    return _calibrated_link(link, setup), calibration.ALL_REDUCE_ALGORITHM[setup.calibration]
+
+
+def tensor_parallel_all_reduce(
+    setup: Setup, tokens: int = 1, calibrated: bool | None = None
+) -> tuple[float, str]:
+    """(seconds, algorithm) of one tensor-parallel all-reduce of ``tokens`` tokens' activations (``tokens`` x
+    hidden x 2 bytes on each GPU), calibrated or at the link's spec (None: the setup's mode): the all-reduce a
+    layer pays twice per step, as the step's communication operator counts it.
+    """
+    tokens = count("tokens", tokens, minimum=0)
+    buffer = tokens * setup.shape.hidden * ACTIVATION_BYTES
+    if setup.gpus == 1:
+        return 0.0, "none"
+    if calibrated is None:
+        calibrated = setup.mode == "calibrated"
+    link, algorithm = _collective_link(setup, setup.gpus, calibrated)
+    eff = setup.communication_efficiency
+    if algorithm == "auto":
+        algorithm = all_reduce_algorithm(buffer, setup.gpus, link, eff)
+    return all_reduce_time_s(buffer, setup.gpus, link, eff, algorithm), algorithm
 
 
 def _communication_operators(
@@ -920,10 +950,9 @@ def _communication_operators(
 ) -> list[Operator]:
     s = setup.shape
     tp = setup.gpus
-    link, stages_link = setup.link_for(tp), setup.link_for(setup.total_gpus)
+    link, _ = _collective_link(setup, tp, calibrated)
+    stages_link, _ = _collective_link(setup, setup.total_gpus, calibrated)
     eff = setup.communication_efficiency
-    if calibrated:
-        link, stages_link = _calibrated_link(link, setup), _calibrated_link(stages_link, setup)
     h = s.hidden
     buffer = tokens * h * ACTIVATION_BYTES  # one layer's activations, the whole buffer on each GPU
     ops = []
@@ -933,7 +962,7 @@ def _communication_operators(
         # that is not exchanged by all-to-all.
         reduces = 1 + (0 if setup.data_parallel_attention else s.layers) + s.layers - moe_by_all_to_all
         if reduces:
-            each = all_reduce_time_s(buffer, tp, link, eff)
+            each, _ = tensor_parallel_all_reduce(setup, tokens, calibrated)
             ops.append(communication_operator(
                 f"tensor-parallel all-reduces ({reduces} x {buffer / 1e6:,.2f} MB)",
                 buffer * reduces,

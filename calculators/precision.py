@@ -181,8 +181,11 @@ FORMATS: dict[str, NumberFormat] = {
             specials="none",
         ),
         NumberFormat(
-            "int8", "INT8", "int", 0, 7, 0, 0, "a scale per output channel (weights) or per token",
-            "SmoothQuant (Xiao et al., arXiv:2211.10438): W8A8 with per-channel and per-token scales",
+            "int8", "INT8", "int", 0, 7, 0, 0,
+            "a scale per tensor or per output channel (weights), per token (activations)",
+            "SmoothQuant (Xiao et al., arXiv:2211.10438), table 2: W8A8 after a per-channel smoothing that "
+            "moves the activations' outliers into the weights, then per-tensor weight scales and per-token "
+            "(O1) or per-tensor (O2, O3) activation scales",
         ),
         NumberFormat(
             "int4", "INT4 (group 128)", "int", 0, 3, 128, 32,

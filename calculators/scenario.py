@@ -9,7 +9,7 @@ from __future__ import annotations
 from calculators.hardware import GPU
 from calculators.interconnect import get_interconnect, send_time_s
 from calculators.models import Model
-from calculators.passes import PassResult, decode_step, make_setup, prefill
+from calculators.passes import PassResult, decode_step, make_setup, prefill, tensor_parallel_all_reduce
 from calculators.serving import (
     MemoryFootprint,
     RequestTiming,
@@ -167,6 +167,15 @@ class Scenario:
         return send_time_s(share, get_interconnect(link), self.setup.communication_efficiency)
 
     # --- speculative decoding -----------------------------------------------------------------------------
+    def all_reduce_time_s(self, tokens: int = 1) -> float:
+        """Seconds of one tensor-parallel all-reduce of ``tokens`` tokens' activations over this setup's GPUs
+        (a decode step at batch B reduces B tokens, twice per layer), in the setup's mode; 0 on one GPU."""
+        return tensor_parallel_all_reduce(self.setup, tokens)[0]
+
+    def all_reduce_algorithm(self, tokens: int = 1) -> str:
+        """The algorithm that all-reduce runs: "ring", "tree" (the faster for small messages), or "none"."""
+        return tensor_parallel_all_reduce(self.setup, tokens)[1]
+
     def speculative(
         self,
         acceptance: float,

@@ -37,8 +37,14 @@ __all__ = [
     "acceptance_for_tokens",
     "best_proposed",
     "break_even_batch",
+    "checked_drafter",
+    "draft_contexts",
+    "draft_kernels_s",
     "expected_tokens_per_step",
+    "heads_draft_share",
     "speculative_decoding",
+    "verify_chunk",
+    "verify_decode_contexts",
 ]
 
 DRAFTERS = ("model", "heads", "ngram")
@@ -176,9 +182,11 @@ def _draft_setup(setup: Setup, draft_model: str | Model) -> Setup:
     return replace(setup, model=model, pipeline_stages=1, expert_parallel=expert_parallel, ignore_memory=True)
 
 
-def _checked(
+def checked_drafter(
     setup: Setup, drafter: str, draft_model: str | Model | None, draft_layers: float
 ) -> tuple[Setup | None, float]:
+    """The drafter's setup (drafter "model": the draft model on the target's GPUs; else None) and its
+    ``draft_layers``, checked; every wrong value gets a message naming the field."""
     if not isinstance(setup, Setup):
         raise ValueError(f"setup must be a Setup (see make_setup), got {setup!r}")
     choice("drafter", drafter, DRAFTERS)
@@ -194,6 +202,40 @@ def _checked(
         raise ValueError(f"draft_model is only for drafter 'model'; drafter {drafter!r} takes none")
     layers = bounded_number("draft_layers", draft_layers, float(setup.model.layers), 1e-3)
     return draft, layers
+
+
+def verify_chunk(context_tokens: int, proposed: int) -> tuple[int, int]:
+    """The verifier's work for one sequence as a prefill chunk: (tokens, tokens cached before).
+
+    The last accepted token (the input a plain decode step would take, at context ``context_tokens``) and the
+    k proposals on top of it, k + 1 tokens, after the ``context_tokens - 1`` tokens already cached.
+    """
+    return (proposed + 1, context_tokens - 1)
+
+
+def verify_decode_contexts(context_tokens: int, proposed: int) -> list[int]:
+    """The verifier's work for one sequence as decode tokens: k + 1 of them, each attending one more key."""
+    return [context_tokens + i for i in range(proposed + 1)]
+
+
+def draft_contexts(context_tokens: int, proposed: int) -> list[int]:
+    """The context of each of a draft model's k decode steps for a sequence at ``context_tokens``."""
+    return [context_tokens + i for i in range(proposed)]
+
+
+def draft_kernels_s(step: PassResult) -> float:
+    """Seconds a draft model's decode step adds inside the target's engine step: its kernels only.
+
+    The drafter runs inside the target's engine step, so the per-step overhead (scheduling, sampling; the
+    calibrated mode's engine overhead) is paid once per speculative step, by the verifier, not once per
+    draft token.
+    """
+    return step.time_s - step.overhead_s
+
+
+def heads_draft_share(setup: Setup, proposed: int, draft_layers: float) -> float:
+    """Draft heads' k steps as a share of one target decode step: k x ``draft_layers`` of its layers."""
+    return proposed * draft_layers / setup.model.layers
 
 
 def speculative_decoding(
@@ -214,7 +256,7 @@ def speculative_decoding(
     step costs ``draft_layers`` target layers) or "ngram" (free). Times follow ``setup.mode``; the spec-peak
     figure is always beside them (``bound_speedup``).
     """
-    draft, layers = _checked(setup, drafter, draft_model, draft_layers)
+    draft, layers = checked_drafter(setup, drafter, draft_model, draft_layers)
     tokens = expected_tokens_per_step(acceptance, proposed)
     k = count("proposed", proposed, maximum=MAX_PROPOSED)
     batch = count("batch", batch)
@@ -225,19 +267,17 @@ def speculative_decoding(
     # a chunk of k + 1 tokens reads the cache once but takes prefill attention (MLA re-expands the whole
     # cached latent; one logits row per chunk), k + 1 decode tokens take the decode kernels but read the
     # cache k + 1 times. An engine runs whichever kernel suits, so the faster form is taken.
-    as_chunk = mixed_step(setup, prefill_chunks=[(k + 1, context - 1)] * batch)
+    as_chunk = mixed_step(setup, prefill_chunks=[verify_chunk(context, k)] * batch)
     # (The decode form would count each sequence's cache k + 1 times against memory: the chunk form checks.)
     unchecked = replace(setup, ignore_memory=True)
-    as_decode = mixed_step(unchecked, decode_contexts=[context + i for i in range(k + 1)] * batch)
+    as_decode = mixed_step(unchecked, decode_contexts=verify_decode_contexts(context, k) * batch)
     verify = min(as_chunk, as_decode, key=lambda p: p.time_s)
     verify_bound = min(as_chunk.bound_time_s, as_decode.bound_time_s)
     warnings = list(dict.fromkeys([*plain.warnings, *as_chunk.warnings]))
     if draft is not None:
-        # The drafter runs inside the target's engine step: its kernels are timed, but the per-step
-        # overhead (scheduling, sampling; the calibrated mode's engine overhead) is paid once per
-        # speculative step, by the verifier, not once per draft token.
-        steps = [decode_step(draft, batch=batch, context_tokens=context + i) for i in range(k)]
-        draft_time = sum(s.time_s - s.overhead_s for s in steps)
+        # The drafter runs inside the target's engine step: its kernels only (see draft_kernels_s).
+        steps = [decode_step(draft, batch=batch, context_tokens=c) for c in draft_contexts(context, k)]
+        draft_time = sum(draft_kernels_s(s) for s in steps)
         draft_bound = sum(s.bound_time_s - draft.step_overhead_s for s in steps)
         if draft.model.params >= setup.model.params:
             warnings.append(
@@ -252,7 +292,7 @@ def speculative_decoding(
                 f"{setup.model.name} is given by its size only: the heads' cost is a share of "
                 f"{setup.model.layers} layers, a placeholder count"
             )
-        share = k * layers / setup.model.layers
+        share = heads_draft_share(setup, k, layers)
         draft_time, draft_bound = share * plain.time_s, share * plain.bound_time_s
     else:
         draft_time = draft_bound = 0.0

@@ -57,6 +57,7 @@ from calculators.browser.protocol import WIDGETS, compute, handle
 from calculators.cli import main
 from calculators.models import MLAShape, MoEShape
 from calculators.passes import LEVELS, mixed_step
+from calculators.simulator import Speculation
 from calculators.simulator.command_line import summary_text
 from calculators.simulator.workload import MAX_ARRIVAL_S
 from calculators.units import format_duration, significant
@@ -456,9 +457,36 @@ small = st.one_of(st.integers(1, 64), weird_numbers)
         max_size=6,
     ),
     slo=st.tuples(weird_numbers, weird_numbers),
+    transfer=st.fixed_dictionaries(
+        {},
+        optional={
+            "kv_transfer": st.one_of(st.sampled_from(["whole", "layerwise"]), anything),
+            "link_sharing": st.one_of(st.sampled_from(["sender", "endpoints", "shared"]), anything),
+        },
+    ),
+    speculation=st.one_of(
+        st.none(),
+        st.fixed_dictionaries(
+            {"acceptance": st.one_of(st.floats(0.01, 0.99), weird_numbers)},
+            optional={
+                "proposed": st.one_of(st.integers(1, 8), weird_numbers),
+                "drafter": st.one_of(st.sampled_from(["heads", "model", "ngram"]), anything),
+                "draft_model": _names(MODELS),
+                "draft_layers": weird_numbers,
+                "acceptance_concentration": st.one_of(st.none(), weird_numbers),
+                "seed": weird_numbers,
+            },
+        ),
+    ),
 )
 def test_simulations_finish_quickly_with_finite_results_or_say_why(
-    scheduler: str, knobs: list[Any], memory: dict[str, Any], rows: list[Any], slo: Any
+    scheduler: str,
+    knobs: list[Any],
+    memory: dict[str, Any],
+    rows: list[Any],
+    slo: Any,
+    transfer: dict[str, Any],
+    speculation: dict[str, Any] | None,
 ) -> None:
     a, b, c = knobs
     try:
@@ -467,7 +495,7 @@ def test_simulations_finish_quickly_with_finite_results_or_say_why(
             "continuous": lambda: ContinuousBatching(a, b),
             "chunked": lambda: ChunkedPrefill(a, b),
             "static": lambda: StaticBatching(a, b),  # b: a batching timeout, s
-            "disaggregated": lambda: Disaggregated(a, b, "pcie4"),
+            "disaggregated": lambda: Disaggregated(a, b, "pcie4", **transfer),
         }[scheduler]()
         result = simulate(
             requests,
@@ -477,6 +505,7 @@ def test_simulations_finish_quickly_with_finite_results_or_say_why(
             slo=SLO(*slo),
             timeline_steps=20,
             max_steps=20_000,
+            speculation=None if speculation is None else Speculation(**speculation),
         )
         record = result.as_dict()
         text = summary_text(result, "fuzz")
@@ -571,9 +600,17 @@ simulate_flags = st.one_of(
     st.tuples(st.sampled_from(["--swap-space"]), run_sizes),
     st.tuples(st.sampled_from(["--swap-link"]), _names(INTERCONNECTS)),
     st.tuples(st.sampled_from(["--link"]), _names(INTERCONNECTS)),
+    st.tuples(st.sampled_from(["--kv-transfer"]), st.sampled_from(["whole", "layerwise", "x"])),
+    st.tuples(st.sampled_from(["--link-sharing"]), st.sampled_from(["sender", "endpoints", "shared", "x"])),
     st.tuples(st.sampled_from(["--prefill-gpu", "--decode-gpu"]), _names(GPUS)),
     st.tuples(st.sampled_from(["--trace"]), st.sampled_from(sorted(TRACE_FILES))),
-    st.tuples(st.sampled_from(["--burst", "--token-latencies"]), st.none()),
+    st.tuples(st.sampled_from(["--burst", "--token-latencies", "--speculative"]), st.none()),
+    st.tuples(
+        st.sampled_from(["--acceptance", "--proposed", "--draft-layers", "--acceptance-concentration"]),
+        st.one_of(run_sizes, st.sampled_from([0.3, 0.8, 0.999])),
+    ),
+    st.tuples(st.sampled_from(["--drafter"]), st.sampled_from(["heads", "model", "ngram", "x"])),
+    st.tuples(st.sampled_from(["--draft-model"]), _names(MODELS)),
 )
 
 

@@ -154,3 +154,19 @@ def test_format_bits_chart_splits_each_value_into_its_bits_and_its_scale() -> No
     assert [row[-1] for row in data.table_rows] == ["4.5", "4.25", "16"]
     with pytest.raises(ValueError, match="unknown format 'fp6'"):
         chart_data("format-bits", formats=["fp6"])
+
+
+def test_a_quantised_decode_reads_its_layers_in_the_format_and_the_output_layer_in_bf16() -> None:
+    # The number-formats lesson's step table (refined level). Llama-3.1-8B's transformer layers hold
+    # 32 x (4096 x 6144 + 4096 x 4096 + 3 x 4096 x 14336) = 6,979,321,856 weights, in the weight format;
+    # the output layer, 128,256 x 4,096 = 525,336,576 weights, stays BF16 (2 B); the embedding table is only
+    # looked up, so it is not among the weight bytes.
+    layers, output_layer = 6_979_321_856, 525_336_576
+    expected = {
+        "bf16": layers * 2 + output_layer * 2,  # 15,009,849,344 B
+        "fp8": layers * 1 + output_layer * 2,  # 8,029,995,008 B
+        "int4": layers * 4.25 / 8 + output_layer * 2,  # 3,707,764,736 + 1,050,673,152 = 4,758,437,888 B
+    }
+    for precision, weight_bytes in expected.items():
+        step = Scenario("llama-3.1-8b", precision=precision, level="refined").decode(1, 1000)
+        assert step.weight_bytes == pytest.approx(weight_bytes, rel=1e-12)

@@ -31,30 +31,34 @@ def test_presets_carry_their_domain() -> None:
 
 
 def test_tensor_parallel_past_8_h100s_runs_over_infiniband() -> None:
-    # 16 GPUs: InfiniBand NDR, 15 us + 2 x 15/16 x 16,384 B / 50e9 B/s = 15 + 0.6144 us = 15.6144 us each.
-    each = 15e-6 + 2 * 15 / 16 * BUFFER / 50e9
+    # 16 GPUs: InfiniBand NDR (15 us fixed, 2.7 us a step, 50 GB/s). A tree: 2 x log2(16) = 8 steps,
+    # 15 + 8 x 2.7 = 36.6 us, plus 2 x 16,384 B / 50e9 B/s = 0.65536 us: 37.25536 us each. (A ring would
+    # take 2 x 15 = 30 steps: 15 + 81 + 0.6144 = 96.6144 us.)
+    each = 37.25536e-6
     assert _comm("h100-sxm", 16)["tensor-parallel all-reduces"] == pytest.approx(REDUCES * each)
-    # 8 GPUs stay on NVLink 4: 5 us + 2 x 7/8 x 16,384 / 450e9 = 5.0637 us each.
-    inside = 5e-6 + 2 * 7 / 8 * BUFFER / 450e9
-    assert _comm("h100-sxm", 8)["tensor-parallel all-reduces"] == pytest.approx(REDUCES * inside)
+    # 8 GPUs stay on NVLink 4 (5 us, 0.6 us a step, 450 GB/s): a tree of 2 x 3 = 6 steps, 5 + 3.6 us, plus
+    # 2 x 16,384 / 450e9 = 0.072818 us: 8.672818 us each (the ring: 5 + 14 x 0.6 + 0.0637 = 13.4637 us).
+    inside = 8.672818e-6
+    assert _comm("h100-sxm", 8)["tensor-parallel all-reduces"] == pytest.approx(REDUCES * inside, rel=1e-6)
 
 
 def test_gb200_nvl72_keeps_nvlink_at_16_gpus() -> None:
-    # NVLink 5: 5 us + 2 x 15/16 x 16,384 / 900e9 = 5.0341 us each.
-    each = 5e-6 + 2 * 15 / 16 * BUFFER / 900e9
-    assert _comm("gb200", 16)["tensor-parallel all-reduces"] == pytest.approx(REDUCES * each)
+    # NVLink 5: a tree of 8 steps, 5 + 8 x 0.6 = 9.8 us, plus 2 x 16,384 / 900e9 = 0.036409 us.
+    each = 9.836409e-6
+    assert _comm("gb200", 16)["tensor-parallel all-reduces"] == pytest.approx(REDUCES * each, rel=1e-6)
 
 
 def test_a_chosen_interconnect_wins() -> None:
-    each = 5e-6 + 2 * 15 / 16 * BUFFER / 450e9
+    # NVLink 4 at 16 GPUs: 9.8 us + 2 x 16,384 / 450e9 = 0.072818 us.
+    each = 9.872818e-6
     assert _comm("h100-sxm", 16, interconnect="nvlink4")["tensor-parallel all-reduces"] == pytest.approx(
-        REDUCES * each
+        REDUCES * each, rel=1e-6
     )
 
 
 def test_pipeline_stages_past_the_domain_send_over_infiniband() -> None:
     # 8-way tensor parallel x 2 stages = 16 GPUs: the all-reduces stay on NVLink, the one stage boundary
-    # send crosses nodes: 15 us + 16,384 B / 50e9 B/s = 15.328 us.
+    # send crosses nodes: 15 us + 16,384 B / 50e9 B/s = 15.328 us (a send is one step: no per-step term).
     comm = _comm("h100-sxm", 8, stages=2)
     assert comm["pipeline sends"] == pytest.approx(15e-6 + BUFFER / 50e9)
-    assert comm["tensor-parallel all-reduces"] == pytest.approx(REDUCES * (5e-6 + 2 * 7 / 8 * BUFFER / 450e9))
+    assert comm["tensor-parallel all-reduces"] == pytest.approx(REDUCES * 8.672818e-6, rel=1e-6)

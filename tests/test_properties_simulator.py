@@ -10,6 +10,7 @@ same inputs give the same result.
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -27,7 +28,8 @@ from calculators import (
     prefill,
     simulate,
 )
-from calculators.simulator import Scheduler
+from calculators.simulator import Scheduler, Speculation
+from calculators.simulator.speculation import SpeculativeInstance
 
 pytestmark = pytest.mark.properties
 
@@ -48,7 +50,15 @@ schedulers: st.SearchStrategy[Scheduler] = st.one_of(
     st.builds(ContinuousBatching, st.integers(1, 64), st.integers(64, 8192)),
     st.builds(ChunkedPrefill, st.integers(16, 1024), st.integers(1, 64)),
     st.builds(StaticBatching, st.integers(1, 16), st.one_of(st.none(), st.floats(0.0, 0.5))),
-    st.builds(Disaggregated, st.integers(1, 2), st.integers(1, 2), max_batch_tokens=st.integers(64, 8192)),
+    st.builds(
+        Disaggregated,
+        st.integers(1, 2),
+        st.integers(1, 2),
+        st.sampled_from(["nvlink4", "infiniband-ndr", "pcie4"]),
+        max_batch_tokens=st.integers(64, 8192),
+        kv_transfer=st.sampled_from(["whole", "layerwise"]),
+        link_sharing=st.sampled_from(["sender", "endpoints", "shared"]),
+    ),
 )
 
 
@@ -138,3 +148,111 @@ def test_same_inputs_same_result(case: tuple, setup: Setup) -> None:  # type: ig
     first = simulate(requests, setup, scheduler, memory=memory, replicas=replicas)
     again = simulate(list(requests), setup, scheduler, memory=memory, replicas=replicas)
     assert first.as_dict(token_latencies=True) == again.as_dict(token_latencies=True)
+
+
+# --- speculative decoding (issue 28) -----------------------------------------------------------------------
+
+speculations = st.builds(
+    Speculation,
+    st.floats(0.01, 0.99),
+    st.integers(1, 6),
+    st.sampled_from(["heads", "ngram"]),
+    acceptance_concentration=st.one_of(st.none(), st.floats(0.5, 50.0)),
+    seed=st.integers(0, 3),
+) | st.builds(
+    Speculation, st.floats(0.01, 0.99), st.integers(1, 6), st.just("model"), st.just("llama-3.1-8b")
+)
+
+
+@st.composite
+def speculative_cases(draw: st.DrawFn) -> tuple[list[Request], Scheduler, MemoryConfig, int, Speculation]:
+    requests = draw(workloads())
+    speculation = draw(speculations)
+    block = draw(st.sampled_from([1, 8, 16, 32]))
+    longest = max(r.prompt_tokens + r.output_tokens for r in requests) + speculation.proposed - 1
+    smallest = -(-longest // block) * block
+    memory = MemoryConfig(
+        "paged",
+        block,
+        capacity_tokens=draw(st.integers(smallest, smallest * 4)),
+        watermark=draw(st.sampled_from([0.0, 0.01])),
+        preemption=draw(st.sampled_from(["recompute", "swap"])),
+        swap_space_gib=draw(st.sampled_from([0.0, 0.001, 4.0])),
+    )
+    scheduler = draw(st.one_of(schedulers.filter(lambda s: not isinstance(s, StaticBatching))))
+    replicas = 1 if isinstance(scheduler, Disaggregated) else draw(st.integers(1, 2))
+    return requests, scheduler, memory, replicas, speculation
+
+
+@FAST
+@given(speculative_cases(), st.sampled_from([LESSON, REFINED]), st.booleans())
+def test_speculation_serves_every_token_once_in_order_within_memory(
+    case: tuple,  # type: ignore[type-arg]
+    setup: Setup,
+    prefix_caching: bool,
+) -> None:
+    requests, scheduler, memory, replicas, speculation = case
+    prefix_caching = (
+        prefix_caching and memory.preemption == "recompute" and not isinstance(scheduler, Disaggregated)
+    )
+    if prefix_caching:  # some requests share a system prompt
+        requests = [
+            Request(r.id, r.arrival_s, r.prompt_tokens + 64, r.output_tokens, r.id % 2, 64) for r in requests
+        ]
+        longest = max(r.prompt_tokens + r.output_tokens for r in requests) + speculation.proposed - 1
+        memory = replace(
+            memory, capacity_tokens=max(memory.capacity_tokens or 0, longest + memory.block_tokens)
+        )
+    checked = [0]
+    original = SpeculativeInstance.stored_tokens
+
+    def stored_tokens(self: SpeculativeInstance) -> int:  # after every step: the blocks add up
+        running = [*self.decoding.values(), *self.prefilling.values()]
+        physical = sum(s.slots for s in running) + sum(self.held.values()) + self.incoming_slots
+        physical += sum(slots for _, _, slots, _ in self.releases)
+        if self.prefix is not None:
+            physical += len(self.prefix.refs) - len(self.prefix.unheld)
+        assert self.memory.free >= 0
+        assert physical == self.memory.total - self.memory.free
+        checked[0] += 1
+        return original(self)
+
+    SpeculativeInstance.stored_tokens = stored_tokens  # type: ignore[method-assign]
+    try:
+        result = simulate(
+            requests,
+            setup,
+            scheduler,
+            memory=memory,
+            replicas=replicas,
+            timeline_steps=0,
+            prefix_caching=prefix_caching,
+            speculation=speculation,
+        )
+    finally:
+        del SpeculativeInstance.stored_tokens  # the Instance method again
+    assert checked[0] == result.summary["steps"]
+    assert result.summary["output_tokens"] == sum(r.output_tokens for r in requests)
+    for request, record in zip(requests, result.requests, strict=True):
+        times = result.token_times(request.id)
+        assert len(times) == request.output_tokens
+        assert times == sorted(times)
+        assert times[0] >= request.arrival_s
+        assert record["finish_s"] == times[-1]
+        assert len(result.inter_token_latencies(request.id)) == request.output_tokens - 1
+    for series in result.kv_series:
+        assert max(series["reserved_tokens"], default=0) <= result.summary["kv_capacity_tokens"]
+    spec = result.summary["speculation"]
+    if spec["tokens_per_step"] is not None:  # None: every request ended with its prefill's token
+        assert 1 <= spec["tokens_per_step"] <= speculation.proposed + 1
+    again = simulate(
+        list(requests),
+        setup,
+        scheduler,
+        memory=memory,
+        replicas=replicas,
+        timeline_steps=0,
+        prefix_caching=prefix_caching,
+        speculation=speculation,
+    )
+    assert again.as_dict(token_latencies=True) == result.as_dict(token_latencies=True)

@@ -43,7 +43,7 @@ DEFAULTS: dict[str, Any] = {
     "charts": ["timeline", "latency"],
 }
 # Inputs that are on/off switches, and inputs whose empty value means "not set" (None).
-SWITCHES = ("kv_traffic", "burst")
+SWITCHES = ("kv_traffic", "burst", "speculative")
 OPTIONAL = ("capacity_tokens", "max_sequence_tokens")
 # Each input as a control: (label, kind, hint). The label is also how an error message names the input.
 CONTROLS: dict[str, tuple[str, str, str]] = {
@@ -74,6 +74,10 @@ CONTROLS: dict[str, tuple[str, str, str]] = {
     "slo_ttft_ms": ("SLO: time to first token (ms)", "text", "0.1 to 1,000,000"),
     "slo_tpot_ms": ("SLO: time per output token (ms)", "text", "0.01 to 100,000"),
     "seed": ("Random seed", "text", "another draw of the same workload"),
+    "speculative": ("Speculative decoding", "switch", ""),
+    "acceptance": ("Acceptance rate of a proposed token", "text", "speculative: 0.01 to 0.99"),
+    "proposed": ("Tokens proposed per step", "text", "speculative: 1 to 16"),
+    "drafter": ("Drafter", "select", ""),
 }
 RESULTS = (
     ("output_tokens_per_s", "Output throughput"),
@@ -182,6 +186,12 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
         f"token {shown['ttft_p50_s']}, median time per output token {shown['tpot_p50_s']}, "
         f"{shown['slo_attainment']} of requests within the SLO, {shown['preemptions']} preemptions."
     )
+    speculation = result.summary.get("speculation")
+    if speculation is not None and speculation["tokens_per_step"] is not None:
+        summary += (
+            f" Speculative decoding wrote {speculation['tokens_per_step']:.2f} tokens per request per decode "
+            f"step ({speculation['expected_tokens_per_step']:.2f} expected)."
+        )
     charts = {}
     for key, (chart, chart_args) in chart_params(state, params).items():
         try:
@@ -214,4 +224,8 @@ def options() -> dict[str, list[tuple[str, str]]]:
             ("oracle", "Exactly its length (an oracle)"),
         ],
         "link": [(key, link.name) for key, link in INTERCONNECTS.items()],
+        "drafter": [
+            ("heads", "Draft heads on the model (one layer a step)"),
+            ("ngram", "N-gram lookup (no GPU work)"),
+        ],
     }

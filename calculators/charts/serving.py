@@ -16,6 +16,7 @@ from typing import Any
 from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
 from calculators.charts.palette import NEUTRAL, PHASE_COLOURS, SCHEDULER_COLOURS
 from calculators.charts.params import (
+    ChartError,
     Param,
     _Invalid,
     _whole,
@@ -211,6 +212,31 @@ SIMULATION_PARAMS: tuple[Param, ...] = (
     ),
     Param("slo_tpot_ms", 50.0, _number(0.01, 1e5, "a time in ms"), "slo_tpot_ms: 50", "SLO: TPOT bound (ms)"),
     Param("seed", 0, read_count(0, 1 << 31, "a seed"), "seed: 1", "seed of the workload's random draws"),
+    Param(
+        "speculative",
+        False,
+        read_bool,
+        "speculative: true",
+        "speculative decoding: each decode step verifies proposed drafted tokens per request (paged memory, "
+        "not static batching)",
+    ),
+    Param(
+        "acceptance",
+        0.7,
+        _number(0.01, 0.99, "an acceptance rate"),
+        "acceptance: 0.8",
+        "speculative: chance each proposed token is accepted",
+    ),
+    Param(
+        "proposed", 4, read_count(1, 16, "a number of tokens"), "proposed: 4", "speculative: tokens per step"
+    ),
+    Param(
+        "drafter",
+        "heads",
+        read_choice(("heads", "ngram")),
+        "drafter: ngram",
+        "speculative: draft heads on the target, or free n-gram lookup",
+    ),
 )
 SIMULATION_NAMES = tuple(param.name for param in SIMULATION_PARAMS)
 
@@ -245,6 +271,12 @@ def simulation_source(p: Mapping[str, Any]) -> str:
         "continuous": f"ContinuousBatching({p['max_sequences']!r}, {p['max_batch_tokens']!r})",
     }[p["scheduler"]]
     replicas = 1 if p["scheduler"] == "disaggregated" else p["replicas"]
+    speculation = ""
+    if p["speculative"]:
+        speculation = (
+            f", speculation=Speculation({p['acceptance']!r}, {p['proposed']!r}, {p['drafter']!r}, "
+            f"seed={p['seed']!r})"
+        )
     return (
         "from calculators import make_setup\n"
         "from calculators.simulator import *\n"
@@ -255,7 +287,8 @@ def simulation_source(p: Mapping[str, Any]) -> str:
         f"capacity_tokens={p['capacity_tokens']!r}, max_sequence_tokens={p['max_sequence_tokens']!r}, "
         f"reserve={p['reserve']!r})\n"
         f"slo = SLO({p['slo_ttft_ms'] / 1e3!r}, {p['slo_tpot_ms'] / 1e3!r})\n"
-        f"result = simulate(requests, setup, {scheduler}, memory=memory, replicas={replicas!r}, slo=slo)\n"
+        f"result = simulate(requests, setup, {scheduler}, memory=memory, replicas={replicas!r}, slo=slo"
+        f"{speculation})\n"
         "s = result.summary\n"
         "print(f\"{s['output_tokens_per_s']:.0f} output tokens/s\")\n"
         "print(f\"TTFT p50 {s['ttft_s']['p50'] * 1e3:.1f} ms, p99 {s['ttft_s']['p99'] * 1e3:.1f} ms\")\n"
@@ -273,6 +306,13 @@ def simulation(chart: str, p: Mapping[str, Any], scheduler: str | None = None) -
     values = {name: p[name] for name in SIMULATION_NAMES}
     if scheduler is not None:
         values["scheduler"] = scheduler
+    if values["speculative"] and (values["memory"] != "paged" or values["scheduler"] == "static"):
+        raise ChartError(
+            chart,
+            "speculative",
+            "speculative decoding needs paged memory and a scheduler other than static batching",
+            "set memory: paged and another scheduler, or speculative: false",
+        )
     items = tuple(sorted(values.items()))
     fix = "use shorter requests, more KV capacity (capacity_tokens), or fewer requests"
     return _computed(chart, "capacity_tokens", fix, lambda: _run(items))  # type: ignore[no-any-return]
@@ -307,11 +347,16 @@ def _describe(p: Mapping[str, Any]) -> str:
     def spread(n: int) -> str:
         return "" if n == 0 else f" (spread {n:,})"
 
+    speculation = ""
+    if p["speculative"]:
+        speculation = (
+            f", with speculative decoding ({p['proposed']} proposed a step, acceptance {p['acceptance']:g})"
+        )
     return (
         f"{p['requests']} requests arriving {arrivals}, prompts of {p['prompt']:,} tokens"
         f"{spread(p['prompt_spread'])} "
         f"and answers of {p['output']:,}{spread(p['output_spread'])}, for {MODELS[p['model']].name} on the "
-        f"{short_gpu_name(p['gpu'])}"
+        f"{short_gpu_name(p['gpu'])}{speculation}"
     )
 
 

@@ -21,6 +21,7 @@ from calculators.simulator.schedulers import (
     StaticBatching,
     StepPlan,
 )
+from calculators.simulator.speculation import Speculation
 from calculators.simulator.sweep import max_rate_meeting_slo, sweep_rates
 from calculators.simulator.workload import (
     Chats,
@@ -44,6 +45,7 @@ __all__ = [
     "Scheduler",
     "SharedPrefix",
     "SimulationResult",
+    "Speculation",
     "StaticBatching",
     "StepPlan",
     "burst_workload",

@@ -27,6 +27,7 @@ from calculators.simulator.kv_memory import (
     RESERVES,
     MemoryConfig,
 )
+from calculators.simulator.kv_transfer import KV_TRANSFERS, LINK_SHARINGS
 from calculators.simulator.results import SLO, SimulationResult
 from calculators.simulator.schedulers import (
     DEFAULT_MAX_BATCH_TOKENS,
@@ -37,6 +38,7 @@ from calculators.simulator.schedulers import (
     Scheduler,
     StaticBatching,
 )
+from calculators.simulator.speculation import Speculation
 from calculators.simulator.sweep import sweep_rates
 from calculators.simulator.workload import (
     MAX_REQUESTS,
@@ -48,6 +50,7 @@ from calculators.simulator.workload import (
     poisson_workload,
     trace_workload,
 )
+from calculators.speculative import DRAFTERS
 from calculators.units import format_duration, format_value
 from calculators.validation import count
 
@@ -144,6 +147,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sched.add_argument(
         "--link", default="nvlink4", choices=sorted(INTERCONNECTS), help="disaggregated: KV link (nvlink4)"
     )
+    sched.add_argument(
+        "--kv-transfer",
+        choices=KV_TRANSFERS,
+        help="disaggregated: send each cache whole once its prefill is done, or each layer's once that "
+        "layer is computed, overlapping the prefill (default whole)",
+    )
+    sched.add_argument(
+        "--link-sharing",
+        choices=LINK_SHARINGS,
+        help="disaggregated: which caches queue for the same links, first come first served: each prefill "
+        "replica's, each prefill and each decode replica's, or all (default sender)",
+    )
     for pool in ("prefill", "decode"):
         sched.add_argument(f"--{pool}-gpu", help=f"disaggregated: the {pool} pool's GPU (default --gpu)")
         sched.add_argument(
@@ -159,6 +174,40 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="replicas: send requests in turn, or each to the replica with the fewest unfinished, or (with "
         "--prefix-caching) to the one caching the longest prefix of its prompt (continuous, chunked) "
         "(default round-robin)",
+    )
+    spec = parser.add_argument_group("speculative decoding")
+    spec.add_argument(
+        "--speculative",
+        action="store_true",
+        help="each decode step verifies --proposed drafted tokens per request (continuous, chunked, "
+        "disaggregated; paged memory)",
+    )
+    spec.add_argument(
+        "--acceptance",
+        type=float,
+        help="speculative: mean per-token acceptance rate a, strictly between 0 and 1 (required)",
+    )
+    spec.add_argument(
+        "--proposed", type=int, default=4, help="speculative: tokens proposed per step, k (default 4)"
+    )
+    spec.add_argument(
+        "--drafter",
+        default="heads",
+        choices=DRAFTERS,
+        help="speculative: draft heads on the target (default), a draft model (--draft-model), or ngram",
+    )
+    spec.add_argument("--draft-model", help="speculative, --drafter model: the draft model preset")
+    spec.add_argument(
+        "--draft-layers",
+        type=float,
+        default=1.0,
+        help="speculative, --drafter heads: one draft step's cost in target layers (default 1.0)",
+    )
+    spec.add_argument(
+        "--acceptance-concentration",
+        type=float,
+        help="speculative: draw each request's rate from Beta(a c, (1 - a) c) with this c (default: every "
+        "request accepts with --acceptance)",
     )
     mem = parser.add_argument_group("KV memory")
     mem.add_argument("--memory", default="paged", choices=KINDS, help="paged blocks or contiguous slabs")
@@ -216,7 +265,50 @@ def _pool_setup(args: argparse.Namespace, setup: Setup, pool: str) -> Setup | No
     )
 
 
+SPECULATION_FLAGS = {
+    "acceptance": None,
+    "proposed": 4,
+    "drafter": "heads",
+    "draft_model": None,
+    "draft_layers": 1.0,
+    "acceptance_concentration": None,
+}
+
+
+def _speculation(args: argparse.Namespace) -> Speculation | None:
+    """The --speculative options as a Speculation (seeded by --seed), or None; options without it refused."""
+    if not args.speculative:
+        given = [name for name, default in SPECULATION_FLAGS.items() if getattr(args, name) != default]
+        if given:
+            flags = ", ".join("--" + name.replace("_", "-") for name in given)
+            raise ValueError(f"{flags}: speculative decoding's options; add --speculative to use them")
+        return None
+    if args.acceptance is None:
+        raise ValueError(
+            "--speculative needs --acceptance, the mean per-token acceptance rate strictly between 0 and 1 "
+            "(e.g. --acceptance 0.7)"
+        )
+    if args.draft_model is not None and args.drafter != "model":
+        raise ValueError("--draft-model is for --drafter model; add --drafter model or leave it out")
+    return Speculation(
+        args.acceptance,
+        args.proposed,
+        args.drafter,
+        args.draft_model,
+        args.draft_layers,
+        args.acceptance_concentration,
+        seed=count("--seed", args.seed, minimum=0),
+    )
+
+
 def _scheduler(args: argparse.Namespace, setup: Setup) -> Scheduler:
+    if args.scheduler != "disaggregated":
+        for flag in ("kv_transfer", "link_sharing"):
+            if getattr(args, flag) is not None:
+                raise ValueError(
+                    f"--{flag.replace('_', '-')} is for disaggregated serving; add --scheduler disaggregated "
+                    "or leave it out"
+                )
     if args.scheduler == "static":
         return StaticBatching(args.batch_size, args.batch_timeout)
     if args.scheduler == "chunked":
@@ -230,6 +322,8 @@ def _scheduler(args: argparse.Namespace, setup: Setup) -> Scheduler:
             max_batch_tokens=args.max_batch_tokens,
             prefill_setup=_pool_setup(args, setup, "prefill"),
             decode_setup=_pool_setup(args, setup, "decode"),
+            kv_transfer=args.kv_transfer or "whole",
+            link_sharing=args.link_sharing or "sender",
         )
     return ContinuousBatching(args.max_sequences, args.max_batch_tokens)
 
@@ -355,11 +449,12 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
     scheduler = _scheduler(args, setup)
     memory = _memory(args)
     slo = SLO(args.slo_ttft, args.slo_tpot)
+    speculation = _speculation(args)
     if args.sweep:
-        if args.shared_prefix is not None or args.prefix_caching or args.turns is not None:
+        if args.shared_prefix is not None or args.prefix_caching or args.turns is not None or speculation:
             raise ValueError(
-                "--sweep does not take --shared-prefix, --turns or --prefix-caching yet; run one rate at a "
-                "time"
+                "--sweep does not take --shared-prefix, --turns, --prefix-caching or --speculative yet; run "
+                "one rate at a time"
             )
         rates = _rates(args.sweep)
         prompt = lengths_from_text("--prompt", args.prompt)
@@ -388,6 +483,7 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
         timeline_steps=args.timeline_steps,
         prefix_caching=args.prefix_caching,
         routing=args.routing,
+        speculation=speculation,
     )
     return result.as_dict(token_latencies=args.token_latencies), summary_text(
         result, f"{setup_text}\n{workload_text}"
@@ -453,13 +549,35 @@ def _swap_facts(s: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def _speculation_facts(s: dict[str, Any]) -> list[tuple[str, str]]:
+    spec = s.get("speculation")
+    if spec is None:
+        return []
+    drafter = spec["drafter"] + (f" {spec['draft_model']}" if spec["draft_model"] else "")
+    return [
+        (
+            "speculation",
+            f"{drafter} proposing {spec['proposed']}; {_figure(spec['tokens_per_step'], '.2f')} tokens per "
+            f"request per step ({spec['expected_tokens_per_step']:.2f} expected at a = "
+            f"{spec['acceptance']:g}), {_figure(spec['accepted_share'], '.1%')} of proposals accepted; "
+            f"drafting took {_time(spec['draft_time_s'])}",
+        )
+    ]
+
+
 def _pools_text(scheduler: dict[str, Any]) -> str:
-    """ ", prefill on 1 x h100-sxm, decode on 2 x h200" where a disaggregated pool has its own setup."""
+    """ ", prefill on 1 x h100-sxm, decode on 2 x h200" where a disaggregated pool has its own setup, and the
+    KV transfer's options where they are not the defaults."""
     parts = [
         f"{pool} on {scheduler[f'{pool}_setup']['gpus']} x {scheduler[f'{pool}_setup']['gpu']}"
         for pool in ("prefill", "decode")
         if f"{pool}_setup" in scheduler
     ]
+    if scheduler.get("kv_transfer") == "layerwise":
+        parts.append("KV caches sent layer by layer")
+    sharing = {"endpoints": "each decode replica's links shared", "shared": "every cache on the same links"}
+    if scheduler.get("link_sharing") in sharing:
+        parts.append(sharing[scheduler["link_sharing"]])
     return "".join(f", {part}" for part in parts)
 
 
@@ -507,6 +625,7 @@ def summary_text(result: SimulationResult, heading: str) -> str:
         ("preemptions", f"{s['preemptions']:,}"),
         *_swap_facts(s),
         *_prefix_cache_facts(s),
+        *_speculation_facts(s),
         ("longest stall", f"{_time(s['longest_stall_s'])} (request {s['longest_stall_request']})"),
     ]
     width = max(len(label) for label, _ in facts)

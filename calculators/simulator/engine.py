@@ -19,9 +19,9 @@ from calculators.simulator.kv_memory import (
     KVMemory,
     MemoryConfig,
     SwapSpace,
-    cache_send_time_s,
     kv_capacity_tokens,
 )
+from calculators.simulator.kv_transfer import transfer_window
 from calculators.simulator.prefix_cache import BlockHasher, PrefixCache
 from calculators.simulator.results import SLO, SimulationResult, StepLog
 from calculators.simulator.schedulers import (
@@ -30,6 +30,7 @@ from calculators.simulator.schedulers import (
     Disaggregated,
     Scheduler,
 )
+from calculators.simulator.speculation import Speculation, Speculator
 from calculators.simulator.state import Instance, Sequence
 from calculators.simulator.step_cost import StepCost
 from calculators.simulator.workload import Request
@@ -64,6 +65,7 @@ def simulate(
     max_steps: int = DEFAULT_MAX_STEPS,
     prefix_caching: bool = False,
     routing: str = "round-robin",
+    speculation: Speculation | None = None,
 ) -> SimulationResult:
     """Serve ``requests`` on ``replicas`` copies of ``setup`` with ``scheduler``; return what happened.
 
@@ -83,6 +85,10 @@ def simulate(
     send elsewhere). ``"cache-aware"`` (with prefix caching) sends a request to the replica whose cache
     holds the longest prefix of its prompt, falling back to least-loaded when no replica holds enough of it
     or the loads are out of balance (see :data:`CACHE_MATCH_SHARE`), as SGLang's cache-aware router does.
+
+    ``speculation`` (a :class:`~calculators.simulator.speculation.Speculation`) turns on speculative
+    decoding: every decode step verifies k proposed tokens per sequence and writes a random number of them
+    (see :mod:`.speculation`); it takes paged memory and a continuous, chunked or disaggregated scheduler.
     """
     setup = setup if setup is not None else make_setup()
     if not isinstance(setup, Setup):
@@ -120,8 +126,15 @@ def simulate(
             "blocks would need their own books); use preemption 'recompute' with prefix caching"
         )
 
+    speculator = _speculator(speculation, scheduler, memory)
     # Each pool's setup: disaggregated pools may have their own GPU or tensor-parallel degree.
     pools = _pool_setups(setup, scheduler)
+    if speculator is not None:
+        for pool in pools.values():
+            speculator.check(pool)
+    # A speculative step holds cache for a sequence's context and its k proposals: up to k - 1 tokens past
+    # its prompt and output.
+    lookahead = speculator.proposed - 1 if speculator is not None else 0
     capacities = {role: kv_capacity_tokens(pool, memory) for role, pool in pools.items()}
     capacity = min(capacities.values())  # every request must fit every pool it goes through
     longest = max(r.prompt_tokens + r.output_tokens for r in reqs)
@@ -134,16 +147,19 @@ def simulate(
                 f"{r.output_tokens:,}) but the contiguous allocator reserves max_sequence_tokens="
                 f"{reserve:,}; raise max_sequence_tokens"
             )
-        slots = KVMemory(memory, capacity, reserve).slots_for(need, r.prompt_tokens, r.output_tokens)
+        kv = KVMemory(memory, capacity, reserve)
+        slots = kv.slots_for(need + lookahead, r.prompt_tokens, r.output_tokens)
         slots *= memory.block_tokens if memory.kind == "paged" else 1
         if slots > capacity:
+            ahead = f" (with {lookahead + 1} proposals)" if lookahead else ""
             raise ValueError(
-                f"request {r.id} can never be served: it needs {slots:,} tokens of KV cache but one "
+                f"request {r.id} can never be served: it needs {slots:,} tokens of KV cache{ahead} but one "
                 f"instance holds {capacity:,}; use shorter requests, more GPUs per replica, or fp8"
             )
 
     _check_chats(reqs)
-    _check_work(reqs, scheduler, replicas, pools, max_steps)
+    per_step = speculator.proposed + 1 if speculator is not None else 1
+    _check_work(reqs, scheduler, replicas, pools, max_steps, per_step)
     costs = {role: StepCost(pool) for role, pool in pools.items()}
     cost = costs["serve"] if "serve" in costs else costs["decode"]
     log = StepLog(timeline_steps, memory=bool(timeline_memory))
@@ -152,7 +168,10 @@ def simulate(
 
     def new_instance(index: int, role: str = "serve") -> Instance:
         kv = KVMemory(memory, capacities[role], reserve)
-        inst = Instance(index, kv, stop_after_prefill=role == "prefill")
+        if speculator is not None:
+            inst = speculator.instance(index, kv, stop_after_prefill=role == "prefill")
+        else:
+            inst = Instance(index, kv, stop_after_prefill=role == "prefill")
         if hasher is not None:
             inst.prefix = PrefixCache(hasher)
         if memory.preemption == "swap":
@@ -225,6 +244,9 @@ def simulate(
             "evicted_blocks": sum(c.evictions for c in caches),
             "cached_blocks_at_end": sum(len(c.refs) for c in caches),
         }
+    if speculator is not None:
+        result.config["speculation"] = speculator.config.describe()
+        result.summary["speculation"] = speculator.summary()
     if isinstance(scheduler, Disaggregated):
         result.summary["kv_capacity_tokens_by_role"] = dict(capacities)
     if memory.preemption == "swap":
@@ -236,6 +258,29 @@ def simulate(
             "copy_time_s": math.fsum(inst.copy_total_s for inst in instances),
         }
     return result
+
+
+def _speculator(
+    speculation: Speculation | None, scheduler: Scheduler, memory: MemoryConfig
+) -> Speculator | None:
+    if speculation is None:
+        return None
+    if not isinstance(speculation, Speculation):
+        raise ValueError(
+            "speculation must be a Speculation (calculators.simulator.speculation) or None, got "
+            f"{speculation!r}"
+        )
+    if memory.kind != "paged":
+        raise ValueError(
+            "speculative decoding needs paged KV memory (the proposals' blocks are taken and freed every "
+            "step); use memory kind 'paged'"
+        )
+    if not isinstance(scheduler, ContinuousBatching | ChunkedPrefill | Disaggregated):
+        raise ValueError(
+            "speculative decoding takes a continuous, chunked or disaggregated scheduler, not "
+            f"{scheduler.name} (a static batch computes its finished rows to the end); use another scheduler"
+        )
+    return Speculator(speculation)
 
 
 def _pool_setups(setup: Setup, scheduler: Scheduler) -> dict[str, Setup]:
@@ -274,13 +319,19 @@ def _pool_size(field: str, gpus: int, setup: Setup) -> int:
 
 
 def _check_work(
-    reqs: list[Request], scheduler: Scheduler, replicas: int, pools: dict[str, Setup], max_steps: int
+    reqs: list[Request],
+    scheduler: Scheduler,
+    replicas: int,
+    pools: dict[str, Setup],
+    max_steps: int,
+    per_step: int = 1,
 ) -> None:
     """Refuse at once a run that cannot finish within ``max_steps`` steps, rather than after minutes.
 
     A lower bound on the steps: every instance runs its longest output's decode steps, and its prompts'
     tokens at most a step's prompt budget per step (a token budget of 1 over 131,072-token prompts would
     need 131,072 steps each), save that prefill-first batching runs a prompt longer than its budget alone.
+    A decode step writes at most ``per_step`` tokens of a sequence (k + 1 when speculating).
     """
     if isinstance(scheduler, Disaggregated):
         replicas = max(
@@ -304,7 +355,7 @@ def _check_work(
     else:
         alone, shared = 0, sum(r.prompt_tokens for r in reqs) / budget
     prompt_steps = math.ceil((alone + shared) / instances)
-    least = prompt_steps + max(r.output_tokens for r in reqs) - 1
+    least = prompt_steps + -(-(max(r.output_tokens for r in reqs) - 1) // per_step)
     if least > max_steps:
         raise ValueError(
             f"this run needs at least {least:,} engine steps and max_steps is {max_steps:,}; give fewer or "
@@ -425,7 +476,9 @@ def _steps(
         else:
             rows = keys = 0
         chunks = [(c, s.prefilled) for s, c in plan.prefill]
-        if plan.pad_prompts and chunks:
+        if plan.decode and inst.speculation is not None:
+            dt, compute_s, memory_s = inst.speculation.step_time(inst, cost, chunks)
+        elif plan.pad_prompts and chunks:
             longest = max(c for c, _ in chunks)  # a padded batch computes every prompt at the longest
             dt, compute_s, memory_s = cost.time(rows, keys, [(longest, cached) for _, cached in chunks])
         else:
@@ -558,7 +611,10 @@ def _run_pools(
     decode_arrivals: list[list[tuple[float, int, Sequence]]] = [[] for _ in decode_pool]
     ready: list[deque[Sequence]] = [deque() for _ in prefill_pool]  # prefilled, cache not yet sent
     seen = [0] * len(prefill_pool)  # handoffs already moved to ready
-    link_free = [0.0] * len(prefill_pool)
+    # When each link is free, by owner: ("prefill", p), ("decode", d), or ("shared",) (see link_sharing).
+    link_free: dict[tuple[int, ...], float] = {}
+    sharing = scheduler.link_sharing
+    seq_step: dict[int, float] = {}  # ready caches: the length of the prefill step that finished them
     blocked: set[int] = set()  # caches that found no room at first and waited for the decode pool
     turn = [0]  # the decode replica next in turn
     prefill_done = [False] * len(prefill_pool)
@@ -581,6 +637,22 @@ def _run_pools(
     # A cache crosses as many links at once as the smaller side has GPUs (each GPU sends or takes its share).
     sender = pools["prefill"]
     lanes = min(sender.total_gpus, pools["decode"].total_gpus)
+    layers = sender.model.layers
+    steps = log.columns  # each instance's step columns: (start_s, time_s, ...)
+
+    def links(p: int, d: int | None) -> list[tuple[int, ...]]:
+        """The links a cache from prefill replica ``p`` to decode replica ``d`` occupies (see
+        :mod:`.kv_transfer`); ``d`` None: those known before a decode replica is chosen."""
+        own: list[tuple[int, ...]] = [(0, p)]
+        if sharing == "shared":
+            own.append((2,))
+        elif sharing == "endpoints" and d is not None:
+            own.append((1, d))
+        return own
+
+    def free_at(p: int, d: int | None) -> float:
+        return max(link_free.get(key, 0.0) for key in links(p, d))
+
     everyone = {inst.index: inst for inst in (*prefill_pool, *decode_pool)}
     active = set(everyone)  # instances that can step now (not finished, not waiting for the other pool)
     decode_moved = True  # a decode step ran since the last cache that found no room
@@ -598,13 +670,24 @@ def _run_pools(
             blocked.add(seq.id)
             return False
         ready[p].popleft()
-        start = max(seq.prefill_done_s or 0.0, link_free[p])
+        free = free_at(p, d)
         if seq.id in blocked:
-            start = max(start, target.now)  # room came with a decode step that ended then
-        lands = start + cache_send_time_s(sender, seq.target, scheduler.link, lanes)
+            free = max(free, target.now)  # room came with a decode step that ended then
+        start, lands = transfer_window(
+            mode=scheduler.kv_transfer,
+            free_s=free,
+            prefill_done_s=seq.prefill_done_s or 0.0,
+            step_s=seq_step.pop(seq.id, 0.0),
+            earlier_fraction=1.0 - seq.last_chunk / seq.target,
+            layers=layers,
+            share_bytes=sender.kv_cache_bytes(1, seq.target) / lanes,
+            link=scheduler.link,
+            efficiency=sender.communication_efficiency,
+        )
         target.receive(seq)
         prefill_pool[p].send_held(seq, lands)
-        link_free[p] = lands
+        for key in links(p, d):
+            link_free[key] = lands
         transfers[seq.id] = lands - start
         heapq.heappush(decode_arrivals[d], (lands, seq.id, seq))
         turn[0] = (d + 1) % n
@@ -614,7 +697,7 @@ def _run_pools(
     while True:
         # The earliest cache that could leave now, against the earliest instance that could step.
         sends = [
-            (max(ready[p][0].prefill_done_s or 0.0, link_free[p]), ready[p][0].id, p)
+            (max(ready[p][0].prefill_done_s or 0.0, free_at(p, None)), ready[p][0].id, p)
             for p in range(len(prefill_pool))
             if ready[p] and (decode_moved or ready[p][0].id not in blocked)
         ]
@@ -639,6 +722,8 @@ def _run_pools(
         if index < len(prefill_pool):
             new = inst.handoffs[seen[index] :]
             seen[index] = len(inst.handoffs)
+            for seq in new:  # the step that finished them: its layers set when each layer's cache is ready
+                seq_step[seq.id] = steps[index][1][-1]
             ready[index].extend(sorted(new, key=lambda s: (s.prefill_done_s, s.id)))
         else:
             decode_moved = True

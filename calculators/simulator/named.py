@@ -30,6 +30,7 @@ from calculators.simulator.schedulers import (
     Scheduler,
     StaticBatching,
 )
+from calculators.simulator.speculation import Speculation
 from calculators.simulator.workload import (
     Chats,
     Lengths,
@@ -159,6 +160,11 @@ def run_named(
     prefixes: int = 1,
     turns: int = 1,
     think_s: float = 10.0,
+    speculative: bool = False,
+    acceptance: float = 0.7,
+    proposed: int = 4,
+    drafter: str = "heads",
+    draft_model: str | None = None,
 ) -> SimulationResult:
     """Simulate ``requests`` requests (Poisson at ``rate`` per second, or a ``burst``) of ``prompt`` and
     ``output`` tokens on one replica of ``model`` on ``gpu``; every keyword is one of the run's settings.
@@ -174,6 +180,10 @@ def run_named(
     ``prefix_share`` of the prompts; ``turns`` above 1 groups the requests into chats whose turns arrive
     ``think_s`` apart, each prompt holding the previous turn's prompt and answer (``prompt`` is then each
     turn's new message); ``prefix_caching`` reuses the cached blocks (see :mod:`.prefix_cache`).
+
+    ``speculative`` turns on speculative decoding: ``drafter`` ("heads", "ngram", or "model" with
+    ``draft_model``) proposes ``proposed`` tokens a step, each accepted with chance ``acceptance`` (see
+    :mod:`.speculation`; its draws are seeded by ``seed``).
     """
     prompts, outputs = lengths(prompt, prompt_spread, prompt_cap), lengths(output, output_spread, output_cap)
     shared = SharedPrefix(shared_prefix, prefix_share, prefixes) if shared_prefix else None
@@ -217,6 +227,9 @@ def run_named(
         max_steps=max_steps,
         routing=routing,
         prefix_caching=prefix_caching,
+        speculation=(
+            Speculation(acceptance, proposed, drafter, draft_model, seed=seed) if speculative else None
+        ),
     )
 
 

@@ -191,6 +191,7 @@ class SimulationResult:
         kv_series: list[dict[str, Any]],
         token_sources: dict[int, tuple[list[float], list[tuple[int, int, int]]]],
         decode_ends: dict[int, array[Any]],
+        bursts: dict[int, list[tuple[int, int, int]]] | None = None,
     ) -> None:
         self.config = config
         self.summary = summary
@@ -202,6 +203,7 @@ class SimulationResult:
         # built from them on demand, so a 10,000-request run does not build 3 million of them up front.
         self._token_sources = token_sources
         self._decode_ends = decode_ends
+        self._bursts = bursts or {}
 
     def __repr__(self) -> str:
         s = self.summary
@@ -219,6 +221,8 @@ class SimulationResult:
         times = list(prefilled)
         for index, first, last in segments:
             times.extend(self._decode_ends[index][first : last + 1])
+        for index, step, extra in self._bursts.get(request_id, ()):
+            times.extend([self._decode_ends[index][step]] * extra)  # a speculative step's further tokens
         times.sort()
         return times
 
@@ -268,6 +272,8 @@ class SimulationResult:
         records: list[dict[str, Any]] = []
         token_sources: dict[int, tuple[list[float], list[tuple[int, int, int]]]] = {}
         single_gaps: list[float] = []
+        bursts: dict[int, list[tuple[int, int, int]]] = {}
+        burst_tokens = 0  # speculative decoding: tokens that came in the same step as the one before them
         output_tokens = 0
         for seq in sequences:
             assert seq.finish_s is not None
@@ -281,6 +287,11 @@ class SimulationResult:
                     f[a + 1] += 1
                     f[b + 1] -= 1
                     longest = max(longest, max(gaps_between[inst_index][a + 1 : b + 1]))
+            if seq.bursts:
+                extra = sum(e for _, _, e in seq.bursts)
+                tokens += extra
+                burst_tokens += extra
+                bursts[seq.id] = seq.bursts
             token_sources[seq.id] = ([seq.first_token_s, *seq.recompute_token_s], seq.segments)
             single_gaps.extend(seq.gaps)
             output_tokens += seq.output
@@ -308,6 +319,8 @@ class SimulationResult:
             assert tokens == seq.output, (seq.id, tokens, seq.output)
 
         itl_pairs: list[tuple[float, int]] = [(g, 1) for g in single_gaps]
+        if burst_tokens:
+            itl_pairs.append((0.0, burst_tokens))
         for i, f in followers.items():
             running = 0
             gb = gaps_between[i]
@@ -416,6 +429,7 @@ class SimulationResult:
             kv_series=series,
             token_sources=token_sources,
             decode_ends=ends,
+            bursts=bursts,
         )
 
 

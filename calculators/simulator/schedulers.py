@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 
 from calculators.interconnect import Interconnect, get_interconnect
 from calculators.passes import Setup
+from calculators.simulator.kv_transfer import KV_TRANSFERS, LINK_SHARINGS
 from calculators.simulator.state import Instance, Sequence
-from calculators.validation import count, non_negative_number
+from calculators.validation import choice, count, non_negative_number
 
 # The two engine limits vLLM exposes, at the defaults vLLM sets when they are not given
 # (``EngineArgs.get_batch_defaults`` in vllm/engine/arg_utils.py, V1 engine, 2025): ``max_num_seqs``, the most
@@ -200,7 +201,8 @@ class ContinuousBatching(Scheduler):
 class ChunkedPrefill(Scheduler):
     """Decode first, then prompt pieces up to a token budget per step (Sarathi-Serve's stall-free batching).
 
-    Every decoding request writes a token at every step; what is left of ``token_budget`` goes to prompts,
+    Every decoding request writes a token at every step (with speculative decoding, its k + 1 verified
+    tokens count against the budget, as in vLLM); what is left of ``token_budget`` goes to prompts,
     oldest first, a chunk at a time. A request reserves cache for its whole prompt when it is admitted.
     ``token_budget`` is vLLM's ``max_num_batched_tokens`` with chunked prefill on, and ``max_sequences`` its
     ``max_num_seqs``; vLLM requires the budget to be at least the sequences, so that the decodes always fit:
@@ -220,7 +222,7 @@ class ChunkedPrefill(Scheduler):
         _admit_with_kv(instance, self.max_sequences)
         if instance.decoding:
             instance.reserve_decode_step()
-        budget = self.token_budget - len(instance.decoding)
+        budget = self.token_budget - instance.decode_rows()
         chunks: list[tuple[Sequence, int]] = []
         for seq in instance.prefilling.values():
             if budget <= 0:
@@ -262,6 +264,11 @@ class Disaggregated(Scheduler):
     degree: Splitwise runs prefill on H100s and decode on A100s, DistServe picks each phase's parallelism);
     by default both are the setup the simulation is given. Both must serve the same model with the same KV
     cache, and a cache crosses as many links at once as the smaller side's GPUs.
+
+    ``kv_transfer`` is "whole" (a cache leaves once its prefill is done; the default) or "layerwise" (each
+    layer's cache leaves once that layer is computed, overlapping the prefill), and ``link_sharing`` is
+    "sender" (each prefill replica's links carry one cache at a time; the default), "endpoints" (each decode
+    replica's too) or "shared" (all caches queue for the same links): see :mod:`.kv_transfer`.
     """
 
     name = "disaggregated"
@@ -277,7 +284,11 @@ class Disaggregated(Scheduler):
         prefill_scheduler: Scheduler | None = None,
         prefill_setup: Setup | None = None,
         decode_setup: Setup | None = None,
+        kv_transfer: str = "whole",
+        link_sharing: str = "sender",
     ) -> None:
+        self.kv_transfer = choice("kv_transfer", kv_transfer, KV_TRANSFERS)
+        self.link_sharing = choice("link_sharing", link_sharing, LINK_SHARINGS)
         for field_name, pool in (("prefill_setup", prefill_setup), ("decode_setup", decode_setup)):
             if pool is not None and not isinstance(pool, Setup):
                 raise ValueError(f"{field_name} must be a Setup (see calculators.make_setup), got {pool!r}")
@@ -304,6 +315,8 @@ class Disaggregated(Scheduler):
             },
             "max_sequences": self.max_sequences,
             "prefill_scheduler": self.prefill_scheduler.describe(),
+            **({"kv_transfer": self.kv_transfer} if self.kv_transfer != "whole" else {}),
+            **({"link_sharing": self.link_sharing} if self.link_sharing != "sender" else {}),
             **{
                 field_name: {"gpu": pool.gpu.key, "tensor_parallel": pool.gpus, "gpus": pool.total_gpus}
                 for field_name, pool in (

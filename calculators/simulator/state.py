@@ -12,10 +12,14 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections import deque
+from typing import TYPE_CHECKING
 
 from calculators.simulator.kv_memory import KVMemory, SwapSpace
 from calculators.simulator.prefix_cache import Key, PrefixCache
 from calculators.simulator.workload import Request
+
+if TYPE_CHECKING:
+    from calculators.simulator.speculation import Speculator
 
 
 class Sequence:
@@ -28,6 +32,7 @@ class Sequence:
 
     __slots__ = (
         "arrival_s",
+        "bursts",
         "ctx_at_join",
         "finish_s",
         "first_scheduled_s",
@@ -37,6 +42,7 @@ class Sequence:
         "generated",
         "id",
         "join",
+        "last_chunk",
         "last_token_s",
         "output",
         "preemptions",
@@ -74,6 +80,7 @@ class Sequence:
         self.last_token_s = 0.0
         self.finish_s: float | None = None
         self.prefill_done_s: float | None = None
+        self.last_chunk = 0  # tokens of the step that finished its prefill (layer-wise KV transfer)
         # Each stay in the decode batch: (instance, first, last decode-step index); its tokens came at those
         # steps' ends, so the latencies after the first are the gaps between consecutive decode-step ends.
         self.segments: list[tuple[int, int, int]] = []
@@ -81,6 +88,9 @@ class Sequence:
         # of each stay and the first after a recompute.
         self.gaps: list[float] = []
         self.recompute_token_s: list[float] = []  # when the tokens written by a recompute prefill came
+        # Speculative decoding: (instance, decode-step index, tokens beyond the first) of each decode step
+        # that wrote more than one token (they all came at that step's end). Empty without speculation.
+        self.bursts: list[tuple[int, int, int]] = []
         self.preemptions = 0
 
 
@@ -143,6 +153,10 @@ class Instance:
 
     def running(self) -> int:
         return len(self.decoding) + len(self.prefilling)
+
+    def decode_rows(self) -> int:
+        """Tokens the decoding sequences put through the next step (k + 1 each when speculating)."""
+        return len(self.decoding)
 
     def can_reserve(self, seq: Sequence, tokens: int) -> bool:
         """Whether ``seq`` can hold ``tokens`` tokens of cache and still leave the watermark free (with
@@ -295,6 +309,7 @@ class Instance:
             self._finish(seq, now)
         elif self.stop_after_prefill:
             seq.prefill_done_s = now
+            seq.last_chunk = tokens
             self.held[seq.id] = seq.slots  # the cache stays here until the decode pool takes it
             self.held_tokens += seq.target
             seq.slots = 0
@@ -423,6 +438,7 @@ class Instance:
             self.pad_contexts = []
 
     pad_rows = False  # set by static batching
+    speculation: Speculator | None = None  # speculative decoding (a SpeculativeInstance sets it)
 
     def _finish(self, seq: Sequence, now: float) -> None:
         seq.finish_s = now

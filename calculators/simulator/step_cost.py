@@ -26,8 +26,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from calculators.passes import Setup, mixed_step
+from calculators.speculative import draft_kernels_s
 
 # (seconds, compute seconds, memory seconds) of one step; a tuple, because the engine builds one per step.
 StepTime = tuple[float, float, float]
@@ -44,13 +46,18 @@ class StepCost:
     each context contributes, so the engine must then sum them itself.
     """
 
-    def __init__(self, setup: Setup) -> None:
+    def __init__(self, setup: Setup, *, kernels_only: bool = False) -> None:
         self.setup = replace(setup, ignore_memory=True)
         self.window = setup.model.sliding_window
         self.needs_keys = setup.level != "simple" or setup.kv_traffic
+        # A draft model's steps inside the target's engine step: kernels only, no per-step overhead.
+        self.kernels_only = kernels_only
         self._memo: dict[tuple[int, int, tuple[tuple[int, int], ...]], StepTime] = {}
         # Decode-only steps by batch size: (keys at one end, keys at the other, times at each end).
         self._lines: dict[int, tuple[int, int, StepTime, StepTime]] = {}
+        # Steps of n equal chunks (speculative verification) by (n, chunk tokens): as _lines, by cached total.
+        self._chunk_lines: dict[tuple[int, int], tuple[int, int, StepTime, StepTime]] = {}
+        self._chunk_memo: dict[tuple[int, int, int, tuple[tuple[int, int], ...]], StepTime] = {}
 
     def time(
         self,
@@ -74,25 +81,69 @@ class StepCost:
             self._memo[key] = timing
         return timing
 
+    def equal_chunks_time(
+        self, n: int, chunk: int, cached: int, prefill_chunks: Sequence[tuple[int, int]] = ()
+    ) -> StepTime:
+        """Seconds for a step of ``n`` chunks of ``chunk`` tokens each, after ``cached`` tokens cached in
+        total, plus ``prefill_chunks``: a speculative verification pass in its chunk form.
+
+        As for decode contexts, the cost model sees the cached tokens of chunks only through their total (a
+        list with the same count and total is handed over), so a step between two totals where no operator
+        changes side is interpolated. Not for a sliding window, which caps each chunk's keys on its own.
+        """
+        if self.window is not None:
+            raise ValueError("equal_chunks_time needs full attention; give each chunk to time() instead")
+        chunks = tuple(prefill_chunks)
+        if self.needs_keys and not chunks:
+            return self._on_line(self._chunk_lines, (n, chunk), cached, n * _LINE_STEPS, None, n, chunk)
+        key = (n, chunk, cached if self.needs_keys else 0, chunks)
+        hit = self._chunk_memo.get(key)
+        if hit is not None:
+            return hit
+        timing, _ = self._exact(0, 0, _equal_chunks(n, chunk, cached) + chunks)
+        if len(self._chunk_memo) < _MEMO_LIMIT:
+            self._chunk_memo[key] = timing
+        return timing
+
     def _decode_only(self, n: int, keys: int) -> StepTime:
-        line = self._lines.get(n)
+        # no context attends more than the window
+        cap = None if self.window is None else n * self.window
+        return self._on_line(self._lines, n, keys, n * _LINE_STEPS, cap, n, 0)
+
+    def _on_line(
+        self,
+        lines: dict[Any, tuple[int, int, StepTime, StepTime]],
+        line_key: object,
+        x: int,
+        reach: int,
+        cap: int | None,
+        n: int,
+        chunk: int,
+    ) -> StepTime:
+        """A step that is affine in ``x`` between two points where every operator stays on its side: the
+        decode keys of ``n`` sequences (``chunk`` 0), or the cached total of ``n`` chunks of ``chunk``."""
+        line = lines.get(line_key)
         if line is not None:
             lo, hi, at_lo, at_hi = line
-            if lo <= keys <= hi:
-                f = (keys - lo) / (hi - lo)
+            if lo <= x <= hi:
+                f = (x - lo) / (hi - lo)
                 return (
                     at_lo[0] + (at_hi[0] - at_lo[0]) * f,
                     at_lo[1] + (at_hi[1] - at_lo[1]) * f,
                     at_lo[2] + (at_hi[2] - at_lo[2]) * f,
                 )
-        timing, sides = self._exact(n, keys, ())
-        far = keys + n * _LINE_STEPS
-        if self.window is not None:
-            far = min(far, n * self.window)  # no context attends more than the window
-        if far > keys:
-            at_far, far_sides = self._exact(n, far, ())
+
+        def exact(at: int) -> tuple[StepTime, tuple[bool, ...]]:
+            return self._exact(n, at, ()) if not chunk else self._exact(0, 0, _equal_chunks(n, chunk, at))
+
+        timing, sides = exact(x)
+        far = x + reach
+        if cap is not None:
+            far = min(far, cap)
+        if far > x:
+            at_far, far_sides = exact(far)
             if far_sides == sides:
-                self._lines[n] = (keys, far, timing, at_far)
+                lines[line_key] = (x, far, timing, at_far)
         return timing
 
     def _exact(
@@ -105,4 +156,11 @@ class StepCost:
             contexts = [q + 1] * r + [q] * (n - r)
         result = mixed_step(self.setup, decode_contexts=contexts, prefill_chunks=chunks)
         sides = tuple(op.compute_time_s > op.memory_time_s for op in result.operators)
-        return (result.time_s, result.compute_time_s, result.memory_time_s), sides
+        seconds = draft_kernels_s(result) if self.kernels_only else result.time_s
+        return (seconds, result.compute_time_s, result.memory_time_s), sides
+
+
+def _equal_chunks(n: int, chunk: int, cached: int) -> tuple[tuple[int, int], ...]:
+    """``n`` chunks of ``chunk`` tokens whose cached tokens add up to ``cached``, as even as can be."""
+    q, r = divmod(cached, n)
+    return ((chunk, q + 1),) * r + ((chunk, q),) * (n - r)

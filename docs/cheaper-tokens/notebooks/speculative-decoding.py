@@ -127,3 +127,21 @@ assert 1 < break_even < fits
 
 # %%
 display(build_chart("speculative-speedup", max_batch=256).chart)
+
+
+# %% [markdown]
+# ## A second drafter
+#
+# The same chart for draft heads on Llama-3.1 8B in BF16 on one H100, which cost far less to run than a
+# draft model.
+
+# %%
+heads = {"model": "llama-3.1-8b", "gpu": "h100-sxm", "precision": "bf16", "drafter": "heads"}
+with_heads = build_chart("speculative-speedup", max_batch=256, **heads).chart
+display(with_heads)
+
+# %% [markdown]
+# The batch at which draft heads stop paying on that GPU:
+
+# %%
+Scenario("llama-3.1-8b", kv_traffic=True).speculative_break_even_batch(0.8, 4, 1000, drafter="heads")

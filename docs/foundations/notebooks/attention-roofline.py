@@ -24,7 +24,13 @@
 # %%
 import math
 
+from IPython.display import display
+
 from calculators import Scenario, format_value, get_gpu, get_model, ridge_point
+from calculators.charts import build_chart
+from course.notebooks.renderer import enable_course_charts
+
+enable_course_charts()  # charts below use the course's own markup: a static SVG, interactive on demand
 
 llama = get_model("llama-3.1-8b")
 L, H, H_kv, d = llama.layers, llama.attention_heads, llama.kv_heads, llama.head_dim
@@ -145,3 +151,23 @@ calibrated_crossing = calibrated.attention_takes_over("prefill")
 print(f"prefill crossing: bound {computed:,} tokens, calibrated {calibrated_crossing:,}")
 print(f"decode crossing at batch 1: calibrated {calibrated.attention_takes_over('decode'):,} tokens")
 assert calibrated_crossing < computed
+
+
+# %% [markdown]
+# ## The lesson's charts from your own numbers
+#
+# The course's chart builders take the same parameters as the lesson's chart blocks. Here the chart at
+# batch 1, and for Llama-3.1 70B on an H200, whose weights weigh more against its cache.
+
+# %%
+display(build_chart("attention-vs-weights", batch=1).chart)
+
+# %%
+larger = build_chart("attention-vs-weights", model="llama-3.1-70b", gpu="h200", batch=8).chart
+display(larger)
+
+# %% [markdown]
+# Where attention passes the weights in that 70B decode, in tokens of context:
+
+# %%
+Scenario("llama-3.1-70b", "h200", level="refined").attention_takes_over("decode", 8)

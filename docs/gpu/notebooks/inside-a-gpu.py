@@ -24,7 +24,13 @@
 # %%
 import math
 
+from IPython.display import display
+
 from calculators import Scenario, format_value, get_gpu
+from calculators.charts import build_chart
+from course.notebooks.renderer import enable_course_charts
+
+enable_course_charts()  # charts below use the course's own markup: a static SVG, interactive on demand
 
 # %% [markdown]
 # ## The tensor-core peak, by hand
@@ -118,3 +124,25 @@ weights = 8e9 * 2  # the course's nominal 8B model, two bytes per parameter
 print(f"weights {format_value(weights, 'GB')}: {weights / on_chip:.0f}x the on-chip memory")
 assert math.isclose(weights, Scenario().weight_bytes, rel_tol=0.01)
 assert weights > 100 * on_chip
+
+
+# %% [markdown]
+# ## The lesson's charts from your own numbers
+#
+# The course's chart builders take the same parameters as the lesson's chart blocks. Here the hierarchy of
+# the H100 PCIe beside the SXM (fewer SMs, slower HBM), and the rooflines of the GPUs whose anatomy the
+# lesson reads.
+
+# %%
+hierarchy = build_chart("memory-hierarchy", gpus=["h100-sxm", "h100-pcie"]).chart
+display(hierarchy)
+
+# %%
+rooflines = build_chart("roofline", gpus=["h100-sxm", "a100-sxm-80gb"], batches=[1, 64]).chart
+display(rooflines)
+
+# %% [markdown]
+# The PCIe card's HBM, which sets its roofline's slope:
+
+# %%
+format_value(get_gpu("h100-pcie").memory_bandwidth_bytes_per_s, "TB/s")

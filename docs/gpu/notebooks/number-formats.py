@@ -23,7 +23,13 @@
 # %%
 import math
 
+from IPython.display import display
+
 from calculators import FORMATS, Scenario, format_value, get_format, get_gpu, ridge_point
+from calculators.charts import build_chart
+from course.notebooks.renderer import enable_course_charts
+
+enable_course_charts()  # charts below use the course's own markup: a static SVG, interactive on demand
 
 # %% [markdown]
 # ## The largest value of each float, from its bits
@@ -101,6 +107,27 @@ for name, (bytes_per_weight, peak, scenario) in recipes.items():
 # %% [markdown]
 # Decode follows the bytes, prefill follows the peak: W4A16 helps only the first, FP8 both.
 #
+# The lesson's table takes Llama-3.1-8B as a quantised checkpoint stores it: the transformer layers' weights
+# in the weight format, the output layer in BF16 (a decode step reads all of it), and the embedding table,
+# also BF16, of which a step reads one row per token. A decode step at batch 1 also reads the cache of its
+# 1,000 tokens of context, $2 L H_{kv} d$ values of 2 bytes each per token.
+
+# %%
+llama = Scenario("llama-3.1-8b", level="refined").setup.model
+shape = Scenario("llama-3.1-8b", level="refined").setup.shape
+layers = shape.layers * (shape.qkv_params + shape.o_params + shape.mlp_params)  # quantised
+output_layer = shape.vocab * shape.hidden  # BF16
+cache = 1000 * 2 * shape.layers * llama.kv_heads * llama.head_dim * 2
+for name, bytes_per_weight, scenario in (
+    ("BF16", 2.0, Scenario("llama-3.1-8b", level="refined")),
+    ("W4A16", 4.25 / 8, Scenario("llama-3.1-8b", precision="int4", level="refined")),
+    ("W8A8 FP8", 1.0, Scenario("llama-3.1-8b", precision="fp8", level="refined")),
+):
+    read = layers * bytes_per_weight + output_layer * 2 + cache
+    print(f"{name:9} decode reads {format_value(read, 'GB')}: {format_value(read / bandwidth, 'ms')}")
+    # the norms, the embedding rows and each layer's activations add a fraction of a percent
+    assert math.isclose(read / bandwidth, scenario.decode(1, 1000).time_s, rel_tol=0.01)
+#
 # ## Where decode turns compute-bound
 #
 # At batch $b$ the weight products do $2b$ FLOPs per weight and read $s$ bytes of it: intensity $2b/s$. They
@@ -112,8 +139,8 @@ for name, (bytes_per_weight, peak, scenario) in recipes.items():
     crossing = ridge * bytes_per_weight / 2
     print(f"{name:9} ridge {ridge:.0f} FLOP/byte, compute-bound from batch {crossing:.0f}")
     assert math.isclose(ridge, scenario.ridge_point_flop_per_byte)
-    # the calculators search for the first compute-bound batch; the embedding and output layer (BF16) and
-    # the activations' reads put it a little above the simple count
+    # the calculators search for the first compute-bound batch; at the simple level every weight is in the
+    # weight format and nothing else is read, so only the rounding up to a whole batch separates them
     assert crossing <= scenario.compute_bound_batch(1) <= 1.1 * crossing + 1
 
 # %% [markdown]
@@ -123,3 +150,26 @@ for name, (bytes_per_weight, peak, scenario) in recipes.items():
 for fmt in ("bf16", "fp8", "fp4"):
     print(f"B200 ridge in {fmt.upper()}: {ridge_point('b200', fmt):.0f} FLOP/byte")
 assert math.isclose(ridge_point("b200", "fp4"), 9000e12 / 8e12)
+
+
+# %% [markdown]
+# ## The lesson's charts from your own numbers
+#
+# The course's chart builders take the same parameters as the lesson's chart blocks. Here the bits per value
+# of every format the calculators know, and the ridge points of the GPUs in the formats their tensor cores
+# take.
+
+# %%
+every_format = ["fp32", "bf16", "fp16", "fp8-e4m3", "fp8-e5m2", "int8", "int4", "mxfp4", "nvfp4"]
+display(build_chart("format-bits", formats=every_format).chart)
+
+# %%
+gpus = ["h100-sxm", "h200", "b200", "a100-sxm-80gb"]
+ridges = build_chart("ridge-points", gpus=gpus, precisions=["bf16", "fp8", "fp4"]).chart
+display(ridges)
+
+# %% [markdown]
+# The tallest bar above, B200 in FP4, in FLOP per byte:
+
+# %%
+round(ridge_point("b200", "fp4"))

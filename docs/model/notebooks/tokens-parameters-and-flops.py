@@ -134,6 +134,7 @@ attention_per_context_token = 4 * layers * heads * head_dim
 crossover = weight_flops / attention_per_context_token
 print(f"attention: {attention_per_context_token:,} FLOPs per token of context")
 print(f"it matches the weight products at {crossover:,.0f} tokens of context")
+assert round(crossover, -3) == 29_000  # the lesson's "about 29,000 tokens"
 
 for context in (1_000, 8_192, 32_768, 131_072):
     at = Scenario("llama-3.1-8b", level="refined").decode(1, context)
