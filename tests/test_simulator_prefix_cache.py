@@ -432,5 +432,5 @@ def test_chats_under_memory_pressure_on_cache_aware_replicas_keep_the_books(sche
     assert s["kv_peak_reserved_tokens"] <= 5000
     cache = s["prefix_cache"]
     assert cache["evicted_blocks"] > 0
-    assert 0 < cache["hit_tokens"]
+    assert cache["hit_tokens"] > 0
     assert cache["hit_tokens"] + cache["miss_tokens"] >= sum(r.prompt_tokens for r in reqs)

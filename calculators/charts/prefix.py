@@ -9,12 +9,13 @@ of requests within the SLO.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from calculators.charts.content import ChartData, Row, _computed, _in, _tokens
 from calculators.charts.palette import NEUTRAL, sequential_colours
 from calculators.charts.params import Param, read_count, read_params, read_rates
-from calculators.simulator.named import served
+from calculators.simulator.named import Served, served
 from calculators.units import format_value
 
 PREFIX_CACHING_PARAMS: tuple[Param, ...] = (
@@ -37,7 +38,7 @@ PREFIX_CACHING_PARAMS: tuple[Param, ...] = (
 SERIES = ("no prefix caching", "prefix caching")
 
 
-def run(shared_prefix: int, rate: float, requests: int, caching: bool) -> Any:
+def run(shared_prefix: int, rate: float, requests: int, caching: bool) -> Served:
     """One run of the course workload behind a shared system prompt (the lesson quotes the same runs)."""
     return served(
         preset="course", rate=rate, requests=requests, shared_prefix=shared_prefix, prefix_caching=caching
@@ -55,7 +56,7 @@ def prefix_caching_ttft(**given: Any) -> ChartData:
         for rate in p["rates"]:
             result = _computed(
                 chart, "shared_prefix", "use a shorter shared_prefix or fewer requests",
-                lambda rate=rate, caching=caching: run(p["shared_prefix"], rate, p["requests"], caching),
+                partial(run, p["shared_prefix"], rate, p["requests"], caching),
             )  # fmt: skip
             points.append(
                 {
