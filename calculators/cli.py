@@ -441,7 +441,7 @@ def _speculative(args: argparse.Namespace) -> tuple[object, str]:
         "max_batch_at_this_context": fits,
     }
     what = {
-        "heads": f"draft heads ({args.draft_layers:g} target layer per draft step)",
+        "heads": f"draft heads ({args.draft_layers:g} target layer and the output layer per draft step)",
         "ngram": "n-gram lookup",
     }
     drafter_name = what.get(args.draft, f"draft model {args.draft}")
@@ -527,7 +527,14 @@ def _add_setup_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--memory-efficiency", type=float, default=1.0, help="share of peak bandwidth reached"
     )
-    parser.add_argument("--pipeline-stages", type=int, default=1, help="pipeline stages (default 1)")
+    parser.add_argument(
+        "--pipeline-stages",
+        "--pipeline-parallel",
+        type=int,
+        default=1,
+        metavar="P",
+        help="pipeline stages (default 1); --pipeline-parallel is the same",
+    )
     parser.add_argument("--expert-parallel", action="store_true", help="MoE: experts spread over the GPUs")
     parser.add_argument(
         "--dp-attention", action="store_true", help="data-parallel attention (DeepSeek-style serving)"
@@ -630,7 +637,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--draft-layers",
         type=float,
         default=1.0,
-        help="with --draft heads: one draft step's cost in target layers (default 1.0, EAGLE's one layer)",
+        help="with --draft heads: decoder layers of the target's size per draft step, besides the output "
+        "layer each step runs (default 1.0, EAGLE's one layer)",
     )
     speculative.add_argument(
         "--acceptance",

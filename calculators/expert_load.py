@@ -11,13 +11,19 @@ What is computed, and how exactly:
 - one GPU's distinct experts touched after T tokens: exact, a Markov chain over "experts of this GPU
   touched so far" (each token picks j of the GPU's experts with hypergeometric probability, of which some
   are new), raised to the T-th power by repeated squaring;
-- the busiest GPU's expected count at T = 1: exact, the multivariate hypergeometric by a generating
-  polynomial (P(max <= m) is the x^k coefficient of prod_g sum_{c <= m} C(M_g, c) x^c over C(E, k));
-- at T > 1 the GPUs are treated as independent: P(max <= m) = prod_g P(count_g <= m). The counts are in
-  truth negatively correlated (a token's k picks are shared out), so this understates the maximum:
-  against a seeded simulation of DeepSeek-V3's shape (E = 256, k = 8, G = 8) by about 5 % at T = 2, 3 %
-  at T = 4 and under 1.5 % from T = 16 (tests/test_expert_load.py bounds it);
-- token-expert pairs on the busiest GPU: the same, with each GPU's pairs the T-fold convolution of the
+- the busiest GPU's expected distinct experts: exact, by counting sets. Every set of s experts is equally
+  likely to be exactly the set a batch touches, with probability r(s) = sum_j (-1)^(s-j) C(s, j) q(j)^T,
+  q(j) = C(j, k) / C(E, k) the chance that one token stays inside a given j-set (inclusion-exclusion). So
+  P(busiest <= m) = sum_s N_m(s) r(s), with N_m(s) the number of s-sets holding at most m experts on every
+  GPU: the x^s coefficient of prod_g sum_{c <= m} C(M_g, c) x^c. Regrouped by j the integer weights are the
+  coefficients of N_m(x - 1), cached per split. The alternating sum cancels heavily, so it is evaluated in
+  decimal arithmetic with enough digits (E log10 3 + 40) that rounding stays below 1e-30.
+  Past 512 experts (no preset comes near) the GPUs are taken as independent instead, which understates
+  the maximum: the counts are negatively correlated, a token's k picks being shared out (about 4 % at
+  T = 2 for DeepSeek-V3's shape, under 1 % from T = 64);
+- token-expert pairs on the busiest GPU: exact at T = 1 (the multivariate hypergeometric by a generating
+  polynomial), else the GPUs taken as independent (understating it by about 5 % at T = 2 for
+  DeepSeek-V3's shape, under 1.5 % from T = 16), each GPU's pairs the T-fold convolution of the
   hypergeometric (exact while the support is small, else a normal approximation with continuity
   correction, which is accurate there since the pairs are a sum of many independent per-token counts).
 
@@ -28,11 +34,13 @@ not a measurement. Stdlib only and deterministic.
 from __future__ import annotations
 
 import math
+from decimal import Decimal, localcontext
 from functools import lru_cache
 
 from calculators.validation import count
 
 _EXACT_PAIRS_SUPPORT = 512  # convolve exactly while a GPU's pairs can number at most this many
+_EXACT_TOUCHED_EXPERTS = 512  # count sets exactly up to this many experts (DeepSeek-V3 has 256)
 
 
 def experts_per_gpu(experts: int, gpus: int) -> tuple[int, ...]:
@@ -129,17 +137,88 @@ def _busiest_one_token(sizes: tuple[int, ...], experts: int, per_token: int) -> 
     return expected
 
 
+def _pack(coefficients: list[int], bits: int) -> int:
+    packed = 0
+    for c in reversed(coefficients):
+        packed = (packed << bits) + c
+    return packed
+
+
+def _unpack(packed: int, bits: int, length: int) -> list[int]:
+    """The signed coefficients back from a packed integer (each below 2^(bits - 1) in size)."""
+    full, half = 1 << bits, 1 << (bits - 1)
+    out = []
+    for _ in range(length):
+        c = packed & (full - 1)
+        if c >= half:
+            c -= full
+        out.append(c)
+        packed = (packed - c) >> bits
+    return out
+
+
+@lru_cache(maxsize=64)
+def _stay_inside_weights(sizes: tuple[int, ...], most: int) -> tuple[Decimal, ...]:
+    """A(j), j = 0..E, with P(busiest GPU touches <= ``most`` experts) = sum_j A(j) q(j)^T (exact integers).
+
+    N(s), the number of s-sets holding at most ``most`` experts on every GPU, has the generating polynomial
+    N(x) = prod_g sum_{c <= most} C(M_g, c) x^c, and sum_s N(s) r(s) regroups by j into sum_j A(j) q(j)^T
+    with A(x) = N(x - 1). Each GPU's factor is shifted by x -> x - 1, then the factors are multiplied as
+    integers by packing each polynomial into one big integer (Kronecker substitution): |A(j)| <= 3^E, so
+    2 E bits a slot keep the coefficients apart. Independent of k and T, so cached per (split, most).
+    """
+    experts = sum(sizes)
+    bits = 2 * experts + 2
+    product = 1
+    for held in sizes:
+        top = min(most, held)
+        # sum_c C(M, c) (x - 1)^c has x^j coefficient sum_c C(M, c) C(c, j) (-1)^(c - j)
+        # = C(M, j) sum_i C(M - j, i) (-1)^i over i <= top - j, = C(M, j) (-1)^(top - j) C(M - j - 1, top - j)
+        # (the partial alternating sum of a binomial row), or 1 when j = M.
+        shifted = [
+            1 if j == held else math.comb(held, j) * (-1) ** (top - j) * math.comb(held - j - 1, top - j)
+            for j in range(top + 1)
+        ]
+        product *= _pack(shifted, bits)
+    return tuple(Decimal(a) for a in _unpack(product, bits, experts + 1))  # exact: Decimal(int) is
+
+
+def _digits(experts: int, tokens: int) -> int:
+    # Terms A(j) q(j)^T reach 3^E in size before cancelling; 40 spare digits keep rounding below 1e-30.
+    return int(experts * math.log10(3.0)) + len(str(tokens)) + 40
+
+
+def _busiest_touched_exact(sizes: tuple[int, ...], experts: int, per_token: int, tokens: int) -> float:
+    """Exact E[max over GPUs of distinct experts touched]: sum over m of 1 - P(max <= m)."""
+    with localcontext() as ctx:
+        ctx.prec = _digits(experts, tokens)
+        total = Decimal(math.comb(experts, per_token))
+        inside = [(Decimal(math.comb(j, per_token)) / total) ** tokens for j in range(experts + 1)]
+        expected = Decimal(0)
+        for most in range(max(sizes)):
+            weights = _stay_inside_weights(sizes, most)
+            expected += 1 - sum((q * a for a, q in zip(weights, inside, strict=True) if q), Decimal(0))
+        return float(expected)
+
+
 @lru_cache(maxsize=256)
 def busiest_gpu_experts(experts: int, gpus: int, per_token: int, tokens: int) -> float:
     """Expected distinct experts touched on the busiest of ``gpus`` GPUs when ``tokens`` tokens each pick
-    ``per_token`` of ``experts`` (exact for one token, else GPUs taken as independent; see the module)."""
+    ``per_token`` of ``experts`` (exact up to 512 experts, else GPUs taken as independent; see the module)."""
     experts, gpus = count("experts", experts), count("gpus", gpus)
     per_token, tokens = count("experts_per_token", per_token), count("tokens", tokens, minimum=0)
+    if per_token > experts:
+        raise ValueError(
+            f"experts_per_token ({per_token}) must be at most experts ({experts}); "
+            "a token picks distinct experts"
+        )
     sizes = experts_per_gpu(experts, gpus)
     if tokens == 0:
         return 0.0
     if tokens == 1:
         return _busiest_one_token(sizes, experts, per_token)
+    if experts <= _EXACT_TOUCHED_EXPERTS:
+        return _busiest_touched_exact(sizes, experts, per_token, tokens)
     by_size = {held: _cdf(touched_distribution(held, experts, per_token, tokens)) for held in set(sizes)}
     return _expected_max([by_size[held] for held in sizes])
 

@@ -38,6 +38,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from calculators.expert_parallel import ExpertLoad, expert_load
 from calculators.gemm import Gemm, critical_tokens, gemm
 from calculators.gpu_anatomy import Anatomy
 from calculators.hardware import GPU, GPUS, get_gpu
@@ -46,6 +47,7 @@ from calculators.memory import MemoryPlan
 from calculators.models import MODELS, MLAShape, Model, MoEShape, get_model
 from calculators.passes import PassResult, Setup
 from calculators.precision import NumberFormat, Precision, get_format, get_precision
+from calculators.quantization import crossover_batch
 from calculators.roofline import RooflineTime, attainable_flops_per_s, ridge_point
 from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming
@@ -76,8 +78,12 @@ NAMESPACE: Mapping[str, Any] = {
     "min": min,
     "max": max,
     "abs": abs,
+    # quantisation: the decode batch from which one recipe steps faster than another
+    "crossover_batch": crossover_batch,
     # speculative decoding: the acceptance rate that gives a published mean accepted length
     "acceptance_for_tokens": acceptance_for_tokens,
+    # mixture of experts: experts touched and the busiest GPU of expert parallelism
+    "expert_load": expert_load,
     # simulator experiments (calculators.simulator.experiments): cached runs with plain-number arguments
     "prefill_stall": prefill_stall,
     "chunk_step_s": chunk_step_s,
@@ -109,6 +115,8 @@ RESULT_TYPES: tuple[type, ...] = (
     Handoff,
     Utilisation,
     SpeculativeResult,
+    ExpertLoad,
+    Interconnect,
 )
 """The objects whose public attributes and methods an expression may use."""
 

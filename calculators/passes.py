@@ -26,7 +26,9 @@ from functools import cached_property
 
 from calculators import calibration, setting
 from calculators.efficiency import MAX_STEP_OVERHEAD_S, Efficiency
-from calculators.expert_load import busiest_gpu_factors
+from calculators.expert_load import busiest_gpu_factors, busiest_gpu_pairs
+from calculators.expert_parallel import all_to_all_time_s as expert_all_to_all_time_s
+from calculators.expert_parallel import dispatch_bytes
 from calculators.hardware import GPU, get_gpu
 from calculators.interconnect import (
     INTER_NODE_LINK,
@@ -411,6 +413,16 @@ class PassResult:
     def weights_time_s(self) -> float:
         """Seconds of the weight matrix products (projections, MLP or experts, output layer), in this mode."""
         return sum(op.time_s for op in self.operators if op.kind == "weights")
+
+    @property
+    def routed_experts_time_s(self) -> float:
+        """Seconds of an MoE's routed experts, in this mode (on the busiest GPU under expert parallelism)."""
+        return sum(op.time_s for op in self.operators if op.name.startswith("routed experts"))
+
+    @property
+    def all_to_all_time_s(self) -> float:
+        """Seconds of the MoE layers' dispatch and combine all-to-alls, in this mode (0 without them)."""
+        return sum(op.time_s for op in self.operators if op.name.startswith("expert all-to-alls"))
 
     @property
     def attention_intensity_flop_per_byte(self) -> float:
@@ -973,11 +985,18 @@ def _communication_operators(
             "output-layer logits all-gather", gather, all_to_all_time_s(gather, tp, link, eff),
         ))  # fmt: skip
         if moe_by_all_to_all:
-            # Dispatch and combine: each GPU sends its share of the token-expert pairs' activations.
-            per_gpu = tokens * s.experts_per_token * h * ACTIVATION_BYTES / tp
-            each = all_to_all_time_s(per_gpu, tp, link, eff)
+            # Dispatch and combine (calculators/expert_parallel.py): T k h values each, timed on the GPU
+            # receiving the most token-expert pairs (the busiest under uniform routing with expert
+            # parallelism; the mean T k / G when the experts are split by tensor parallelism instead).
+            k = s.experts_per_token
+            pairs = busiest_gpu_pairs(s.experts, tp, k, tokens) if setup.expert_parallel else tokens * k / tp
+            nvlink = _calibrated_link(setup.link, setup) if calibrated else setup.link
+            each = expert_all_to_all_time_s(
+                pairs, h, ACTIVATION_BYTES, tp, setup.gpu.domain_gpus, nvlink, link, eff
+            )
+            moved = dispatch_bytes(tokens, k, h, ACTIVATION_BYTES) / tp  # each GPU's share, as before
             ops.append(communication_operator(
-                f"expert all-to-alls (2 x {moe_by_all_to_all}, approximate)", 2 * moe_by_all_to_all * per_gpu,
+                f"expert all-to-alls (2 x {moe_by_all_to_all}, approximate)", 2 * moe_by_all_to_all * moved,
                 2 * moe_by_all_to_all * each,
             ))  # fmt: skip
     if setup.pipeline_stages > 1:

@@ -112,6 +112,23 @@ class Scenario:
         """Largest batch that fits in memory at ``context_tokens`` each."""
         return max_batch(self.setup, context_tokens)
 
+    def decode_tokens_per_s(self, batch: int = 1, context_tokens: int = 1) -> float:
+        """Output tokens per second of the whole setup while ``batch`` sequences decode together.
+
+        Each step writes one token per sequence, so it is the batch over one step's time; one sequence sees
+        ``1 / step`` of them. Memory is checked like :meth:`decode` (``ignore_memory`` for a what-if).
+        """
+        return batch / self.decode(batch, context_tokens).time_s
+
+    def max_decode_tokens_per_s(self, context_tokens: int) -> float:
+        """Output tokens per second at the largest batch that fits at ``context_tokens`` each; 0 if none fits.
+
+        What a format's capacity is worth: fewer bytes per weight or per cached value let more sequences in,
+        and each step of the larger batch writes more tokens, until the step turns compute-bound.
+        """
+        largest = self.max_batch(context_tokens)
+        return self.decode_tokens_per_s(largest, context_tokens) if largest else 0.0
+
     def compute_bound_batch(self, context_tokens: int = 1) -> int:
         """Smallest decode batch that is compute-bound at ``context_tokens`` each; 0 when none is."""
         return compute_bound_batch(self.setup, context_tokens)
@@ -189,8 +206,8 @@ class Scenario:
         """One speculative step against a plain decode step (see :mod:`calculators.speculative`).
 
         ``acceptance`` is the chance each proposed token is accepted, ``proposed`` the tokens k proposed per
-        step; ``drafter`` is "heads" (each draft step costs ``draft_layers`` of the target's layers), "model"
-        (with ``draft_model``, a smaller preset) or "ngram" (free).
+        step; ``drafter`` is "heads" (each draft step costs ``draft_layers`` of the target's layers and its
+        output layer), "model" (with ``draft_model``, a smaller preset) or "ngram" (free).
         """
         return speculative_decoding(
             self.setup, acceptance=acceptance, proposed=proposed, batch=batch, context_tokens=context_tokens,

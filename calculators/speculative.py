@@ -11,14 +11,20 @@ Three drafters, each costed with the same pass model (:mod:`calculators.passes`)
 
 ``model``  a second, smaller model on the same GPUs: k of its own decode steps at the batch (kernels only:
            the engine's per-step overhead is paid once per speculative step).
-``heads``  draft heads (Medusa/EAGLE-style): each of k draft steps costs ``draft_layers`` of the target's
-           layers (EAGLE's drafter is one decoder layer: 1.0), taken as that share of a target decode step.
+``heads``  draft heads (Medusa/EAGLE-style): each of k draft steps reads ``draft_layers`` decoder layers of
+           the target's size and the target's output layer (vocabulary x hidden), which turns the head's
+           hidden state into a token (EAGLE's drafter is one decoder layer and reuses the target's output
+           layer: 1.0; a Medusa head is one residual block and its own output layer), taken as that share of
+           the target's weights, and so of a target decode step.
 ``ngram``  n-gram (prompt) lookup: no GPU work to propose.
 
 The verifier is one :func:`calculators.passes.mixed_step` of batch x (k + 1) tokens on the cached contexts
 (as a chunk per sequence or as k + 1 decode tokens each, whichever is faster), so attention and the
 compute/memory balance are those of the rest of the course, in both modes (the spec-peak bound and the
-calibrated estimate).
+calibrated estimate). Its attention is never taken as cheaper than the plain step's: it reads the same caches
+with more queries, so it pays at least what decoding pays for them (in the calibrated mode, decode attention's
+fixed cost per sequence, which the prefill fit of the chunk form does not carry). The verifier therefore never
+costs less than a plain decode step, and the speed-up never exceeds the expected tokens per step.
 """
 
 from __future__ import annotations
@@ -35,6 +41,7 @@ __all__ = [
     "MAX_PROPOSED",
     "SpeculativeResult",
     "acceptance_for_tokens",
+    "attention_at_least",
     "best_proposed",
     "break_even_batch",
     "checked_drafter",
@@ -234,8 +241,9 @@ def draft_kernels_s(step: PassResult) -> float:
 
 
 def heads_draft_share(setup: Setup, proposed: int, draft_layers: float) -> float:
-    """Draft heads' k steps as a share of one target decode step: k x ``draft_layers`` of its layers."""
-    return proposed * draft_layers / setup.model.layers
+    """Draft heads' k steps as a share of one target decode step: k x (``draft_layers`` decoder layers and
+    the target's output layer), see :func:`_head_step_share`."""
+    return proposed * _head_step_share(setup, draft_layers)
 
 
 def speculative_decoding(
@@ -253,8 +261,8 @@ def speculative_decoding(
 
     ``acceptance`` is the per-token acceptance rate a (0 <= a < 1), ``proposed`` the tokens k proposed per
     step. ``drafter`` is "model" (with ``draft_model``, a preset name or :class:`Model`), "heads" (each draft
-    step costs ``draft_layers`` target layers) or "ngram" (free). Times follow ``setup.mode``; the spec-peak
-    figure is always beside them (``bound_speedup``).
+    step costs ``draft_layers`` target layers and the target's output layer) or "ngram" (free). Times follow
+    ``setup.mode``; the spec-peak figure is always beside them (``bound_speedup``).
     """
     draft, layers = checked_drafter(setup, drafter, draft_model, draft_layers)
     tokens = expected_tokens_per_step(acceptance, proposed)
@@ -268,6 +276,7 @@ def speculative_decoding(
     # cached latent; one logits row per chunk), k + 1 decode tokens take the decode kernels but read the
     # cache k + 1 times. An engine runs whichever kernel suits, so the faster form is taken.
     as_chunk = mixed_step(setup, prefill_chunks=[verify_chunk(context, k)] * batch)
+    as_chunk = attention_at_least(as_chunk, plain)  # the same caches, more queries: never cheaper
     # (The decode form would count each sequence's cache k + 1 times against memory: the chunk form checks.)
     unchecked = replace(setup, ignore_memory=True)
     as_decode = mixed_step(unchecked, decode_contexts=verify_decode_contexts(context, k) * batch)
@@ -300,6 +309,35 @@ def speculative_decoding(
         drafter, float(acceptance), k, batch, context, tokens, draft_time, verify, plain, draft_bound,
         verify_bound, tuple(warnings), setup.mode,
     )  # fmt: skip
+
+
+def _head_step_share(setup: Setup, layers: float) -> float:
+    """One draft step of draft heads as a share of the target's weights (those a token passes through):
+    ``layers`` decoder layers of the target's mean size, plus the target's output layer (vocabulary x hidden),
+    which every head needs to turn its hidden state into a token."""
+    model = setup.model
+    weights = setup.params if model.moe is None else model.active_params
+    output = float(model.vocab_size * model.hidden_size)
+    per_layer = (weights - output * (1 if model.tied_embeddings else 2)) / model.layers
+    return (layers * per_layer + output) / weights
+
+
+def attention_at_least(verify: PassResult, plain: PassResult) -> PassResult:
+    """The chunk-form verifier with its attention raised, where needed, to the plain step's attention time.
+
+    The check attends over the same caches as the plain step, with k + 1 queries per sequence instead of one,
+    so its attention costs at least as much; the prefill-chunk form can price it lower only because the
+    calibrated prefill fit has no fixed cost per sequence, which the decode fit has (Vidur's profiles).
+    """
+    ops = [op for op in verify.operators if op.kind == "attention"]
+    extra = plain.attention_time_s - verify.attention_time_s
+    if extra <= 0 or len(ops) != 1:
+        return verify
+    raised = [
+        op._replace(time_s=op.time_s + extra) if op.kind == "attention" else op for op in verify.operators
+    ]
+    bound = verify.bound_time_s + (extra if verify.mode == "peak" else 0.0)
+    return replace(verify, operators=tuple(raised), time_s=verify.time_s + extra, bound_time_s=bound)
 
 
 def best_proposed(

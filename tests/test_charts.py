@@ -24,6 +24,7 @@ from calculators.charts.content import short_gpu_name
 from calculators.charts.palette import (
     ATTENTION_COLOURS,
     DARK_BACKGROUND,
+    EXPERT_LOAD_COLOURS,
     FORMAT_PART_COLOURS,
     GPU_COLOURS,
     LIGHT_BACKGROUND,
@@ -31,6 +32,7 @@ from calculators.charts.palette import (
     NEUTRAL,
     PHASE_COLOURS,
     PRECISION_COLOURS,
+    RECIPE_COLOURS,
     SCHEDULER_COLOURS,
     SEQUENTIAL_COLOURS,
     contrast,
@@ -40,6 +42,7 @@ from calculators.charts.render import render_course_chart, render_spec, tidy_svg
 from calculators.charts.specs import NARROW_WIDTH, WIDE_WIDTH
 from calculators.hardware import GPUS
 from calculators.models import ATTENTION_KINDS
+from calculators.quantization import RECIPES
 from calculators.simulator.named import SCHEDULERS
 from course.charts import assets as chart_assets
 from course.charts.extension import find_problems, parse_block, render_block
@@ -79,7 +82,13 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "speculative-speedup": ("speculative-speedup", {"max_batch": 16, "acceptance": [0.6, 0.8]}),
     "prefix-caching-ttft": ("prefix-caching-ttft", {"rates": [4, 8], "requests": 40}),
+    "quantization-speedup": ("quantization-speedup", {"max_batch": 16}),
+    "quantization-speedup-kv": (
+        "quantization-speedup",
+        {"max_batch": 8, "recipes": ["bf16", "w4a16"], "kv_format": "fp8", "context": 8000},
+    ),
     "attention-vs-weights": ("attention-vs-weights", {"max_context": 4096}),
+    "expert-load": ("expert-load", {"max_batch": 64}),
     "memory-hierarchy": ("memory-hierarchy", {}),
     "gemm-efficiency": ("gemm-efficiency", {"max_tokens": 512}),
 }
@@ -110,6 +119,21 @@ def test_attention_share_by_hand() -> None:
     assert mark["share_pct"] == pytest.approx(100 * 4_294_967_296 / 19_304_284_160)
     shares = [row["share_pct"] for row in data.datasets["lines"]]
     assert shares == sorted(shares), "attention's share grows with the context"
+
+
+def test_expert_load_by_hand() -> None:
+    # Mixtral 8x7B on 8 GPUs (one expert each), one token: it picks 2 experts, so 2 GPUs hold 1 touched
+    # expert and 6 hold none: busiest 1, average 8 (1 - 6/8) / 8 = 0.25. Two tokens: each expert is missed
+    # with P (6/8)^2 = 0.5625, so the average GPU touches 0.4375; the busiest 1 (each GPU holds one).
+    data = chart_data("expert-load", model="mixtral-8x7b", gpus=8, max_batch=2)
+    by = {(r["series"], r["batch"]): r["experts"] for r in data.datasets["points"]}
+    assert by["busiest GPU", 1] == pytest.approx(1.0)
+    assert by["average GPU", 1] == pytest.approx(0.25)
+    assert by["average GPU", 2] == pytest.approx(0.4375)
+    assert by["busiest GPU", 2] == pytest.approx(1.0)
+    assert data.datasets["held"] == [{"experts": 1.0}]
+    with pytest.raises(ChartError, match="dense"):
+        chart_data("expert-load", model="dense-8b")
 
 
 def test_attention_share_refuses_a_fourth_model() -> None:
@@ -447,15 +471,22 @@ def test_palette_gives_every_gpu_and_phase_its_own_readable_colour() -> None:
     assert set(SCHEDULER_COLOURS) == set(SCHEDULERS)
     assert set(ATTENTION_COLOURS) == {kind.upper() for kind in ATTENTION_KINDS}
     assert MEMORY_COLOURS["free"] == NEUTRAL
+    assert set(RECIPE_COLOURS) == {recipe.name for recipe in RECIPES.values()}
+    for recipe in RECIPES.values():
+        if not recipe.weight_only:  # a recipe computing in a format is drawn in that format's colour
+            assert RECIPE_COLOURS[recipe.name] == PRECISION_COLOURS[recipe.arithmetic_format[:4].upper()]
     colours = [
         *GPU_COLOURS.values(),
         *PHASE_COLOURS.values(),
         *PRECISION_COLOURS.values(),
+        RECIPE_COLOURS["W4A16"],  # the other recipes take their arithmetic format's colour
+        RECIPE_COLOURS["W8A16"],
         *FORMAT_PART_COLOURS.values(),
         *SCHEDULER_COLOURS.values(),
         *(colour for state, colour in MEMORY_COLOURS.items() if state != "free"),
         *ATTENTION_COLOURS.values(),
         *SEQUENTIAL_COLOURS,
+        *EXPERT_LOAD_COLOURS.values(),
         NEUTRAL,
     ]
     assert len(set(colours)) == len(colours)

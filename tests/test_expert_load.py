@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import pytest
@@ -39,12 +40,38 @@ def test_two_tokens_one_expert_each_enumerated() -> None:
     # (2 of 4): distinct experts per GPU 1 and 0, pairs 2 and 0. Different experts (2 of 4): 1 and 1.
     # Exact: busiest distinct = 1 always; busiest pairs = (2 x 2 + 2 x 1) / 4 = 1.5.
     # One GPU alone: touched with P = 1 - (1/2)^2 = 3/4; pairs 0, 1, 2 with P 1/4, 1/2, 1/4.
-    # The model takes the GPUs as independent (it must, past one token), which understates the maximum:
-    # distinct: 1 - P(both 0) = 1 - 1/16 = 15/16; pairs: (1 - P(max <= 0)) + (1 - P(max <= 1))
-    # = (1 - 1/16) + (1 - 9/16) = 22/16 = 1.375.
+    # Distinct experts are counted exactly (1). Pairs take the GPUs as independent past one token, which
+    # understates the maximum: (1 - P(max <= 0)) + (1 - P(max <= 1)) = (1 - 1/16) + (1 - 9/16) = 22/16.
     assert touched_distribution(1, 2, 1, 2) == pytest.approx((0.25, 0.75))
-    assert busiest_gpu_experts(2, 2, 1, 2) == pytest.approx(15 / 16)
+    assert busiest_gpu_experts(2, 2, 1, 2) == pytest.approx(1.0)
     assert busiest_gpu_pairs(2, 2, 1, 2) == pytest.approx(22 / 16)
+
+
+def test_two_tokens_on_two_gpus_of_two_experts_enumerated() -> None:
+    # E = 4 (GPU A: {0, 1}, GPU B: {2, 3}), k = 1, two tokens: 16 equally likely ordered routings.
+    # Same expert twice (4): busiest holds 1. Two experts of the same GPU (2 on A + 2 on B = 4): 2.
+    # One on each GPU (8): 1. Exact E[max] = (4 x 1 + 4 x 2 + 8 x 1) / 16 = 20/16 = 1.25.
+    # (Taking the GPUs as independent would give 75/64 = 1.17: one GPU holds 0, 1, 2 touched experts with
+    # P 1/4, 5/8, 1/8, so 1 - (1/4)^2 + 1 - (7/8)^2 = 15/16 + 15/64.)
+    assert busiest_gpu_experts(4, 2, 1, 2) == pytest.approx(20 / 16)
+
+
+@pytest.mark.parametrize(
+    ("experts", "gpus", "k", "tokens"), [(4, 2, 2, 2), (6, 3, 2, 3), (5, 2, 2, 3), (6, 2, 3, 2)]
+)
+def test_busiest_experts_against_brute_force(experts: int, gpus: int, k: int, tokens: int) -> None:
+    # Every ordered routing of the batch (each token one k-subset), equally likely: the mean of the
+    # busiest GPU's distinct experts, with experts dealt out as experts_per_gpu does (first GPUs one more).
+    sizes = experts_per_gpu(experts, gpus)
+    owner = [g for g, held in enumerate(sizes) for _ in range(held)]
+    subsets = list(itertools.combinations(range(experts), k))
+    total = 0
+    for routing in itertools.product(subsets, repeat=tokens):
+        touched = set().union(*routing)
+        total += max(sum(1 for e in touched if owner[e] == g) for g in range(gpus))
+    assert busiest_gpu_experts(experts, gpus, k, tokens) == pytest.approx(
+        total / len(subsets) ** tokens, rel=1e-12
+    )
 
 
 def test_deepseek_v3_batch_1_on_8_gpus_is_2_6x() -> None:
@@ -86,7 +113,9 @@ def test_busiest_at_least_the_mean_and_tends_to_it(experts: int, gpus: int, k: i
 
 
 @pytest.mark.parametrize("tokens", [2, 4, 16])
-def test_independence_approximation_against_a_seeded_simulation(tokens: int) -> None:
+def test_against_a_seeded_simulation(tokens: int) -> None:
+    # DeepSeek-V3's shape, 3,000 seeded trials: the busiest GPU's count has a standard deviation under 1.5,
+    # so the simulated mean is within about 0.03 (1 standard error) of the truth; 2 % is over 4 of them.
     experts, gpus, k, trials = 256, 8, 8, 3000
     rng = random.Random(7)
     held = experts // gpus
@@ -100,11 +129,31 @@ def test_independence_approximation_against_a_seeded_simulation(tokens: int) -> 
                 pairs[e // held] += 1
         most_touched += max(len(t) for t in touched)
         most_pairs += max(pairs)
-    simulated = (most_touched / trials, most_pairs / trials)
-    modelled = (busiest_gpu_experts(experts, gpus, k, tokens), busiest_gpu_pairs(experts, gpus, k, tokens))
-    for model, sim in zip(modelled, simulated, strict=True):
-        assert model <= sim * 1.01  # GPUs' counts are negatively correlated: independence understates
-        assert model >= sim * 0.94
+    simulated_touched, simulated_pairs = most_touched / trials, most_pairs / trials
+    # Distinct experts: exact.
+    assert busiest_gpu_experts(experts, gpus, k, tokens) == pytest.approx(simulated_touched, rel=0.02)
+    # Pairs: GPUs' counts are negatively correlated, so taking them as independent understates (<= 6 %).
+    pairs = busiest_gpu_pairs(experts, gpus, k, tokens)
+    assert pairs <= simulated_pairs * 1.01
+    assert pairs >= simulated_pairs * 0.94
+
+
+def test_deepseek_v3_busiest_gpu_exact_values() -> None:
+    # Exact values at 8 GPUs (32 experts each), checked against the simulation above and an independent
+    # derivation in the lesson's notebook. 2 tokens touch 256 (1 - (31/32)^2) = 256 x 0.0615 = 15.75
+    # experts in all (1.97 per GPU on average, the busiest 4.07); 64 tokens 256 (1 - (31/32)^64)
+    # = 256 (1 - e^(64 ln 0.96875)) = 256 (1 - e^-2.032) = 256 x 0.8689 = 222.4 (27.81 per GPU, the busiest
+    # 30.30 of 32).
+    assert busiest_gpu_experts(256, 8, 8, 2) == pytest.approx(4.0666, abs=1e-4)
+    assert mean_gpu_experts(256, 8, 8, 64) == pytest.approx(27.81, abs=0.01)
+    assert busiest_gpu_experts(256, 8, 8, 64) == pytest.approx(30.299, abs=1e-3)
+    # Enough tokens touch every expert: the busiest GPU holds all 32.
+    assert busiest_gpu_experts(256, 8, 8, 100_000) == pytest.approx(32.0)
+
+
+def test_more_experts_per_token_than_experts_is_rejected() -> None:
+    with pytest.raises(ValueError, match="experts_per_token"):
+        busiest_gpu_experts(8, 2, 9, 2)
 
 
 def _routed_time(expert_parallel: bool, batch: int, mode: str = "peak") -> float:

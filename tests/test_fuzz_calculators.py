@@ -47,6 +47,7 @@ from calculators import (
     custom_dense_model,
     custom_gpu,
     format_value,
+    make_setup,
     poisson_workload,
     roofline_time,
     simulate,
@@ -457,6 +458,9 @@ small = st.one_of(st.integers(1, 64), weird_numbers)
         max_size=6,
     ),
     slo=st.tuples(weird_numbers, weird_numbers),
+    pipeline=st.tuples(
+        st.one_of(st.integers(1, 4), weird_numbers), st.one_of(st.integers(1, 8), weird_numbers)
+    ),
     transfer=st.fixed_dictionaries(
         {},
         optional={
@@ -485,12 +489,15 @@ def test_simulations_finish_quickly_with_finite_results_or_say_why(
     memory: dict[str, Any],
     rows: list[Any],
     slo: Any,
+    pipeline: tuple[Any, Any],
     transfer: dict[str, Any],
     speculation: dict[str, Any] | None,
 ) -> None:
     a, b, c = knobs
+    stages, micro_batches = pipeline
     try:
         requests = trace_workload(rows)
+        setup = make_setup(pipeline_stages=stages)
         chosen = {
             "continuous": lambda: ContinuousBatching(a, b),
             "chunked": lambda: ChunkedPrefill(a, b),
@@ -499,6 +506,7 @@ def test_simulations_finish_quickly_with_finite_results_or_say_why(
         }[scheduler]()
         result = simulate(
             requests,
+            setup,
             scheduler=chosen,
             memory=MemoryConfig(**memory),
             replicas=1 if scheduler == "disaggregated" else c,
@@ -506,6 +514,7 @@ def test_simulations_finish_quickly_with_finite_results_or_say_why(
             timeline_steps=20,
             max_steps=20_000,
             speculation=None if speculation is None else Speculation(**speculation),
+            micro_batches=micro_batches,
         )
         record = result.as_dict()
         text = summary_text(result, "fuzz")
@@ -600,6 +609,7 @@ simulate_flags = st.one_of(
     st.tuples(st.sampled_from(["--swap-space"]), run_sizes),
     st.tuples(st.sampled_from(["--swap-link"]), _names(INTERCONNECTS)),
     st.tuples(st.sampled_from(["--link"]), _names(INTERCONNECTS)),
+    st.tuples(st.sampled_from(["--pipeline-parallel", "--micro-batches"]), st.one_of(run_sizes, st.just(2))),
     st.tuples(st.sampled_from(["--kv-transfer"]), st.sampled_from(["whole", "layerwise", "x"])),
     st.tuples(st.sampled_from(["--link-sharing"]), st.sampled_from(["sender", "endpoints", "shared", "x"])),
     st.tuples(st.sampled_from(["--prefill-gpu", "--decode-gpu"]), _names(GPUS)),

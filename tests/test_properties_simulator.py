@@ -150,6 +150,46 @@ def test_same_inputs_same_result(case: tuple, setup: Setup) -> None:  # type: ig
     assert first.as_dict(token_latencies=True) == again.as_dict(token_latencies=True)
 
 
+# --- pipeline parallelism with micro-batches (issue 25) ---------------------------------------------------
+
+STAGED = (
+    make_setup(pipeline_stages=2),
+    make_setup("llama-3.1-8b", "h100-sxm", level="refined", pipeline_stages=4),
+)
+
+
+@FAST
+@given(cases(), st.sampled_from(STAGED), st.integers(1, 8))
+def test_micro_batched_pipelines_serve_every_token_in_order_no_sooner_than_a_pass(
+    case: tuple,  # type: ignore[type-arg]
+    setup: Setup,
+    micro_batches: int,
+) -> None:
+    requests, scheduler, memory, replicas = case
+    if isinstance(scheduler, Disaggregated):  # each pool a whole number of replicas of the staged setup
+        per_replica = setup.total_gpus
+        scheduler = Disaggregated(
+            scheduler.prefill_gpus * per_replica,
+            scheduler.decode_gpus * per_replica,
+            scheduler.link,
+            max_batch_tokens=scheduler.max_batch_tokens,
+            kv_transfer=scheduler.kv_transfer,
+            link_sharing=scheduler.link_sharing,
+        )
+    result = simulate(
+        requests, setup, scheduler, memory=memory, replicas=replicas, micro_batches=micro_batches
+    )
+    assert result.summary["output_tokens"] == sum(r.output_tokens for r in requests)
+    for request, record in zip(requests, result.requests, strict=True):
+        times = result.token_times(request.id)
+        assert len(times) == request.output_tokens
+        assert times == sorted(times)
+        # A step lasts at least the longest of its micro-batches' passes, each at least the prompt's alone.
+        assert record["ttft_s"] >= prefill(setup, request.prompt_tokens).time_s * (1 - 1e-12)
+    for series in result.kv_series:
+        assert max(series["reserved_tokens"], default=0) <= result.summary["kv_capacity_tokens"]
+
+
 # --- speculative decoding (issue 28) -----------------------------------------------------------------------
 
 speculations = st.builds(

@@ -18,11 +18,13 @@ from typing import Any
 from calculators.charts import (
     achieved,
     attention,
+    experts,
     flops,
     formats,
     hierarchy,
     matmul,
     prefix,
+    quantization,
     serving,
     speculative,
 )
@@ -1092,6 +1094,18 @@ CHARTS: Mapping[str, ChartKind] = {
             speculative.SPECULATIVE_SPEEDUP_PARAMS,
             speculative.speculative_speedup,
             "speculative decoding's speed-up over plain decoding against the batch, per acceptance rate",
+        ),
+        ChartKind(
+            "quantization-speedup",
+            quantization.QUANTIZATION_SPEEDUP_PARAMS,
+            quantization.quantization_speedup,
+            "each quantisation recipe's decode speed-up over BF16 against the batch, and what fits",
+        ),
+        ChartKind(
+            "expert-load",
+            experts.EXPERT_LOAD_PARAMS,
+            experts.expert_load_chart_data,
+            "routed experts touched on the average and the busiest GPU of expert parallelism, by batch",
         ),
         ChartKind(
             "prefix-caching-ttft",

@@ -49,6 +49,19 @@ PRECISION_COLOURS: Mapping[str, str] = MappingProxyType(
     }
 )
 
+# Quantisation recipes (calculators.quantization): a recipe computing in a format takes that format's colour;
+# the weight-only recipes, which compute in BF16 from smaller weights, have their own.
+RECIPE_COLOURS: Mapping[str, str] = MappingProxyType(
+    {
+        "BF16": PRECISION_COLOURS["BF16"],
+        "W8A16": "#b05050",  # brick
+        "W4A16": "#2a9d8f",  # teal green
+        "W8A8-INT8": PRECISION_COLOURS["INT8"],
+        "W8A8-FP8": PRECISION_COLOURS["FP8"],
+        "W4A4-FP4": PRECISION_COLOURS["FP4"],
+    }
+)
+
 # The two parts of a value's cost in memory on the number-formats chart (calculators.charts.formats): its own
 # bits, and its share of the scale its block stores.
 FORMAT_PART_COLOURS: Mapping[str, str] = MappingProxyType(
@@ -74,6 +87,10 @@ MEMORY_COLOURS: Mapping[str, str] = MappingProxyType(
 # Keyed by the attention layout as charts write it (calculators.models.ATTENTION_KINDS, upper case).
 ATTENTION_COLOURS: Mapping[str, str] = MappingProxyType(
     {"MHA": "#936aaf", "GQA": "#548547", "MLA": "#9c3cdd"}  # lilac, fern, violet
+)
+# Expert parallelism's load per GPU (calculators.charts.experts): the busiest GPU and the average one.
+EXPERT_LOAD_COLOURS: Mapping[str, str] = MappingProxyType(
+    {"busiest GPU": "#cf5c36", "average GPU": "#5b8fa8"}  # vermilion, steel blue
 )
 # For ordered series (arrival rates, context lengths, batch sizes): one rose hue, lighter to darker as the
 # value grows. Only three shades of one hue pass the contrast check on both backgrounds.

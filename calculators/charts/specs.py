@@ -1048,6 +1048,71 @@ def speculative_speedup_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
+def quantization_speedup_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Speed-up over BF16 against the batch (log axis), one line per recipe, a rule at 1 (buys nothing);
+    hollow points where the batch does not fit in that recipe's memory."""
+    colour = rows_colour("series", title=None, legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5))
+    rows = data.datasets["points"]
+    x = alt.X(
+        **_log_axis(
+            "batch", "Batch (sequences decoded together, log scale)", [r["batch"] for r in rows],
+            plot_width=_plot_width(width, 50),
+        )
+    )  # fmt: skip
+    y = alt.Y("speedup:Q", title="Decode speed-up over BF16", axis=alt.Axis(format=NUMBER))
+    tip = [
+        alt.Tooltip("series:N", title=""),
+        alt.Tooltip("batch:Q", title="batch"),
+        alt.Tooltip("speedup:Q", title="speed-up", format=".2f"),
+        alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"),
+        alt.Tooltip("bf16_tokens_per_s:Q", title="BF16 tokens/s", format=",.0f"),
+        alt.Tooltip("bound:N", title="step"),
+        alt.Tooltip("fits:N", title="memory"),
+    ]
+    line = alt.Chart(_data("points")).mark_line(strokeWidth=2).encode(x, y, colour, alt.Order("batch:Q"))
+    fill = alt.Fill(
+        "fits:N", scale=alt.Scale(domain=["fits", "does not fit"], range=["currentColor", "transparent"]),
+        legend=None,
+    )  # fmt: skip
+    points = (
+        alt.Chart(_data("points"))
+        .mark_point(size=40, opacity=1, filled=False, strokeWidth=1.5)
+        .encode(x, y, colour, fill, tooltip=tip)
+    )
+    even = (
+        alt.Chart(alt.Data(values=[{"speedup": 1.0}]))  # type: ignore[no-untyped-call]
+        .mark_rule(strokeDash=[4, 4], color=NEUTRAL)
+        .encode(y=alt.Y("speedup:Q"))
+    )
+    chart = alt.layer(even, line, points).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
+def expert_load_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Experts touched per GPU against the batch (log axis): the busiest and the average GPU, and a dashed
+    rule at the experts each GPU holds."""
+    colour = rows_colour("series", title=None, legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5))
+    rows = data.datasets["points"]
+    x = alt.X(
+        **_log_axis(
+            "batch", "Batch (tokens in the step, log scale)", [r["batch"] for r in rows],
+            plot_width=_plot_width(width, 50),
+        )
+    )  # fmt: skip
+    y = alt.Y("experts:Q", title="Routed experts touched per GPU", axis=alt.Axis(format=NUMBER))
+    tip = [
+        alt.Tooltip("series:N", title=""),
+        alt.Tooltip("batch:Q", title="batch"),
+        alt.Tooltip("experts:Q", title="experts touched", format=".2f"),
+        alt.Tooltip("share_pct:Q", title="% of the GPU's experts", format=".0f"),
+    ]
+    line = alt.Chart(_data("points")).mark_line(strokeWidth=2).encode(x, y, colour, alt.Order("batch:Q"))
+    points = alt.Chart(_data("points")).mark_point(size=40, filled=True).encode(x, y, colour, tooltip=tip)
+    held = alt.Chart(_data("held")).mark_rule(strokeDash=[4, 4], color=NEUTRAL).encode(y=alt.Y("experts:Q"))
+    chart = alt.layer(held, line, points).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
 def prefix_caching_ttft_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """p90 TTFT (log axis) against the arrival rate, one line per run, points with their hit rate."""
     colour = rows_colour("series", title=None, legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5))
@@ -1143,6 +1208,8 @@ BUILDERS: Mapping[str, Callable[[ChartData, int], Any]] = {
     "attention-share": attention_share_chart,
     "speculative-speedup": speculative_speedup_chart,
     "prefix-caching-ttft": prefix_caching_ttft_chart,
+    "quantization-speedup": quantization_speedup_chart,
+    "expert-load": expert_load_chart,
     "attention-vs-weights": attention_vs_weights_chart,
     "memory-hierarchy": memory_hierarchy_chart,
     "gemm-efficiency": gemm_efficiency_chart,

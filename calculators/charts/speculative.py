@@ -100,7 +100,7 @@ def speculative_speedup(**given: Any) -> ChartData:
     )
     drafter = {
         "model": f"{MODELS[draft].name if draft else ''} as the draft model",
-        "heads": "draft heads of one layer each",
+        "heads": "draft heads of one layer each (and the output layer)",
         "ngram": "n-gram lookup (free)",
     }[p["drafter"]]
     caption = (

@@ -166,6 +166,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             type=int,
             help=f"disaggregated: GPUs per {pool} replica (default --tensor-parallel)",
         )
+    sched.add_argument(
+        "--micro-batches",
+        type=int,
+        default=1,
+        metavar="M",
+        help="with --pipeline-parallel P > 1: split each step's batch into M micro-batches that follow one "
+        "another through the stages, each stage idle (P - 1) / (M + P - 1) of the step (default 1: one pass)",
+    )
     sched.add_argument("--replicas", type=int, default=1, help="independent copies of the setup (default 1)")
     sched.add_argument(
         "--routing",
@@ -451,6 +459,8 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
     slo = SLO(args.slo_ttft, args.slo_tpot)
     speculation = _speculation(args)
     if args.sweep:
+        if args.micro_batches != 1:
+            raise ValueError("--sweep does not take --micro-batches yet; run one rate at a time")
         if args.shared_prefix is not None or args.prefix_caching or args.turns is not None or speculation:
             raise ValueError(
                 "--sweep does not take --shared-prefix, --turns, --prefix-caching or --speculative yet; run "
@@ -484,6 +494,7 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
         prefix_caching=args.prefix_caching,
         routing=args.routing,
         speculation=speculation,
+        micro_batches=args.micro_batches,
     )
     return result.as_dict(token_latencies=args.token_latencies), summary_text(
         result, f"{setup_text}\n{workload_text}"
@@ -565,6 +576,18 @@ def _speculation_facts(s: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def _pipeline_facts(pipeline: Any) -> list[tuple[str, str]]:
+    if not isinstance(pipeline, dict):
+        return []
+    return [
+        (
+            "pipeline",
+            f"{pipeline['stages']} stages, each step in {pipeline['micro_batches']} micro-batches; each "
+            f"stage idles {pipeline['bubble_fraction']:.0%} of a step with equal micro-batches",
+        )
+    ]
+
+
 def _pools_text(scheduler: dict[str, Any]) -> str:
     """ ", prefill on 1 x h100-sxm, decode on 2 x h200" where a disaggregated pool has its own setup, and the
     KV transfer's options where they are not the defaults."""
@@ -626,6 +649,7 @@ def summary_text(result: SimulationResult, heading: str) -> str:
         *_swap_facts(s),
         *_prefix_cache_facts(s),
         *_speculation_facts(s),
+        *_pipeline_facts(result.config.get("pipeline")),
         ("longest stall", f"{_time(s['longest_stall_s'])} (request {s['longest_stall_request']})"),
     ]
     width = max(len(label) for label, _ in facts)

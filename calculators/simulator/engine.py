@@ -22,6 +22,7 @@ from calculators.simulator.kv_memory import (
     kv_capacity_tokens,
 )
 from calculators.simulator.kv_transfer import transfer_window
+from calculators.simulator.pipeline import PipelinedStepCost, bubble_fraction, micro_batch_count
 from calculators.simulator.prefix_cache import BlockHasher, PrefixCache
 from calculators.simulator.results import SLO, SimulationResult, StepLog
 from calculators.simulator.schedulers import (
@@ -66,6 +67,7 @@ def simulate(
     prefix_caching: bool = False,
     routing: str = "round-robin",
     speculation: Speculation | None = None,
+    micro_batches: int = 1,
 ) -> SimulationResult:
     """Serve ``requests`` on ``replicas`` copies of ``setup`` with ``scheduler``; return what happened.
 
@@ -89,6 +91,10 @@ def simulate(
     ``speculation`` (a :class:`~calculators.simulator.speculation.Speculation`) turns on speculative
     decoding: every decode step verifies k proposed tokens per sequence and writes a random number of them
     (see :mod:`.speculation`); it takes paged memory and a continuous, chunked or disaggregated scheduler.
+
+    With pipeline stages (``setup.pipeline_stages`` > 1), ``micro_batches`` splits each step's batch into
+    that many micro-batches that follow one another through the stages, with the synchronous schedule's
+    bubble (see :mod:`.pipeline`); 1, the default, runs the batch as one pass through the stages.
     """
     setup = setup if setup is not None else make_setup()
     if not isinstance(setup, Setup):
@@ -160,7 +166,7 @@ def simulate(
     _check_chats(reqs)
     per_step = speculator.proposed + 1 if speculator is not None else 1
     _check_work(reqs, scheduler, replicas, pools, max_steps, per_step)
-    costs = {role: StepCost(pool) for role, pool in pools.items()}
+    costs = {role: _step_cost(pool, micro_batches, speculator) for role, pool in pools.items()}
     cost = costs["serve"] if "serve" in costs else costs["decode"]
     log = StepLog(timeline_steps, memory=bool(timeline_memory))
     budget = [max_steps]
@@ -247,6 +253,14 @@ def simulate(
     if speculator is not None:
         result.config["speculation"] = speculator.config.describe()
         result.summary["speculation"] = speculator.summary()
+    stages = max(pool.pipeline_stages for pool in pools.values())
+    if stages > 1:
+        m = micro_batch_count(micro_batches)
+        result.config["pipeline"] = {
+            "stages": stages,
+            "micro_batches": m,
+            "bubble_fraction": bubble_fraction(stages, m),  # with equal micro-batches
+        }
     if isinstance(scheduler, Disaggregated):
         result.summary["kv_capacity_tokens_by_role"] = dict(capacities)
     if memory.preemption == "swap":
@@ -258,6 +272,24 @@ def simulate(
             "copy_time_s": math.fsum(inst.copy_total_s for inst in instances),
         }
     return result
+
+
+def _step_cost(pool: Setup, micro_batches: object, speculator: Speculator | None) -> StepCost:
+    """The step cost of one pool: micro-batched through its pipeline stages where it has them."""
+    m = micro_batch_count(micro_batches)
+    if m > 1 and pool.pipeline_stages < 2:
+        raise ValueError(
+            f"micro_batches={m} needs pipeline stages to flow through: give the setup pipeline_stages > 1 "
+            "(simulate --pipeline-parallel P), or leave micro_batches at 1"
+        )
+    if m > 1 and speculator is not None:
+        raise ValueError(
+            "micro_batches with speculative decoding is not simulated; leave micro_batches at 1 or turn "
+            "speculation off"
+        )
+    if pool.pipeline_stages > 1 and speculator is None:
+        return PipelinedStepCost(pool, m)
+    return StepCost(pool)
 
 
 def _speculator(

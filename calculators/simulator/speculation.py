@@ -44,8 +44,6 @@ from calculators.speculative import (
     draft_contexts,
     expected_tokens_per_step,
     heads_draft_share,
-    verify_chunk,
-    verify_decode_contexts,
 )
 from calculators.validation import bounded_number, choice, count
 
@@ -186,18 +184,8 @@ class Speculator:
 
     def step_time(self, inst: Instance, cost: StepCost, chunks: list[tuple[int, int]]) -> StepTime:
         """A speculative step of ``inst``'s decoding sequences, with ``chunks`` of prompts beside them."""
-        k = self.proposed
         contexts = inst.decode_contexts()
-        n = len(contexts)
-        window = cost.window
-        keys = sum(_capped(verify_decode_contexts(c, k), window) for c in contexts)
-        as_decode = cost.time(n * (k + 1), keys, chunks)
-        if window is None:
-            cached = sum(verify_chunk(c, k)[1] for c in contexts)
-            as_chunk = cost.equal_chunks_time(n, k + 1, cached, chunks)
-        else:
-            as_chunk = cost.time(0, 0, [verify_chunk(c, k) for c in contexts] + chunks)
-        verify = min(as_chunk, as_decode, key=lambda t: t[0])
+        verify = cost.verify_time(contexts, self.proposed, chunks)
         draft = self._draft_time(cost, contexts)
         self.draft_s += draft[0]
         return (verify[0] + draft[0], verify[1] + draft[1], verify[2] + draft[2])

@@ -24,12 +24,17 @@ steps with ``ignore_memory``: a step never holds more cache than the simulator's
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
 from calculators.passes import Setup, mixed_step
-from calculators.speculative import draft_kernels_s
+from calculators.speculative import (
+    attention_at_least,
+    draft_kernels_s,
+    verify_chunk,
+    verify_decode_contexts,
+)
 
 # (seconds, compute seconds, memory seconds) of one step; a tuple, because the engine builds one per step.
 StepTime = tuple[float, float, float]
@@ -55,9 +60,8 @@ class StepCost:
         self._memo: dict[tuple[int, int, tuple[tuple[int, int], ...]], StepTime] = {}
         # Decode-only steps by batch size: (keys at one end, keys at the other, times at each end).
         self._lines: dict[int, tuple[int, int, StepTime, StepTime]] = {}
-        # Steps of n equal chunks (speculative verification) by (n, chunk tokens): as _lines, by cached total.
-        self._chunk_lines: dict[tuple[int, int], tuple[int, int, StepTime, StepTime]] = {}
-        self._chunk_memo: dict[tuple[int, int, int, tuple[tuple[int, int], ...]], StepTime] = {}
+        # Speculative verification passes by (batch, proposed): as _lines, by the contexts' total.
+        self._verify_lines: dict[tuple[int, int], tuple[int, int, StepTime, StepTime]] = {}
 
     def time(
         self,
@@ -81,34 +85,54 @@ class StepCost:
             self._memo[key] = timing
         return timing
 
-    def equal_chunks_time(
-        self, n: int, chunk: int, cached: int, prefill_chunks: Sequence[tuple[int, int]] = ()
+    def verify_time(
+        self, contexts: Sequence[int], proposed: int, prefill_chunks: Sequence[tuple[int, int]] = ()
     ) -> StepTime:
-        """Seconds for a step of ``n`` chunks of ``chunk`` tokens each, after ``cached`` tokens cached in
-        total, plus ``prefill_chunks``: a speculative verification pass in its chunk form.
+        """Seconds for a speculative verification pass of sequences at ``contexts`` (each checks its last
+        token and ``proposed`` proposals), plus ``prefill_chunks``: as
+        :func:`calculators.speculative.speculative_decoding` prices it, the faster of its chunk form (k + 1
+        tokens on each cached context, its attention at least the plain step's) and its decode form (k + 1
+        decode tokens each).
 
-        As for decode contexts, the cost model sees the cached tokens of chunks only through their total (a
-        list with the same count and total is handed over), so a step between two totals where no operator
-        changes side is interpolated. Not for a sliding window, which caps each chunk's keys on its own.
+        With full attention and no prompt chunks the pass depends on the contexts only through their total
+        (a list with the same count and total is handed over), so a step between two totals where no operator
+        changes side (nor the form taken, nor the attention floor) is interpolated, as decode steps are.
         """
-        if self.window is not None:
-            raise ValueError("equal_chunks_time needs full attention; give each chunk to time() instead")
         chunks = tuple(prefill_chunks)
-        if self.needs_keys and not chunks:
-            return self._on_line(self._chunk_lines, (n, chunk), cached, n * _LINE_STEPS, None, n, chunk)
-        key = (n, chunk, cached if self.needs_keys else 0, chunks)
-        hit = self._chunk_memo.get(key)
-        if hit is not None:
-            return hit
-        timing, _ = self._exact(0, 0, _equal_chunks(n, chunk, cached) + chunks)
-        if len(self._chunk_memo) < _MEMO_LIMIT:
-            self._chunk_memo[key] = timing
+        if self.window is None and not chunks:
+            n, total = len(contexts), sum(contexts)
+            if not self.needs_keys:
+                total = n  # the time does not depend on the contexts: one entry per batch size
+            return self._on_line(
+                self._verify_lines,
+                (n, proposed),
+                total,
+                n * _LINE_STEPS,
+                None,
+                lambda at: self._verify_exact(_even(n, at), proposed, ()),
+            )
+        timing, _ = self._verify_exact(list(contexts), proposed, chunks)
         return timing
+
+    def _verify_exact(
+        self, contexts: list[int], proposed: int, chunks: tuple[tuple[int, int], ...]
+    ) -> tuple[StepTime, tuple[bool, ...]]:
+        plain = mixed_step(self.setup, decode_contexts=contexts, prefill_chunks=chunks)
+        verifying = [verify_chunk(c, proposed) for c in contexts]
+        as_chunk = mixed_step(self.setup, prefill_chunks=[*verifying, *chunks])
+        floored = attention_at_least(as_chunk, plain)
+        tokens = [x for c in contexts for x in verify_decode_contexts(c, proposed)]
+        as_decode = mixed_step(self.setup, decode_contexts=tokens, prefill_chunks=chunks)
+        verify = min(floored, as_decode, key=lambda p: p.time_s)
+        forms = (plain, as_chunk, as_decode)
+        sides = [op.compute_time_s > op.memory_time_s for result in forms for op in result.operators]
+        sides += [verify is as_decode, floored is not as_chunk]  # the form taken, the attention floor
+        return (verify.time_s, verify.compute_time_s, verify.memory_time_s), tuple(sides)
 
     def _decode_only(self, n: int, keys: int) -> StepTime:
         # no context attends more than the window
         cap = None if self.window is None else n * self.window
-        return self._on_line(self._lines, n, keys, n * _LINE_STEPS, cap, n, 0)
+        return self._on_line(self._lines, n, keys, n * _LINE_STEPS, cap, lambda at: self._exact(n, at, ()))
 
     def _on_line(
         self,
@@ -117,11 +141,10 @@ class StepCost:
         x: int,
         reach: int,
         cap: int | None,
-        n: int,
-        chunk: int,
+        exact: Callable[[int], tuple[StepTime, tuple[bool, ...]]],
     ) -> StepTime:
-        """A step that is affine in ``x`` between two points where every operator stays on its side: the
-        decode keys of ``n`` sequences (``chunk`` 0), or the cached total of ``n`` chunks of ``chunk``."""
+        """A step that is affine in ``x`` (the decode keys of a batch, or its contexts' total) between two
+        points where ``exact`` finds every operator on the same side of its max."""
         line = lines.get(line_key)
         if line is not None:
             lo, hi, at_lo, at_hi = line
@@ -132,10 +155,6 @@ class StepCost:
                     at_lo[1] + (at_hi[1] - at_lo[1]) * f,
                     at_lo[2] + (at_hi[2] - at_lo[2]) * f,
                 )
-
-        def exact(at: int) -> tuple[StepTime, tuple[bool, ...]]:
-            return self._exact(n, at, ()) if not chunk else self._exact(0, 0, _equal_chunks(n, chunk, at))
-
         timing, sides = exact(x)
         far = x + reach
         if cap is not None:
@@ -160,7 +179,7 @@ class StepCost:
         return (seconds, result.compute_time_s, result.memory_time_s), sides
 
 
-def _equal_chunks(n: int, chunk: int, cached: int) -> tuple[tuple[int, int], ...]:
-    """``n`` chunks of ``chunk`` tokens whose cached tokens add up to ``cached``, as even as can be."""
-    q, r = divmod(cached, n)
-    return ((chunk, q + 1),) * r + ((chunk, q),) * (n - r)
+def _even(n: int, total: int) -> list[int]:
+    """``n`` whole numbers that add up to ``total``, as even as can be."""
+    q, r = divmod(total, n)
+    return [q + 1] * r + [q] * (n - r)

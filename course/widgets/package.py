@@ -27,7 +27,7 @@ PACKAGE_DIR = ROOT / "calculators"
 CHART_MODULES = (
     "__init__.py", "params.py", "content.py", "data.py", "palette.py", "serving.py", "achieved.py",
     "attention.py", "flops.py", "formats.py", "hierarchy.py", "speculative.py",
-    "matmul.py",
+    "matmul.py", "quantization.py",
 )  # fmt: skip
 SITE_FOLDER = "ridgepoint/widgets"  # under assets/
 

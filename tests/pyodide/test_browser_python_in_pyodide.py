@@ -36,6 +36,11 @@ for scheduler in (ContinuousBatching(), ChunkedPrefill(256), StaticBatching(8), 
     print(scheduler.name, result.summary["preemptions"], hashlib.sha256(data.encode()).hexdigest())
 """
 
+SPECULATIVE = (
+    "memory=MemoryConfig(capacity_tokens=20000), "
+    "speculation=Speculation(0.7, 4, acceptance_concentration=8.0, seed=2))"
+)
+
 REQUESTS = [
     {"widget": "prefill-decode", "state": {}},
     {
@@ -70,6 +75,13 @@ REQUESTS = [
     # last bit: the cost model adds operator times with the built-in sum, which rounds differently from
     # Python 3.12 on (Pyodide's is newer than ours); math.fsum there would make it bit for bit.
     {"run": SIMULATION},
+    # Speculative decoding's draws (uniform, and Beta per request) are the same in Pyodide's Python.
+    {
+        "run": "from calculators.simulator import Speculation\n"
+        + SIMULATION.replace("memory=MemoryConfig(capacity_tokens=20000))", SPECULATIVE).replace(
+            ", StaticBatching(8)", ""
+        )
+    },
     {"run": "simulate(poisson_workload(0, 10))"},
     # The serving simulator widget: every scheduler, both allocators, a pool small enough to preempt.
     {
@@ -90,6 +102,10 @@ REQUESTS = [
     {"widget": "serving-simulator", "state": {"scheduler": "chunked", "token_budget": "256", "rate": "30"}},
     {"widget": "serving-simulator", "state": {"scheduler": "disaggregated", "link": "infiniband-ndr"}},
     {"widget": "serving-simulator", "state": {"rate": "fast"}},
+    {
+        "widget": "serving-simulator",
+        "state": {"speculative": "1", "acceptance": "0.8", "scheduler": "chunked"},
+    },
 ]
 
 

@@ -71,16 +71,22 @@ assert step.verify.time_s < 1.1 * step.plain.time_s
 # %% [markdown]
 # ## Step 3: the drafter's cost, and Leviathan et al.'s formula
 #
-# Draft heads of one decoder layer each: every draft step costs 1 / 32 of a decode step, so c = 1/32 and
-# the speed-up is E / (k c + 1) if the check costs exactly one decode step.
+# An EAGLE-style draft head is one decoder layer, and each draft step also runs the target's output layer
+# (vocabulary x hidden) to turn its guess into a token. At batch 1 a step's time is the weights it reads, so
+# one draft step costs c = (one decoder layer + output layer) / all weights of a decode step, and the
+# speed-up is E / (k c + 1) if the check costs exactly one decode step. The shapes come from the model's
+# config: the decoder layers hold everything but the input embedding and the output layer.
 
 # %%
-layers = llama.model.layers
-c = 1 / layers
+model = llama.model
+layers, vocab, hidden = model.layers, model.vocab_size, model.hidden_size
+output_layer = vocab * hidden
+decoder_layer = (model.params - 2 * output_layer) / layers  # untied: embedding and output layer apart
+c = (decoder_layer + output_layer) / model.params
 leviathan = closed / (k * c + 1)
-print(
-    f"E / (k c + 1) = {closed:.4f} / ({k} / {layers} + 1) = {leviathan:.3f}; calculators {step.speedup:.3f}"
-)
+print(f"output layer {output_layer / 1e6:.0f}M weights, decoder layer {decoder_layer / 1e6:.0f}M: c {c:.4f}")
+print(f"E / (k c + 1) = {closed:.4f} / ({k} x {c:.4f} + 1) = {leviathan:.3f}; calculators {step.speedup:.3f}")
+assert not model.tied_embeddings
 # The check here costs a little more than one decode step (five positions, the cache written five times).
 assert abs(step.speedup - leviathan) / leviathan < 0.02
 
