@@ -253,8 +253,8 @@ def test_moved_lessons_keep_their_old_address(built_site: Path) -> None:
 def test_track_pages_show_planned_lessons_without_links(built_site: Path) -> None:
     serving = _page(built_site, "serving/index.md")
     assert "Track 4: Serving" in serving
-    # Written lessons are linked; a planned one is named without a link (the multi-GPU track's pipeline lesson is
-    # still a plan; its tensor-parallelism lesson is written).
+    # Written lessons are linked; a planned one is named without a link (the multi-GPU track's pipeline
+    # lesson is still a plan; its tensor-parallelism lesson is written).
     assert 'href="batching/"' in serving
     assert "Batching <em>(planned)</em>" not in serving
     beyond = _page(built_site, "multi-gpu/index.md")
