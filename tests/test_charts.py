@@ -81,6 +81,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
         {"models": ["llama-3.1-8b", "llama-3.1-70b"], "context": 2048, "max_context": 4096},
     ),
     "speculative-speedup": ("speculative-speedup", {"max_batch": 16, "acceptance": [0.6, 0.8]}),
+    "prefix-caching-ttft": ("prefix-caching-ttft", {"rates": [4, 8], "requests": 40}),
     "quantization-speedup": ("quantization-speedup", {"max_batch": 16}),
     "quantization-speedup-kv": (
         "quantization-speedup",
@@ -91,6 +92,20 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "memory-hierarchy": ("memory-hierarchy", {}),
     "gemm-efficiency": ("gemm-efficiency", {"max_tokens": 512}),
 }
+
+
+def test_prefix_caching_chart_puts_the_cached_run_below_at_every_rate() -> None:
+    data = chart_data("prefix-caching-ttft", rates=[4, 8], requests=40)
+    points = data.datasets["points"]
+    off = {p["rate"]: p for p in points if p["series"] == "no prefix caching"}
+    on = {p["rate"]: p for p in points if p["series"] == "prefix caching"}
+    assert set(off) == set(on) == {4.0, 8.0}
+    for rate in off:
+        assert on[rate]["ttft_p90_ms"] < off[rate]["ttft_p90_ms"]
+        assert off[rate]["hit_rate"] == 0.0
+        assert on[rate]["hit_rate"] > 0.4  # the course workload: 2,048 of about 3,548 tokens per prompt hit
+    with pytest.raises(ChartError, match="rates"):
+        chart_data("prefix-caching-ttft", rates=[8, 4])
 
 
 def test_attention_share_by_hand() -> None:

@@ -159,6 +159,7 @@ def _second_tokens(prefill_gpus: int, decode_gpus: int, sharing: str) -> list[fl
     ("prefill_gpus", "decode_gpus", "sharing", "queued"),
     [
         # Each prefill GPU has its own link: both caches land 132.072 ms after their prefills.
+        (2, 1, "sender", False),
         (2, 2, "sender", False),
         # Both go to the one decode GPU, whose link takes one at a time: the second lands at 2 x 132.072 ms.
         (2, 1, "endpoints", True),
@@ -173,7 +174,8 @@ def test_caches_queue_for_a_shared_link(
 ) -> None:
     prefill = 1000 * PER_PROMPT_TOKEN  # both prefills end together, each on its own GPU
     transfer = 0.001 + CACHE_1000 / 1e9  # 132.072 ms each
-    # The decode GPU that takes both runs a step for the first alone before the second lands (5 ms < 132 ms).
+    # A decode GPU that takes both one after the other runs a step for the first alone before the second
+    # lands (5 ms < 132 ms).
     expected = [prefill + transfer + STEP, prefill + (2 if queued else 1) * transfer + STEP]
     assert _second_tokens(prefill_gpus, decode_gpus, sharing) == pytest.approx(expected)
 
@@ -233,3 +235,27 @@ def test_cli_bad_kv_transfer_input_is_one_clear_line(
     err = capsys.readouterr().err
     assert message in err
     assert "Traceback" not in err
+
+
+# --- time order between the pools --------------------------------------------------------------------------
+def test_a_cache_that_lands_first_decodes_first() -> None:
+    # Two prefill GPUs, one decode GPU, the 1 GB/s link. Request 0 (1,000 tokens at 0) is prefilled by
+    # 16.171 ms and its cache lands at 16.171 + 132.072 = 148.24 ms. Request 1 (10 tokens at 20 ms) is
+    # prefilled in one memory-bound step by 24.776 ms and its 1,310,720-byte cache lands 1 + 1.311 ms later,
+    # at 27.087 ms: the decode GPU writes its tokens 2 and 3 at 27.087 + 4.776 and + 2 x 4.776 ms. The
+    # decode GPU used to move its clock on to the first cache sent (request 0's, at 148.24 ms) and step
+    # there, so request 1 waited until 153.02 ms for its second token.
+    result = simulate(trace((0.0, 1000, 3), (0.02, 10, 3)), scheduler=Disaggregated(2, 1, SLOW))
+    lands = 0.02 + STEP + 0.001 + 10 * 131072 / 1e9
+    assert result.token_times(1) == pytest.approx([0.02 + STEP, lands + STEP, lands + 2 * STEP])
+    first = 1000 * PER_PROMPT_TOKEN + 0.001 + CACHE_1000 / 1e9
+    assert result.token_times(0)[1:] == pytest.approx([first + STEP, first + 2 * STEP])
+
+
+def test_caches_that_land_together_decode_together() -> None:
+    # Two 1,000-token prompts at once on two prefill GPUs: both caches land at 148.24 ms, and the decode GPU
+    # runs them in the same steps (it used to step the first alone, the second a step later).
+    result = simulate(trace((0.0, 1000, 3), (0.0, 1000, 3)), scheduler=Disaggregated(2, 1, SLOW))
+    lands = 1000 * PER_PROMPT_TOKEN + 0.001 + CACHE_1000 / 1e9
+    for i in range(2):
+        assert result.token_times(i)[1:] == pytest.approx([lands + STEP, lands + 2 * STEP])

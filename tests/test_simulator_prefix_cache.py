@@ -408,3 +408,29 @@ def test_a_lesson_can_name_the_prefix_settings() -> None:
     assert served(requests=40, rate=4.0).prefix_hit_rate == 0.0
     with pytest.raises(ValueError, match="no time between"):
         run_named(requests=4, burst=True, turns=2)
+
+
+@pytest.mark.parametrize("scheduler", [ContinuousBatching(), ChunkedPrefill(256)])
+def test_chats_under_memory_pressure_on_cache_aware_replicas_keep_the_books(scheduler: Scheduler) -> None:
+    """Chats whose contexts outgrow a small cache, on two replicas routed by cache: blocks are evicted and
+    requests preempted, yet every request is served once, the KV in use never passes the capacity, and
+    hits never pass what was looked up."""
+    reqs = poisson_workload(
+        30.0, 90, Lengths.uniform(50, 400), Lengths.uniform(10, 200), seed=8, chats=Chats(3, 0.2),
+        shared_prefix=SharedPrefix(300, share=0.5, prefixes=3),
+    )  # fmt: skip
+    result = simulate(
+        reqs,
+        scheduler=scheduler,
+        memory=MemoryConfig(capacity_tokens=5000),
+        replicas=2,
+        routing="cache-aware",
+        prefix_caching=True,
+    )
+    s = result.summary
+    assert s["requests"] == 90
+    assert s["kv_peak_reserved_tokens"] <= 5000
+    cache = s["prefix_cache"]
+    assert cache["evicted_blocks"] > 0
+    assert cache["hit_tokens"] > 0
+    assert cache["hit_tokens"] + cache["miss_tokens"] >= sum(r.prompt_tokens for r in reqs)

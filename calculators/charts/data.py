@@ -23,6 +23,7 @@ from calculators.charts import (
     formats,
     hierarchy,
     matmul,
+    prefix,
     quantization,
     serving,
     speculative,
@@ -1105,6 +1106,12 @@ CHARTS: Mapping[str, ChartKind] = {
             experts.EXPERT_LOAD_PARAMS,
             experts.expert_load_chart_data,
             "routed experts touched on the average and the busiest GPU of expert parallelism, by batch",
+        ),
+        ChartKind(
+            "prefix-caching-ttft",
+            prefix.PREFIX_CACHING_PARAMS,
+            prefix.prefix_caching_ttft,
+            "time to first token against the arrival rate, with and without caching a shared prompt",
         ),
         ChartKind(
             "attention-vs-weights",

@@ -1113,6 +1113,29 @@ def expert_load_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
+def prefix_caching_ttft_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """p90 TTFT (log axis) against the arrival rate, one line per run, points with their hit rate."""
+    colour = rows_colour("series", title=None, legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5))
+    rows = data.datasets["points"]
+    x = alt.X("rate:Q", title="Arrival rate (requests per second)", axis=alt.Axis(format=NUMBER))
+    y = alt.Y(
+        **_log_axis(
+            "ttft_p90_ms", "Time to first token, p90 (ms, log scale)", [r["ttft_p90_ms"] for r in rows], 1.6
+        )
+    )
+    tip = [
+        alt.Tooltip("series:N", title=""),
+        alt.Tooltip("rate:Q", title="requests/s"),
+        alt.Tooltip("ttft_p90_ms:Q", title="TTFT p90 (ms)", format=",.0f"),
+        alt.Tooltip("hit_rate:Q", title="hit rate", format=".0%"),
+        alt.Tooltip("slo:Q", title="within the SLO", format=".0%"),
+    ]
+    line = alt.Chart(_data("points")).mark_line(strokeWidth=2).encode(x, y, colour, alt.Order("rate:Q"))
+    points = alt.Chart(_data("points")).mark_point(size=40, filled=True).encode(x, y, colour, tooltip=tip)
+    chart = alt.layer(line, points).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
 def attention_vs_weights_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Time per token against context, log-log: a phase's colour for its two lines, attention solid and the
     weight products dashed; where attention passes the weights, a point and its label."""
@@ -1184,6 +1207,7 @@ BUILDERS: Mapping[str, Callable[[ChartData, int], Any]] = {
     "format-bits": format_bits_chart,
     "attention-share": attention_share_chart,
     "speculative-speedup": speculative_speedup_chart,
+    "prefix-caching-ttft": prefix_caching_ttft_chart,
     "quantization-speedup": quantization_speedup_chart,
     "expert-load": expert_load_chart,
     "attention-vs-weights": attention_vs_weights_chart,

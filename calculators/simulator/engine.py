@@ -446,6 +446,8 @@ def _steps(
     log: StepLog,
     budget: list[int],
     more: Callable[[], bool] | None = None,
+    *,
+    in_time_order: bool = False,
 ) -> Iterator[bool]:
     """Run one instance step by step (it yields True after each) until every request that reaches it is done.
 
@@ -453,6 +455,12 @@ def _steps(
     push onto it as caches are sent. ``more()`` says whether something may still come from outside (a cache
     for a decode instance, a landed cache freeing memory on a prefill one): with nothing to do until then,
     the instance yields False without advancing, and the caller resumes it once something has come.
+
+    ``in_time_order`` (the pools of disaggregated serving): an idle instance that moves its clock on to its
+    next arrival or wake-up yields True before stepping, so the caller first runs whatever comes earlier,
+    and goes back to an earlier arrival or release that came meanwhile. Without it a decode instance
+    jumped to a cache landing late and stepped, and a cache sent after that one but landing earlier (a
+    shorter prompt) waited for that step's end, the decode GPU idle in between.
     """
     scheduler.prepare(inst)
     window = cost.window
@@ -460,7 +468,17 @@ def _steps(
     steps = log.new_instance(inst.index)
     starts, times, decode_tokens, prefill_tokens, used, stored, compute, memory, in_decode = steps
     mem = inst.memory
+    idle_from: float | None = None  # in_time_order: when the instance went idle and moved its clock on
     while True:
+        if idle_from is not None:
+            # Something that came meanwhile may come before the time it moved on to: go back to it (it did
+            # nothing since idle_from).
+            soon = min(
+                arrivals[0][0] if arrivals else math.inf,
+                inst.releases[0][0] if inst.releases else math.inf,
+            )
+            if soon < inst.now:
+                inst.now = max(idle_from, soon)
         now = inst.now
         if inst.releases:
             inst.release_landed(now)
@@ -470,6 +488,11 @@ def _steps(
         inst.arrivals_pending = bool(arrivals) or outside
         if not waiting and not inst.prefilling and not inst.decoding:
             if arrivals:
+                if outside and in_time_order:
+                    idle_from = now if idle_from is None else idle_from
+                    inst.now = arrivals[0][0]
+                    yield True  # what comes from outside before then comes first (see above)
+                    continue
                 inst.now = arrivals[0][0]
                 continue
             if outside:
@@ -484,12 +507,18 @@ def _steps(
                 math.inf if plan.wake_s is None else plan.wake_s,
             )
             if wake < math.inf:
+                if outside and in_time_order:
+                    idle_from = now if idle_from is None else idle_from
+                    inst.now = max(now, wake)
+                    yield True
+                    continue
                 inst.now = max(now, wake)
                 continue
             if outside:
                 yield False
                 continue
             _stuck(inst)
+        idle_from = None
         budget[0] -= 1
         if budget[0] < 0:
             raise ValueError(
@@ -660,11 +689,18 @@ def _run_pools(
     runners: dict[int, Iterator[bool]] = {}
     for inst, mine in zip(prefill_pool, prefill_arrivals, strict=True):
         runners[inst.index] = _steps(
-            inst, mine, scheduler.prefill_scheduler, costs["prefill"], log, budget, holding(inst)
+            inst,
+            mine,
+            scheduler.prefill_scheduler,
+            costs["prefill"],
+            log,
+            budget,
+            holding(inst),
+            in_time_order=True,
         )
     for inst, mine in zip(decode_pool, decode_arrivals, strict=True):
         runners[inst.index] = _steps(
-            inst, mine, scheduler.decode_scheduler, costs["decode"], log, budget, upstream
+            inst, mine, scheduler.decode_scheduler, costs["decode"], log, budget, upstream, in_time_order=True
         )
     # A cache crosses as many links at once as the smaller side has GPUs (each GPU sends or takes its share).
     sender = pools["prefill"]
