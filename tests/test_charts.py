@@ -35,6 +35,7 @@ from calculators.charts.palette import (
     RECIPE_COLOURS,
     SCHEDULER_COLOURS,
     SEQUENTIAL_COLOURS,
+    TENSOR_PARALLEL_COLOURS,
     contrast,
     sequential_colours,
 )
@@ -91,6 +92,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "expert-load": ("expert-load", {"max_batch": 64}),
     "memory-hierarchy": ("memory-hierarchy", {}),
     "gemm-efficiency": ("gemm-efficiency", {"max_tokens": 512}),
+    "tensor-parallel-decode": ("tensor-parallel-decode", {"max_gpus": 8}),
 }
 
 
@@ -465,8 +467,9 @@ def test_a_figure_with_its_spec_inline_needs_no_spec_file(tmp_path: Path) -> Non
 
 
 def test_palette_gives_every_gpu_and_phase_its_own_readable_colour() -> None:
-    """One colour per GPU preset, phase, precision, scheduler, memory state, attention layout and ramp step,
-    none shared (but the neutral grey of free memory), each >= 3:1 on white and on dark slate."""
+    """One colour per GPU preset, phase, precision, scheduler, memory state, attention layout, tensor-parallel
+    part and ramp step, none shared (but the neutral grey of free memory), each >= 3:1 on white and on dark
+    slate."""
     assert set(GPU_COLOURS) == set(GPUS)
     assert set(SCHEDULER_COLOURS) == set(SCHEDULERS)
     assert set(ATTENTION_COLOURS) == {kind.upper() for kind in ATTENTION_KINDS}
@@ -485,6 +488,7 @@ def test_palette_gives_every_gpu_and_phase_its_own_readable_colour() -> None:
         *SCHEDULER_COLOURS.values(),
         *(colour for state, colour in MEMORY_COLOURS.items() if state != "free"),
         *ATTENTION_COLOURS.values(),
+        *TENSOR_PARALLEL_COLOURS.values(),
         *SEQUENTIAL_COLOURS,
         *EXPERT_LOAD_COLOURS.values(),
         NEUTRAL,

@@ -23,6 +23,7 @@ from calculators.charts import (
     formats,
     hierarchy,
     matmul,
+    parallel,
     prefix,
     quantization,
     serving,
@@ -1124,6 +1125,12 @@ CHARTS: Mapping[str, ChartKind] = {
             hierarchy.MEMORY_HIERARCHY_PARAMS,
             hierarchy.memory_hierarchy,
             "a GPU's memories from registers to HBM, by capacity, with bandwidths where published",
+        ),
+        ChartKind(
+            "tensor-parallel-decode",
+            parallel.TENSOR_PARALLEL_PARAMS,
+            parallel.tensor_parallel_decode,
+            "a decode step's time by tensor-parallel degree, its all-reduces apart",
         ),
         ChartKind(
             "gemm-efficiency",

@@ -88,6 +88,11 @@ MEMORY_COLOURS: Mapping[str, str] = MappingProxyType(
 ATTENTION_COLOURS: Mapping[str, str] = MappingProxyType(
     {"MHA": "#936aaf", "GQA": "#548547", "MLA": "#9c3cdd"}  # lilac, fern, violet
 )
+# A tensor-parallel decode step's two parts (calculators.charts.parallel): the collectives between GPUs, and
+# each GPU's own kernels and the engine's overhead. Rust and dusty rose: far (CIELAB) from every colour above.
+TENSOR_PARALLEL_COLOURS: Mapping[str, str] = MappingProxyType(
+    {"all-reduces between GPUs": "#aa5522", "each GPU's own work": "#bb8888"}
+)
 # Expert parallelism's load per GPU (calculators.charts.experts): the busiest GPU and the average one.
 EXPERT_LOAD_COLOURS: Mapping[str, str] = MappingProxyType(
     {"busiest GPU": "#cf5c36", "average GPU": "#5b8fa8"}  # vermilion, steel blue

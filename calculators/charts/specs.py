@@ -27,6 +27,7 @@ from calculators.charts.palette import (
     NEUTRAL,
     PHASE_COLOURS,
     PRECISION_COLOURS,
+    TENSOR_PARALLEL_COLOURS,
 )
 
 # Every chart is drawn for the width it is shown at, so the page never shrinks it (text stays at its size):
@@ -1048,6 +1049,48 @@ def speculative_speedup_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
+def tensor_parallel_decode_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Vertical stacked bars, one per tensor-parallel degree: the all-reduces at the bottom, each GPU's own
+    work above; the step's total written on top; degrees that do not fit in memory pale."""
+    rows = data.datasets["bars"]
+    parts = list(dict.fromkeys(row["part"] for row in rows))
+    degrees = sorted({row["gpus"] for row in rows})
+    x = alt.X("gpus:O", title="GPUs sharing every layer (tensor-parallel degree)", sort=degrees,
+              axis=alt.Axis(labelAngle=0))  # fmt: skip
+    y = alt.Y("ms:Q", title="Decode step (ms)", stack="zero", axis=alt.Axis(format=NUMBER))
+    colour = alt.Color(
+        "part:N",
+        title=None,
+        sort=parts,
+        scale=alt.Scale(domain=parts, range=[TENSOR_PARALLEL_COLOURS[part] for part in parts]),
+        legend=alt.Legend(orient="bottom"),
+    )
+    opacity = alt.Opacity(
+        "fits:N", scale=alt.Scale(domain=["fits", "does not fit"], range=[1.0, 0.35]), legend=None
+    )
+    tip = [
+        alt.Tooltip("gpus:O", title="GPUs"),
+        alt.Tooltip("part:N", title="part"),
+        alt.Tooltip("ms:Q", title="ms", format=".2f"),
+        alt.Tooltip("step_ms:Q", title="step (ms)", format=".2f"),
+        alt.Tooltip("share_pct:Q", title="all-reduces (%)", format=".0f"),
+        alt.Tooltip("fits:N", title="memory"),
+    ]
+    bars = (
+        alt.Chart(_data("bars"))
+        .mark_bar(cornerRadiusEnd=2)
+        .encode(x, y, colour, opacity, alt.Order("order:Q"), tooltip=tip)
+    )
+    totals = (
+        alt.Chart(_data("bars"))
+        .transform_filter(alt.datum.order == 0)
+        .mark_text(dy=-6, baseline="bottom")
+        .encode(x, alt.Y("step_ms:Q"), text=alt.Text("step_ms:Q", format=".1f"))
+    )
+    chart = alt.layer(bars, totals).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
 def quantization_speedup_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Speed-up over BF16 against the batch (log axis), one line per recipe, a rule at 1 (buys nothing);
     hollow points where the batch does not fit in that recipe's memory."""
@@ -1213,6 +1256,7 @@ BUILDERS: Mapping[str, Callable[[ChartData, int], Any]] = {
     "attention-vs-weights": attention_vs_weights_chart,
     "memory-hierarchy": memory_hierarchy_chart,
     "gemm-efficiency": gemm_efficiency_chart,
+    "tensor-parallel-decode": tensor_parallel_decode_chart,
 }
 
 # Where a course chart shown in a notebook keeps its narrow variant for the notebook renderer
