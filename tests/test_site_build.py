@@ -253,9 +253,12 @@ def test_moved_lessons_keep_their_old_address(built_site: Path) -> None:
 def test_track_pages_show_planned_lessons_without_links(built_site: Path) -> None:
     serving = _page(built_site, "serving/index.md")
     assert "Track 4: Serving" in serving
-    # Written lessons are linked; a planned one is named without a link (the multi-GPU track has only plans).
+    # Written lessons are linked; a planned one is named without a link (the multi-GPU track's pipeline
+    # lesson is still a plan; its tensor-parallelism lesson is written).
     assert 'href="batching/"' in serving
     assert "Batching <em>(planned)</em>" not in serving
     beyond = _page(built_site, "multi-gpu/index.md")
-    assert "Tensor parallelism <em>(planned)</em>" in beyond
-    assert 'href="tensor-parallelism/"' not in beyond
+    assert 'href="tensor-parallelism/"' in beyond
+    assert "Tensor parallelism <em>(planned)</em>" not in beyond
+    assert "Pipeline parallelism and multi-node serving <em>(planned)</em>" in beyond
+    assert 'href="pipeline-parallelism/"' not in beyond

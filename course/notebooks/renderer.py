@@ -61,9 +61,11 @@ def _sized(spec: dict[str, Any], width: int) -> dict[str, Any]:
 
 
 def _fits(spec: dict[str, Any]) -> bool:
-    """Whether Vega-Lite can fit the chart to a width: a single or layered chart that sets one."""
+    """Whether Vega-Lite can fit the chart to a width: a single or layered chart that sets a number of
+    pixels or no width at all (Altair's default, which a contributor's chart often keeps: left as it is,
+    a phone showed its axis labels at 9.5 px). "container" or a step per band keeps its own sizing."""
     concat = any(key in spec for key in ("hconcat", "vconcat", "concat", "facet", "repeat"))
-    return not concat and isinstance(spec.get("width"), int | float)
+    return not concat and ("width" not in spec or isinstance(spec.get("width"), int | float))
 
 
 def wide_variant(spec: dict[str, Any]) -> dict[str, Any]:

@@ -96,6 +96,8 @@ parts = [row for row in rows if row["component"] != "total"]
         y=alt.Y("component:N", sort="-x", title=None),
         tooltip=["component:N", "parameters:N", "share of total:N"],
     )
+    # A width lets the course draw the chart again at a phone's width, with text that stays readable there.
+    .properties(width=560, description="Llama-3.1-8B's parameters by component, in billions.")
 )
 
 # %%
@@ -213,4 +215,5 @@ by_size = alt.Scale(domain=[get_model(k).name for k in sizes], range=[colours[k]
         y=alt.Y("share:Q", title="Attention's share of the token's FLOPs (%)"),
         color=alt.Color("model:N", title="Model", scale=by_size),
     )
+    .properties(width=560, description="Attention's share of a token's FLOPs against the context, per model.")
 )
