@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import zipfile
 from io import BytesIO
 from pathlib import Path
@@ -187,6 +189,19 @@ def test_package_holds_the_core_the_glue_and_the_chart_rows_but_no_plotting_libr
         assert "import vl_convert" not in source, name
     assert package.path == f"ridgepoint/widgets/calculators-{package.sha256[:16]}.zip"
     assert widget_package() == package  # reproducible: same sources, same bytes, same name
+
+
+def test_the_package_alone_starts_the_widgets_in_a_python_without_site_packages(tmp_path: Path) -> None:
+    """What the worker imports must all be in the archive: three chart modules missing from it broke every
+    widget under Pyodide. Checked here in seconds, in an isolated CPython that sees only the archive."""
+    with zipfile.ZipFile(BytesIO(widget_package().data)) as archive:
+        archive.extractall(tmp_path)
+    script = "import sys; sys.path.insert(0, '.'); import calculators.browser as b; print(sorted(b.WIDGETS))"
+    result = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", script], cwd=tmp_path, capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "roofline-explorer" in result.stdout
 
 
 @pytest.mark.parametrize("widget", ["prefill-decode", "roofline-explorer", "kv-cache"])
