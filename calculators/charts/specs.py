@@ -1011,8 +1011,10 @@ def attention_share_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
-def speculative_speedup_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
-    """Speed-up against the batch (log axis), one line per acceptance rate, a rule at break-even (1)."""
+def _speedup_by_batch_chart(data: ChartData, width: int, y_title: str, extra_tips: list[Any]) -> Any:
+    """Speed-up against the batch (log axis), a line per series, a dashed rule at 1 (no gain), hollow
+    points where the batch does not fit in memory: the drawing the speculative-decoding and quantization
+    charts share."""
     colour = rows_colour("series", title=None, legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5))
     rows = data.datasets["points"]
     x = alt.X(
@@ -1021,13 +1023,12 @@ def speculative_speedup_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
             plot_width=_plot_width(width, 50),
         )
     )  # fmt: skip
-    y = alt.Y("speedup:Q", title="Speed-up over plain decoding", axis=alt.Axis(format=NUMBER))
+    y = alt.Y("speedup:Q", title=y_title, axis=alt.Axis(format=NUMBER))
     tip = [
         alt.Tooltip("series:N", title=""),
         alt.Tooltip("batch:Q", title="batch"),
         alt.Tooltip("speedup:Q", title="speed-up", format=".2f"),
-        alt.Tooltip("tokens_per_step:Q", title="tokens per step", format=".2f"),
-        alt.Tooltip("verify:N", title=""),
+        *extra_tips,
         alt.Tooltip("fits:N", title="memory"),
     ]
     line = alt.Chart(_data("points")).mark_line(strokeWidth=2).encode(x, y, colour, alt.Order("batch:Q"))
@@ -1047,6 +1048,15 @@ def speculative_speedup_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     )
     chart = alt.layer(even, line, points).properties(height=HEIGHT)
     return _with_datasets(fitted(chart, width), data.datasets)
+
+
+def speculative_speedup_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Speed-up against the batch (log axis), one line per acceptance rate, a rule at break-even (1)."""
+    tips = [
+        alt.Tooltip("tokens_per_step:Q", title="tokens per step", format=".2f"),
+        alt.Tooltip("verify:N", title=""),
+    ]
+    return _speedup_by_batch_chart(data, width, "Speed-up over plain decoding", tips)
 
 
 def tensor_parallel_decode_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
@@ -1094,41 +1104,12 @@ def tensor_parallel_decode_chart(data: ChartData, width: int = WIDE_WIDTH) -> An
 def quantization_speedup_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Speed-up over BF16 against the batch (log axis), one line per recipe, a rule at 1 (buys nothing);
     hollow points where the batch does not fit in that recipe's memory."""
-    colour = rows_colour("series", title=None, legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5))
-    rows = data.datasets["points"]
-    x = alt.X(
-        **_log_axis(
-            "batch", "Batch (sequences decoded together, log scale)", [r["batch"] for r in rows],
-            plot_width=_plot_width(width, 50),
-        )
-    )  # fmt: skip
-    y = alt.Y("speedup:Q", title="Decode speed-up over BF16", axis=alt.Axis(format=NUMBER))
-    tip = [
-        alt.Tooltip("series:N", title=""),
-        alt.Tooltip("batch:Q", title="batch"),
-        alt.Tooltip("speedup:Q", title="speed-up", format=".2f"),
+    tips = [
         alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"),
         alt.Tooltip("bf16_tokens_per_s:Q", title="BF16 tokens/s", format=",.0f"),
         alt.Tooltip("bound:N", title="step"),
-        alt.Tooltip("fits:N", title="memory"),
     ]
-    line = alt.Chart(_data("points")).mark_line(strokeWidth=2).encode(x, y, colour, alt.Order("batch:Q"))
-    fill = alt.Fill(
-        "fits:N", scale=alt.Scale(domain=["fits", "does not fit"], range=["currentColor", "transparent"]),
-        legend=None,
-    )  # fmt: skip
-    points = (
-        alt.Chart(_data("points"))
-        .mark_point(size=40, opacity=1, filled=False, strokeWidth=1.5)
-        .encode(x, y, colour, fill, tooltip=tip)
-    )
-    even = (
-        alt.Chart(alt.Data(values=[{"speedup": 1.0}]))  # type: ignore[no-untyped-call]
-        .mark_rule(strokeDash=[4, 4], color=NEUTRAL)
-        .encode(y=alt.Y("speedup:Q"))
-    )
-    chart = alt.layer(even, line, points).properties(height=HEIGHT)
-    return _with_datasets(fitted(chart, width), data.datasets)
+    return _speedup_by_batch_chart(data, width, "Decode speed-up over BF16", tips)
 
 
 def expert_load_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
