@@ -31,7 +31,7 @@ from calculators.simulator.schedulers import (
     Disaggregated,
     Scheduler,
 )
-from calculators.simulator.speculation import Speculation, Speculator
+from calculators.simulator.speculation import Speculation, SpeculativeInstance, Speculator
 from calculators.simulator.state import Instance, Sequence
 from calculators.simulator.step_cost import StepCost
 from calculators.simulator.workload import Request
@@ -537,8 +537,8 @@ def _steps(
         else:
             rows = keys = 0
         chunks = [(c, s.prefilled) for s, c in plan.prefill]
-        if plan.decode and inst.speculation is not None:
-            dt, compute_s, memory_s = inst.speculation.step_time(inst, cost, chunks)
+        if plan.decode and isinstance(inst, SpeculativeInstance):
+            dt, compute_s, memory_s = inst.speculator.step_time(inst, cost, chunks)
         elif plan.pad_prompts and chunks:
             longest = max(c for c, _ in chunks)  # a padded batch computes every prompt at the longest
             dt, compute_s, memory_s = cost.time(rows, keys, [(longest, cached) for _, cached in chunks])

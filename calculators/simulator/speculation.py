@@ -238,7 +238,7 @@ class SpeculativeInstance(Instance):
         self, index: int, memory: KVMemory, speculator: Speculator, *, stop_after_prefill: bool = False
     ) -> None:
         super().__init__(index, memory, stop_after_prefill=stop_after_prefill)
-        self.speculation = self.speculator = speculator
+        self.speculator = speculator
 
     def decode_rows(self) -> int:
         return len(self.decoding) * (self.speculator.proposed + 1)

@@ -12,14 +12,10 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections import deque
-from typing import TYPE_CHECKING
 
 from calculators.simulator.kv_memory import KVMemory, SwapSpace
 from calculators.simulator.prefix_cache import Key, PrefixCache
 from calculators.simulator.workload import Request
-
-if TYPE_CHECKING:
-    from calculators.simulator.speculation import Speculator
 
 
 class Sequence:
@@ -438,7 +434,6 @@ class Instance:
             self.pad_contexts = []
 
     pad_rows = False  # set by static batching
-    speculation: Speculator | None = None  # speculative decoding (a SpeculativeInstance sets it)
 
     def _finish(self, seq: Sequence, now: float) -> None:
         seq.finish_s = now
