@@ -21,8 +21,14 @@
 # requests, and checks each figure against the simulator.
 
 # %%
+from IPython.display import display
+
+from calculators.charts import build_chart
 from calculators.simulator import Request, SharedPrefix, poisson_workload, simulate
 from calculators.simulator.named import course_lengths, served
+from course.notebooks.renderer import enable_course_charts
+
+enable_course_charts()  # charts below use the course's own markup: a static SVG, interactive on demand
 
 BLOCK = 16  # tokens per KV block, the simulator's default
 
@@ -70,3 +76,21 @@ run = served(preset="course", rate=6, requests=200, shared_prefix=2048, prefix_c
 print(f"bound {bound:.4f}, simulated {run.prefix_hit_rate:.4f}")
 assert run.prefix_hit_rate <= bound + 1e-12
 assert run.prefix_hit_rate > 0.95 * bound
+
+
+# %% [markdown]
+# ## The lesson's chart from your own numbers
+#
+# The course's chart builders take the same parameters as the lesson's chart blocks. Here the lesson's
+# chart at three rates, then with a shorter shared prompt, and the hit rate of one run.
+
+# %%
+display(build_chart("prefix-caching-ttft", rates=[2, 4, 6], requests=100).chart)
+
+# %%
+display(build_chart("prefix-caching-ttft", shared_prefix=1024, rates=[2, 4, 6], requests=100).chart)
+
+# %%
+round(
+    served(preset="course", rate=4, requests=100, shared_prefix=1024, prefix_caching=True).prefix_hit_rate, 3
+)

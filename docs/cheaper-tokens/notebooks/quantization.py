@@ -147,3 +147,16 @@ assert long_step_by_hand("bf16", "fp8") < long_step_by_hand("int4", "bf16")
 
 # %%
 display(build_chart("quantization-speedup", recipes=["w4a16", "w8a8-fp8"], max_batch=512).chart)
+
+
+# %% [markdown]
+# ## The lesson's chart for a bigger model
+#
+# The same chart for Llama-3.1 70B on one H200, where BF16 does not fit at all, and the batch from which
+# FP8 decodes faster than W4A16 there.
+
+# %%
+display(build_chart("quantization-speedup", model="llama-3.1-70b", gpu="h200", max_batch=256).chart)
+
+# %%
+crossover_batch("llama-3.1-70b", "h200", "w4a16", "w8a8-fp8", 1000)

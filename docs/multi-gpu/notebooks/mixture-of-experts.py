@@ -159,3 +159,16 @@ assert math.isclose(by_hand, computed, rel_tol=1e-9)
 
 # %%
 display(build_chart("expert-load", model="deepseek-v3", gpus=8, max_batch=512).chart)
+
+
+# %% [markdown]
+# ## The lesson's chart for Mixtral
+#
+# The same chart for Mixtral 8x7B, eight experts over eight GPUs, one each: at batch 1 the busiest GPU
+# holds all the work of the step's two experts. Then DeepSeek-V3's imbalance at batch 64.
+
+# %%
+display(build_chart("expert-load", model="mixtral-8x7b", gpus=8, max_batch=512).chart)
+
+# %%
+round(expert_load("deepseek-v3", 8, 64).imbalance, 3)

@@ -156,3 +156,16 @@ for p in (4, 8, 16):
 
 # %%
 display(build_chart("tensor-parallel-decode", batch=1, max_gpus=16).chart)
+
+
+# %% [markdown]
+# ## The lesson's chart at a larger batch
+#
+# The same chart at batch 64, where each GPU's own work grows and the all-reduces' share shrinks, and one
+# decode all-reduce over eight GPUs in seconds.
+
+# %%
+display(build_chart("tensor-parallel-decode", batch=64, max_gpus=16).chart)
+
+# %%
+Scenario("llama-3.1-70b", level="refined", gpus=8).all_reduce_time_s(1)
