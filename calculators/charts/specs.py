@@ -1065,7 +1065,7 @@ def tensor_parallel_decode_chart(data: ChartData, width: int = WIDE_WIDTH) -> An
     rows = data.datasets["bars"]
     parts = list(dict.fromkeys(row["part"] for row in rows))
     degrees = sorted({row["gpus"] for row in rows})
-    x = alt.X("gpus:O", title="GPUs sharing every layer (tensor-parallel degree)", sort=degrees,
+    x = alt.X("gpus:O", title="Tensor-parallel degree (GPUs)", sort=degrees,
               axis=alt.Axis(labelAngle=0))  # fmt: skip
     y = alt.Y("ms:Q", title="Decode step (ms)", stack="zero", axis=alt.Axis(format=NUMBER))
     colour = alt.Color(
