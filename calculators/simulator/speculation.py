@@ -244,12 +244,9 @@ class SpeculativeInstance(Instance):
         return len(self.decoding) * (self.speculator.proposed + 1)
 
     def _join_decode(self, seq: Sequence) -> None:
-        j = len(self.decode_ends)
-        seq.join = j
-        seq.gen_at_join = seq.generated
-        seq.ctx_at_join = seq.prompt + seq.generated  # the newest token is the next step's input
-        self.decoding[seq.id] = seq
-        self.offset_sum += seq.ctx_at_join - j
+        # Only the bookkeeping every instance does: a step's token count is drawn, so no finish step or
+        # block need can be scheduled ahead as the one-token-a-step instance does.
+        self._enter_decode(seq)
 
     def _keep(self, seq: Sequence, tokens: int) -> None:
         """Free the private blocks ``seq`` holds past ``tokens`` tokens of cache (rejected proposals)."""

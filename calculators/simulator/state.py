@@ -314,13 +314,18 @@ class Instance:
             self._join_decode(seq)
 
     # --- decode ------------------------------------------------------------------------------------------
-    def _join_decode(self, seq: Sequence) -> None:
+    def _enter_decode(self, seq: Sequence) -> int:
+        """Put ``seq`` among the decoding sequences as of the next step; returns that step's index."""
         j = len(self.decode_ends)
         seq.join = j
         seq.gen_at_join = seq.generated
         seq.ctx_at_join = seq.prompt + seq.generated  # the newest token is the next step's input
         self.decoding[seq.id] = seq
         self.offset_sum += seq.ctx_at_join - j
+        return j
+
+    def _join_decode(self, seq: Sequence) -> None:
+        j = self._enter_decode(seq)
         last = j + seq.output - seq.generated - 1
         heapq.heappush(self.finish_heap, (last, seq.residence, seq.id, seq))
         self._push_block_need(seq)
