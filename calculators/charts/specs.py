@@ -1019,7 +1019,7 @@ def _speedup_by_batch_chart(data: ChartData, width: int, y_title: str, extra_tip
     rows = data.datasets["points"]
     x = alt.X(
         **_log_axis(
-            "batch", "Batch (sequences decoded together, log scale)", [r["batch"] for r in rows],
+            "batch", "Batch (sequences, log scale)", [r["batch"] for r in rows],
             plot_width=_plot_width(width, 50),
         )
     )  # fmt: skip

@@ -127,7 +127,8 @@ for name, bytes_per_weight, scenario in (
     print(f"{name:9} decode reads {format_value(read, 'GB')}: {format_value(read / bandwidth, 'ms')}")
     # the norms, the embedding rows and each layer's activations add a fraction of a percent
     assert math.isclose(read / bandwidth, scenario.decode(1, 1000).time_s, rel_tol=0.01)
-#
+
+# %% [markdown]
 # ## Where decode turns compute-bound
 #
 # At batch $b$ the weight products do $2b$ FLOPs per weight and read $s$ bytes of it: intensity $2b/s$. They
