@@ -238,7 +238,7 @@ class Scenario:
         draft_model: str | None = None,
         draft_layers: float = 1.0,
     ) -> int:
-        """Smallest batch at which speculation is slower than plain decoding; 0 when none up to a million.
+        """Smallest batch at which speculation is slower than plain decoding; 0 when none up to 65,536.
 
         Memory is not checked: compare with :meth:`max_batch` to see whether that batch fits at all.
         """

@@ -22,6 +22,7 @@ from calculators.speculative import (
     best_proposed,
     break_even_batch,
     expected_tokens_per_step,
+    heads_draft_share,
     speculative_decoding,
 )
 
@@ -308,6 +309,71 @@ def test_spec_bench_speedups_at_batch_one(
     )
     assert ours.expected_tokens_per_step == pytest.approx(tau, rel=1e-9)
     assert 1.0 <= ours.speedup / published <= 1.5, (ours.speedup, published)
+
+
+# DeepSeek-V3 technical report (arXiv 2412.19437), section 5.4.3 "Multi-Token Prediction Evaluation": used
+# for speculative decoding, its one MTP module predicts the second next token, accepted 85% to 90% of the time
+# "across various generation topics", which gives "1.8 times TPS" (tokens per second) against decoding without
+# it. The report does not state the batch, context or hardware of that figure; its decoding deployment
+# (section 3.4.2) is H800s with data-parallel attention and expert-parallel MoE layers, the layout we take.
+DEEPSEEK_V3_MTP_ACCEPTANCE = (0.85, 0.90)
+DEEPSEEK_V3_MTP_SPEEDUP = 1.8
+
+
+def _mtp_draft_layers() -> float:
+    """The MTP module's draft step, in target decoder layers (section 2.2 of the report): one transformer
+    block (MLA attention and a MoE layer with 8 routed and 1 shared expert active: the target's own layer
+    shape, 583M active weights, against the 585M mean active layer that the heads drafter counts in), a
+    projection of [hidden; embedding] back to hidden (2 x 7168 x 7168 = 103M weights), and the shared output
+    head (129,280 x 7168, which the heads drafter adds itself). The shared embedding is a lookup, no reads
+    to speak of. So 1 + 2 d^2 / (mean active layer) = 1 + 102.8M / 585.2M = 1.176 layers, 4.3% of a step."""
+    model = get_model("deepseek-v3")
+    output = model.vocab_size * model.hidden_size
+    mean_layer = (model.active_params - 2 * output) / model.layers
+    return 1.0 + 2 * model.hidden_size**2 / mean_layer
+
+
+@pytest.mark.parametrize("setting", [COURSE_SETTING, SPEC_PEAK], ids=["calibrated", "spec-peak"])
+@pytest.mark.parametrize("acceptance", DEEPSEEK_V3_MTP_ACCEPTANCE)
+def test_deepseek_v3_mtp_speedup_against_the_report(acceptance: float, setting: Any) -> None:
+    # One MTP module proposes one token (k = 1): a step yields 1 + a tokens, exactly.
+    # The published 1.8x sits inside what a verifier costing one plain step allows with our draft cost:
+    # (1 + a) / (1 + 0.043) = 1.774 at a = 0.85 and 1.822 at a = 0.90.
+    # Our full model falls short of it, by 5-10% here (8 H200s in FP8, DeepSeek's layout, 64 sequences of
+    # 2,000 tokens): ours is 1.63-1.67 calibrated, 1.65-1.70 at spec peaks. Our verifier costs 1.08-1.09
+    # plain steps, not 1.0: the second token of each sequence routes to its own 8 experts, so the check
+    # reads experts the plain step does not (up to twice as many at batch 1; at DeepSeek's deployment,
+    # 320 GPUs and large batches that touch every expert, that extra read vanishes), and its MLA attention
+    # takes two queries. Across batches 1 to 256 ours stays between 0.73 and 0.96 of the published figure,
+    # lowest near batch 8, where the second tokens add the most expert reads (we did not tune to it).
+    # Tolerance, ours / published in [0.85, 1.0], set after seeing the four ratios (0.905-0.944): the model
+    # may not be more optimistic than the report, and a shortfall beyond 15% at this batch would mean the
+    # verifier or the draft is mis-costed, not the routing effect above.
+    draft_layers = _mtp_draft_layers()
+    assert draft_layers == pytest.approx(1.176, abs=1e-3)
+    with using(setting):
+        setup = make_setup(
+            "deepseek-v3", "h200", gpus=8, precision="fp8", level="refined",
+            expert_parallel=True, data_parallel_attention=True,
+        )  # fmt: skip
+        ours = speculative_decoding(
+            setup, acceptance=acceptance, proposed=1, batch=64, context_tokens=2000, drafter="heads",
+            draft_layers=draft_layers,
+        )  # fmt: skip
+    assert ours.mode == setting.mode
+    assert ours.expected_tokens_per_step == pytest.approx(1 + acceptance, rel=1e-12)
+    assert ours.draft_time_s / ours.plain.time_s == pytest.approx(0.043, abs=5e-4)
+    assert 0.85 <= ours.speedup / DEEPSEEK_V3_MTP_SPEEDUP <= 1.0, ours.speedup
+
+
+def test_deepseek_v3_mtp_published_speedup_lies_in_the_ideal_bracket() -> None:
+    # With the verifier at one plain step, speed-up = (1 + a) / (1 + draft share). The report's range of a
+    # and our MTP draft cost bracket its 1.8x: 1.85 / 1.043 = 1.774 <= 1.8 <= 1.90 / 1.043 = 1.822. A draft
+    # that cost three target layers and the head (share 7.1%: at most 1.90 / 1.071 = 1.77) would not.
+    setup = make_setup("deepseek-v3", "h200", gpus=8, precision="fp8", level="refined")
+    share = heads_draft_share(setup, 1, _mtp_draft_layers())
+    low, high = ((1 + a) / (1 + share) for a in DEEPSEEK_V3_MTP_ACCEPTANCE)
+    assert low <= DEEPSEEK_V3_MTP_SPEEDUP <= high, (low, high)
 
 
 def test_the_verifier_is_the_faster_form_and_its_memory_is_counted_once() -> None:

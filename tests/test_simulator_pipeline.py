@@ -127,7 +127,6 @@ def test_cli_pipeline_parallel_with_micro_batches(capsys: pytest.CaptureFixture[
         (["--micro-batches", "4"], "needs pipeline stages"),
         (["--pipeline-parallel", "2", "--micro-batches", "0"], "micro_batches must be a whole number"),
         (["--pipeline-parallel", "2", "--micro-batches", "x"], "invalid int value"),
-        (["--pipeline-parallel", "2", "--micro-batches", "2", "--sweep", "1,2"], "--sweep does not take"),
         (
             ["--pipeline-parallel", "2", "--micro-batches", "2", "--speculative", "--acceptance", "0.5"],
             "micro_batches with speculative decoding",

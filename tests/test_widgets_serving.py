@@ -22,6 +22,7 @@ from calculators.simulator import (
     SLO,
     ContinuousBatching,
     MemoryConfig,
+    SharedPrefix,
     poisson_workload,
     simulate,
 )
@@ -281,3 +282,73 @@ def test_served_figures_are_the_widgets_run() -> None:
     assert figures.output_tokens_per_s == values["output_tokens_per_s"]
     assert figures.tpot_s.p99 == values["tpot_p99_s"]
     assert figures.preemptions == values["preemptions"]
+
+
+# --- prefix caching: a switch and a shared system prompt ------------------------------------------------
+
+
+def test_the_widgets_prefix_caching_run_is_the_simulators_and_its_python_prints_the_same() -> None:
+    state = {"prefix_caching": "on", "shared_prefix": "1024", "requests": "30"}
+    result = ask(state)["result"]
+    with using(site_setting()):
+        direct = simulate(
+            poisson_workload(10.0, 30, 512, 128, seed=0, shared_prefix=SharedPrefix(1024)),
+            make_setup("llama-3.1-8b", "h100-sxm", kv_traffic=True),
+            ContinuousBatching(256, 8192),
+            memory=MemoryConfig("paged", 16),
+            slo=SLO(1.0, 0.05),
+            prefix_caching=True,
+        ).summary
+    values = result["values"]
+    assert values["ttft_p50_s"] == direct["ttft_s"]["p50"]
+    assert values["output_tokens_per_s"] == direct["output_tokens_per_s"]
+    assert values["prefix_hit_rate"] == direct["prefix_cache"]["hit_rate"]
+    # 1,024 of each 1,536-token prompt is the system prompt: all but the first request's are found cached,
+    # in whole 16-token blocks, so the hit rate is a little under 1024 / 1536 = 2/3.
+    assert 0.6 < values["prefix_hit_rate"] < 2 / 3
+    uncached = ask({**state, "prefix_caching": "off"})["result"]["values"]
+    # A cached prompt computes 512 of its 1,536 tokens: a third of the work, plus what a step costs whatever
+    # its length (the weights' read), so its first token comes in about half the time.
+    assert values["ttft_p50_s"] < 0.6 * uncached["ttft_p50_s"]
+    assert uncached["prefix_hit_rate"] == 0.0
+    assert "of prompt tokens found in the prefix cache" in result["summary"]
+    assert "shared_prefix=SharedPrefix(1024)" in result["python"]
+    assert "prefix_caching=True" in result["python"]
+    ran = json.loads(handle(json.dumps({"run": result["python"]})))["result"]
+    assert ran["ok"], ran["error"]
+    assert f"{values['output_tokens_per_s']:.0f} output tokens/s" in ran["output"]
+
+
+def test_served_figures_are_the_widgets_prefix_caching_run() -> None:
+    from calculators.simulator.named import served
+
+    state = {"prefix_caching": "1", "shared_prefix": "2048", "requests": "40", "rate": "6"}
+    values = ask(state)["result"]["values"]
+    with using(site_setting()):
+        figures = served(shared_prefix=2048, prefix_caching=True, requests=40, rate=6.0)
+    assert figures.prefix_hit_rate == values["prefix_hit_rate"] > 0
+    assert figures.ttft_s.p99 == values["ttft_p99_s"]
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        ({"prefix_caching": "on", "memory": "contiguous"}, "Prefix caching: prefix caching needs paged"),
+        ({"prefix_caching": "on", "scheduler": "disaggregated"}, "Prefix caching: prefix caching needs"),
+        ({"shared_prefix": "-5"}, "System prompt shared by every request (tokens): expected"),
+        ({"shared_prefix": "2.5"}, "System prompt shared by every request (tokens): expected"),
+    ],
+)
+def test_the_widgets_bad_prefix_caching_is_named_by_its_control(state: dict[str, str], message: str) -> None:
+    answer = ask({**state, "requests": "5"})
+    assert answer["ok"] is False
+    assert message in answer["error"]
+
+
+def test_a_block_shows_the_prefix_caching_switch_and_the_system_prompt() -> None:
+    name, defaults = parse_block(
+        "name: serving-simulator\nshared_prefix: 2048\ncontrols: [prefix_caching, rate]\ncharts: [latency]"
+    )
+    html = render_widget(name, defaults)
+    assert 'role="switch" id="widget-serving-simulator-prefix_caching" name="prefix_caching">' in html
+    assert '<input type="hidden" name="shared_prefix" value="2048">' in html

@@ -43,7 +43,7 @@ DEFAULTS: dict[str, Any] = {
     "charts": ["timeline", "latency"],
 }
 # Inputs that are on/off switches, and inputs whose empty value means "not set" (None).
-SWITCHES = ("kv_traffic", "burst", "speculative")
+SWITCHES = ("kv_traffic", "burst", "speculative", "prefix_caching")
 OPTIONAL = ("capacity_tokens", "max_sequence_tokens")
 # Each input as a control: (label, kind, hint). The label is also how an error message names the input.
 CONTROLS: dict[str, tuple[str, str, str]] = {
@@ -78,6 +78,12 @@ CONTROLS: dict[str, tuple[str, str, str]] = {
     "acceptance": ("Acceptance rate of a proposed token", "text", "speculative: 0.01 to 0.99"),
     "proposed": ("Tokens proposed per step", "text", "speculative: 1 to 16"),
     "drafter": ("Drafter", "select", ""),
+    "shared_prefix": (
+        "System prompt shared by every request (tokens)",
+        "text",
+        f"put before each prompt; 0 to {MAX_PROMPT:,}, 0: none",
+    ),
+    "prefix_caching": ("Prefix caching", "switch", ""),
 }
 RESULTS = (
     ("output_tokens_per_s", "Output throughput"),
@@ -191,6 +197,12 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
         summary += (
             f" Speculative decoding wrote {speculation['tokens_per_step']:.2f} tokens per request per decode "
             f"step ({speculation['expected_tokens_per_step']:.2f} expected)."
+        )
+    cache = result.summary.get("prefix_cache")
+    if cache is not None:
+        summary += (
+            f" {format_value(cache['hit_rate'], '%')} of prompt tokens found in the prefix cache "
+            f"({cache['hit_tokens']:,} of {cache['hit_tokens'] + cache['miss_tokens']:,})."
         )
     charts = {}
     for key, (chart, chart_args) in chart_params(state, params).items():

@@ -237,6 +237,21 @@ SIMULATION_PARAMS: tuple[Param, ...] = (
         "drafter: ngram",
         "speculative: draft heads on the target, or free n-gram lookup",
     ),
+    Param(
+        "shared_prefix",
+        0,
+        read_count(0, MAX_PROMPT, "a number of tokens"),
+        "shared_prefix: 2048",
+        "tokens of one system prompt put before every prompt (0: none)",
+    ),
+    Param(
+        "prefix_caching",
+        False,
+        read_bool,
+        "prefix_caching: true",
+        "prefix caching: reuse the cached KV blocks of prompts' shared beginnings (paged memory, not "
+        "disaggregated)",
+    ),
 )
 SIMULATION_NAMES = tuple(param.name for param in SIMULATION_PARAMS)
 
@@ -259,10 +274,14 @@ def simulation_source(p: Mapping[str, Any]) -> str:
 
     prompt = lengths(p["prompt"], p["prompt_spread"])
     output = lengths(p["output"], p["output_spread"])
+    shared = f", shared_prefix=SharedPrefix({p['shared_prefix']!r})" if p["shared_prefix"] else ""
     if p["burst"]:
-        work = f"burst_workload({p['requests']!r}, {prompt}, {output}, seed={p['seed']!r})"
+        work = f"burst_workload({p['requests']!r}, {prompt}, {output}, seed={p['seed']!r}{shared})"
     else:
-        work = f"poisson_workload({p['rate']!r}, {p['requests']!r}, {prompt}, {output}, seed={p['seed']!r})"
+        work = (
+            f"poisson_workload({p['rate']!r}, {p['requests']!r}, {prompt}, {output}, seed={p['seed']!r}"
+            f"{shared})"
+        )
     scheduler = {
         "static": f"StaticBatching({p['batch_size']!r})",
         "chunked": f"ChunkedPrefill({p['token_budget']!r}, {p['max_sequences']!r})",
@@ -277,6 +296,8 @@ def simulation_source(p: Mapping[str, Any]) -> str:
             f", speculation=Speculation({p['acceptance']!r}, {p['proposed']!r}, {p['drafter']!r}, "
             f"seed={p['seed']!r})"
         )
+    if p["prefix_caching"]:
+        speculation += ", prefix_caching=True"
     return (
         "from calculators import make_setup\n"
         "from calculators.simulator import *\n"
@@ -313,6 +334,13 @@ def simulation(chart: str, p: Mapping[str, Any], scheduler: str | None = None) -
             "speculative decoding needs paged memory and a scheduler other than static batching",
             "set memory: paged and another scheduler, or speculative: false",
         )
+    if values["prefix_caching"] and (values["memory"] != "paged" or values["scheduler"] == "disaggregated"):
+        raise ChartError(
+            chart,
+            "prefix_caching",
+            "prefix caching needs paged memory on one pool, so not a disaggregated split",
+            "set memory: paged and a colocated scheduler, or prefix_caching: false",
+        )
     items = tuple(sorted(values.items()))
     fix = "use shorter requests, more KV capacity (capacity_tokens), or fewer requests"
     return _computed(chart, "capacity_tokens", fix, lambda: _run(items))  # type: ignore[no-any-return]
@@ -338,6 +366,7 @@ def run_summary(result: SimulationResult) -> dict[str, Any]:
         "kv_peak_reserved_tokens": s["kv_peak_reserved_tokens"],
         "kv_waste_fraction": s["kv_waste_fraction"],
         "duration_s": s["duration_s"],
+        "prefix_hit_rate": s["prefix_cache"]["hit_rate"] if "prefix_cache" in s else 0.0,
     }
 
 
@@ -352,6 +381,9 @@ def _describe(p: Mapping[str, Any]) -> str:
         speculation = (
             f", with speculative decoding ({p['proposed']} proposed a step, acceptance {p['acceptance']:g})"
         )
+    if p["shared_prefix"]:
+        caching = "cached" if p["prefix_caching"] else "not cached"
+        speculation += f", a {p['shared_prefix']:,}-token system prompt before every prompt ({caching})"
     return (
         f"{p['requests']} requests arriving {arrivals}, prompts of {p['prompt']:,} tokens"
         f"{spread(p['prompt_spread'])} "

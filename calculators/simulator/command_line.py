@@ -2,7 +2,8 @@
 
 The options build a workload (Poisson arrivals at ``--rate``, a ``--burst``, or a ``--trace`` file), a
 scheduler and a memory configuration; the setup options (model, GPU, precision, ...) are those of the other
-subcommands and are parsed by :mod:`calculators.cli`. ``--sweep`` runs the same workload at several rates.
+subcommands and are parsed by :mod:`calculators.cli`. ``--sweep`` runs the same workload and options at
+several rates.
 """
 
 from __future__ import annotations
@@ -256,7 +257,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     out.add_argument("--slo-tpot", type=float, default=0.05, help="SLO: time per output token, s (0.05)")
     out.add_argument("--timeline-steps", type=int, default=200, help="steps kept in the JSON timeline (200)")
     out.add_argument("--token-latencies", action="store_true", help="JSON: every inter-token latency")
-    out.add_argument("--sweep", help="comma-separated arrival rates: one row of results per rate")
+    out.add_argument(
+        "--sweep",
+        help="comma-separated arrival rates: the run of --rate at each rate, every other option as given, "
+        "one row of results per rate (not with --burst or --trace)",
+    )
 
 
 def _pool_setup(args: argparse.Namespace, setup: Setup, pool: str) -> Setup | None:
@@ -397,6 +402,18 @@ def _csv_row(index: int, row: dict[str, str]) -> dict[str, float | int]:
     return out
 
 
+def _generated(args: argparse.Namespace) -> tuple[Lengths, Lengths, SharedPrefix | None, Chats | None]:
+    """A generated workload's prompt and output lengths, system prompts and chats, as the options give them:
+    what a single run and every rate of a sweep build their requests from."""
+    prompt = lengths_from_text("--prompt", args.prompt)
+    output = lengths_from_text("--output", args.output)
+    shared = None
+    if args.shared_prefix is not None:
+        shared = SharedPrefix(args.shared_prefix, args.prefix_share, args.prefixes)
+    chats = None if args.turns is None else Chats(args.turns, args.think_time)
+    return prompt, output, shared, chats
+
+
 def _workload(args: argparse.Namespace) -> tuple[tuple[Request, ...], str]:
     if args.trace:
         if args.turns is not None or args.shared_prefix is not None:
@@ -406,22 +423,18 @@ def _workload(args: argparse.Namespace) -> tuple[tuple[Request, ...], str]:
             )
         requests = _trace(args.trace)
         return requests, f"{len(requests):,} requests from {args.trace}"
-    prompt = lengths_from_text("--prompt", args.prompt)
-    output = lengths_from_text("--output", args.output)
+    if args.turns is not None and args.burst:
+        raise ValueError(
+            "--turns needs arrivals over time (--rate): a --burst has no time between a chat's turns"
+        )
+    prompt, output, shared, chats = _generated(args)
     lengths = f"prompt {prompt.describe()}, output {output.describe()} tokens"
-    shared = None
-    if args.shared_prefix is not None:
-        shared = SharedPrefix(args.shared_prefix, args.prefix_share, args.prefixes)
+    if shared is not None:
         lengths += (
-            f"; {shared.share:.0%} of {'chats' if args.turns else 'prompts'} start with one of "
+            f"; {shared.share:.0%} of {'chats' if chats is not None else 'prompts'} start with one of "
             f"{shared.prefixes:,} system prompts of {shared.tokens:,} tokens"
         )
-    if args.turns is not None:
-        if args.burst:
-            raise ValueError(
-                "--turns needs arrivals over time (--rate): a --burst has no time between a chat's turns"
-            )
-        chats = Chats(args.turns, args.think_time)
+    if chats is not None:
         requests = poisson_workload(
             args.rate, args.requests, prompt, output, seed=args.seed, shared_prefix=shared, chats=chats
         )
@@ -459,16 +472,13 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
     slo = SLO(args.slo_ttft, args.slo_tpot)
     speculation = _speculation(args)
     if args.sweep:
-        if args.micro_batches != 1:
-            raise ValueError("--sweep does not take --micro-batches yet; run one rate at a time")
-        if args.shared_prefix is not None or args.prefix_caching or args.turns is not None or speculation:
+        if args.burst or args.trace:
             raise ValueError(
-                "--sweep does not take --shared-prefix, --turns, --prefix-caching or --speculative yet; run "
-                "one rate at a time"
+                "--sweep varies the arrival rate of Poisson arrivals; leave out --burst (every request at "
+                "t = 0) and --trace (arrivals as recorded), or run them without --sweep"
             )
         rates = _rates(args.sweep)
-        prompt = lengths_from_text("--prompt", args.prompt)
-        output = lengths_from_text("--output", args.output)
+        prompt, output, shared, chats = _generated(args)
         rows = sweep_rates(
             rates,
             args.requests,
@@ -480,6 +490,12 @@ def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object
             replicas=args.replicas,
             slo=slo,
             seed=args.seed,
+            shared_prefix=shared,
+            chats=chats,
+            prefix_caching=args.prefix_caching,
+            routing=args.routing,
+            speculation=speculation,
+            micro_batches=args.micro_batches,
         )
         return rows, _sweep_text(rows, setup_text, scheduler)
     requests, workload_text = _workload(args)
@@ -669,6 +685,9 @@ def summary_text(result: SimulationResult, heading: str) -> str:
 
 
 def _sweep_text(rows: list[dict[str, float | None]], heading: str, scheduler: Scheduler) -> str:
+    """One line per rate; the prefix cache's hit rate and speculation's tokens per step where they were on."""
+    optional = (("prefix_hit_rate", "prefix hits", ".1%"), ("tokens_per_step", "tok/step", ".2f"))
+    extra = [(key, label, spec) for key, label, spec in optional if key in rows[0]]
     table = [
         [
             f"{r['rate_per_s']:g}",
@@ -677,8 +696,10 @@ def _sweep_text(rows: list[dict[str, float | None]], heading: str, scheduler: Sc
             _figure(r["slo_attainment"], ".0%"),
             _time(r["ttft_p99_s"]),
             _time(r["tpot_p99_s"]),
+            *(_figure(r[key], spec) for key, _, spec in extra),
         ]
         for r in rows
     ]
     header = ["rate/s", "served/s", "out tok/s", "in SLO", "p99 TTFT", "p99 TPOT"]
+    header += [label for _, label, _ in extra]
     return f"{heading}\nscheduler {scheduler.name}\n\n{_table(table, header)}"

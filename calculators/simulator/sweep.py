@@ -14,11 +14,14 @@ from calculators.simulator.engine import simulate
 from calculators.simulator.kv_memory import MemoryConfig
 from calculators.simulator.results import SLO, SimulationResult
 from calculators.simulator.schedulers import Scheduler
+from calculators.simulator.speculation import Speculation
 from calculators.simulator.workload import (
     MAX_ARRIVAL_S,
     MAX_RATE_PER_S,
     MAX_REQUESTS,
+    Chats,
     Lengths,
+    SharedPrefix,
     poisson_workload,
 )
 from calculators.validation import bounded_number, fraction
@@ -29,9 +32,11 @@ MAX_SEARCH_STEPS = 40  # halvings of the rate search: 40 narrow any range to its
 
 
 def _row(rate: float, result: SimulationResult) -> dict[str, float | None]:
+    """The headline figures of one rate's run; with prefix caching also the share of prompt tokens found
+    cached, with speculative decoding the tokens each request wrote per decode step."""
     s = result.summary
     ttft, tpot, itl, queueing = s["ttft_s"], s["tpot_s"], s["itl_s"], s["queueing_s"]
-    return {
+    row: dict[str, float | None] = {
         "rate_per_s": rate,
         "throughput_rps": s["throughput_rps"],
         "output_tokens_per_s": s["output_tokens_per_s"],
@@ -45,6 +50,11 @@ def _row(rate: float, result: SimulationResult) -> dict[str, float | None]:
         "itl_p99_s": itl["p99"],
         "preemptions": s["preemptions"],
     }
+    if "prefix_cache" in s:
+        row["prefix_hit_rate"] = s["prefix_cache"]["hit_rate"]
+    if "speculation" in s:
+        row["tokens_per_step"] = s["speculation"]["tokens_per_step"]
+    return row
 
 
 def sweep_rates(
@@ -59,17 +69,40 @@ def sweep_rates(
     replicas: int = 1,
     slo: SLO | None = None,
     seed: int = 0,
+    shared_prefix: SharedPrefix | None = None,
+    chats: Chats | None = None,
+    prefix_caching: bool = False,
+    routing: str = "round-robin",
+    speculation: Speculation | None = None,
+    micro_batches: int = 1,
 ) -> list[dict[str, float | None]]:
-    """Serve a Poisson workload of ``count`` requests at each rate; one row of headline figures per rate."""
+    """Serve a Poisson workload of ``count`` requests at each rate; one row of headline figures per rate.
+
+    Each rate's workload is :func:`poisson_workload` at that rate with the other arguments as given
+    (``shared_prefix``, ``chats``), served by :func:`simulate` with the options as given, so a row holds the
+    figures that one run at that rate reports.
+    """
     if isinstance(rates, str | bytes) or not isinstance(rates, Iterable):
         raise ValueError(f"rates must be a list of arrival rates per second, got {rates!r:.60}")
     rows = []
     for i, rate in enumerate(rates):
         if i >= MAX_RATES:
             raise ValueError(f"rates has more than {MAX_RATES} rates; give at most {MAX_RATES}")
-        requests = poisson_workload(rate, count, prompt, output, seed=seed)
+        requests = poisson_workload(
+            rate, count, prompt, output, seed=seed, shared_prefix=shared_prefix, chats=chats
+        )
         result = simulate(
-            requests, setup, scheduler, memory=memory, replicas=replicas, slo=slo, timeline_steps=0
+            requests,
+            setup,
+            scheduler,
+            memory=memory,
+            replicas=replicas,
+            slo=slo,
+            timeline_steps=0,
+            prefix_caching=prefix_caching,
+            routing=routing,
+            speculation=speculation,
+            micro_batches=micro_batches,
         )
         rows.append(_row(float(rate), result))
     if not rows:

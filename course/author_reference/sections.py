@@ -24,6 +24,7 @@ from calculators.passes import PassResult
 from calculators.precision import PRECISIONS
 from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming
+from calculators.setting import site_setting, using
 from calculators.speculative import SpeculativeResult
 from calculators.units import UNITS, format_value
 
@@ -171,7 +172,8 @@ def quantities(cls: type, reached_by: str) -> list[Quantity]:
         if call is None:
             continue
         expression = f"{reached_by}.{call}"
-        value = evaluate(expression)  # an example that stops working fails the build, as it should
+        with using(site_setting()):  # what the insertion prints in a lesson, not the calculators' defaults
+            value = evaluate(expression)  # an example that stops working fails the build, as it should
         doc = first_paragraph(member) if member is not None else comments.get(name, "")
         signature = _signature(member) if kind == "method" else ""
         found.append(Quantity(name, signature, kind, doc, expression, value))
