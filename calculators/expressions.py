@@ -53,10 +53,12 @@ from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming
 from calculators.simulator.experiments import (
     Handoff,
+    Pipelined,
     Stall,
     chunk_step_s,
     kv_handoff,
     max_good_rate,
+    pipeline_step,
     prefill_stall,
 )
 from calculators.simulator.named import Served, Stats, served
@@ -89,6 +91,8 @@ NAMESPACE: Mapping[str, Any] = {
     "chunk_step_s": chunk_step_s,
     "max_good_rate": max_good_rate,
     "kv_handoff": kv_handoff,
+    # pipeline parallelism: one step micro-batched through the stages, as the simulator times it
+    "pipeline_step": pipeline_step,
 }
 """The functions an expression may call by name: the calculators' public API for lessons."""
 
@@ -113,6 +117,7 @@ RESULT_TYPES: tuple[type, ...] = (
     Served,
     Stats,
     Handoff,
+    Pipelined,
     Utilisation,
     SpeculativeResult,
     ExpertLoad,

@@ -93,6 +93,7 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     "memory-hierarchy": ("memory-hierarchy", {}),
     "gemm-efficiency": ("gemm-efficiency", {"max_tokens": 512}),
     "tensor-parallel-decode": ("tensor-parallel-decode", {"max_gpus": 8}),
+    "pipeline-micro-batches": ("pipeline-micro-batches", {"stages": [2, 4], "max_micro_batches": 4}),
 }
 
 

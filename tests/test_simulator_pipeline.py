@@ -14,8 +14,9 @@ import random
 
 import pytest
 
-from calculators import ContinuousBatching, Request, make_setup, simulate
+from calculators import ContinuousBatching, Request, Scenario, make_setup, simulate
 from calculators.cli import main
+from calculators.simulator.experiments import pipeline_step
 from calculators.simulator.pipeline import bubble_fraction, pipelined_step, split_step
 
 PER_PROMPT_TOKEN = 1.6e10 / 989.4e12  # seconds per prompt token, compute-bound
@@ -139,3 +140,49 @@ def test_cli_bad_micro_batches_is_one_clear_line(
     err = capsys.readouterr().err
     assert message in err
     assert "Traceback" not in err
+
+
+# --- pipeline_step: the step a lesson quotes, as the simulator times it ----------------------------------
+# Llama-3.1 405B on two stages of eight H100s each (the refined level, spec peaks: the calculators' own
+# defaults outside any model setting). Each pass is the Scenario's own pass through both stages.
+
+TWO_NODES = {"level": "refined", "gpus": 8, "pipeline_stages": 2}
+
+
+def test_pipeline_step_without_micro_batches_is_the_scenarios_pass() -> None:
+    scenario = Scenario("llama-3.1-405b", **TWO_NODES)
+    prefill = pipeline_step(2, 1, prompts=8, prompt=2000)
+    decode = pipeline_step(2, 1, decoding=64, context=1000)
+    assert prefill.step_s == pytest.approx(scenario.prefill(2000, batch=8).time_s)
+    assert decode.step_s == pytest.approx(scenario.decode(64, 1000).time_s)
+    assert prefill.tokens == 16_000
+    assert decode.tokens == 64
+    assert prefill.speedup == 1.0
+    assert prefill.bubble_fraction == 0.5  # (2 - 1) / (1 + 2 - 1)
+
+
+def test_pipeline_step_with_micro_batches_follows_the_synchronous_schedule() -> None:
+    # 8 prompts in 4 micro-batches of 2: each pass takes t2 (two prompts through both stages), t2 / 2 on a
+    # stage, and the step is (4 t2 + (2 - 1) t2) / 2 = 2.5 t2; each stage idles (2 - 1) / (4 + 2 - 1) = 20%.
+    t2 = Scenario("llama-3.1-405b", **TWO_NODES).prefill(2000, batch=2).time_s
+    step = pipeline_step(2, 4, prompts=8, prompt=2000)
+    assert step.step_s == pytest.approx(2.5 * t2)
+    assert step.bubble_fraction == pytest.approx(0.2)
+    assert step.tokens_per_s == pytest.approx(16_000 / (2.5 * t2))
+    # A decode step of 64 in 4 micro-batches of 16: each reads the stage's weights again, so the step is
+    # 2.5 passes of 16 sequences, longer than one pass of all 64 (memory-bound: about the same pass).
+    t16 = Scenario("llama-3.1-405b", **TWO_NODES).decode(16, 1000).time_s
+    decode = pipeline_step(2, 4, decoding=64, context=1000)
+    assert decode.step_s == pytest.approx(2.5 * t16)
+    assert decode.speedup < 1
+
+
+def test_pipeline_step_says_what_is_wrong() -> None:
+    with pytest.raises(ValueError, match=r"give prompts .* or decoding"):
+        pipeline_step(2, 1)
+    with pytest.raises(ValueError, match=r"give prompts .* or decoding"):
+        pipeline_step(2, 1, prompts=1, decoding=1)
+    with pytest.raises(ValueError, match="needs pipeline stages"):
+        pipeline_step(1, 2, prompts=8)
+    with pytest.raises(ValueError, match="does not fit"):
+        pipeline_step(2, 1, prompts=1, gpus=1)  # 405B in BF16 over two H100s: 406 GB of weights each

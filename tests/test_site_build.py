@@ -250,15 +250,15 @@ def test_moved_lessons_keep_their_old_address(built_site: Path) -> None:
     assert (built_site / "serving" / "prefill-vs-decode" / "index.html").exists()
 
 
-def test_track_pages_show_planned_lessons_without_links(built_site: Path) -> None:
+def test_track_pages_link_written_lessons_in_place_of_their_plans(built_site: Path) -> None:
+    # Every lesson docs/tracks.yml plans is written now, so each track page links it and names none as
+    # planned (how a planned lesson is shown, without a link, is tested on a small course in
+    # tests/test_lesson_format.py).
     serving = _page(built_site, "serving/index.md")
     assert "Track 4: Serving" in serving
-    # Written lessons are linked; a planned one is named without a link (the multi-GPU track's pipeline
-    # lesson is still a plan; its tensor-parallelism lesson is written).
     assert 'href="batching/"' in serving
-    assert "Batching <em>(planned)</em>" not in serving
     beyond = _page(built_site, "multi-gpu/index.md")
-    assert 'href="tensor-parallelism/"' in beyond
-    assert "Tensor parallelism <em>(planned)</em>" not in beyond
-    assert "Pipeline parallelism and multi-node serving <em>(planned)</em>" in beyond
-    assert 'href="pipeline-parallelism/"' not in beyond
+    for lesson in ("tensor-parallelism", "pipeline-parallelism", "mixture-of-experts"):
+        assert f'href="{lesson}/"' in beyond
+    for track in ("model", "gpu", "foundations", "serving", "cheaper-tokens", "multi-gpu"):
+        assert "<em>(planned)</em>" not in _page(built_site, f"{track}/index.md")

@@ -1133,6 +1133,12 @@ CHARTS: Mapping[str, ChartKind] = {
             "a decode step's time by tensor-parallel degree, its all-reduces apart",
         ),
         ChartKind(
+            "pipeline-micro-batches",
+            parallel.PIPELINE_PARAMS,
+            parallel.pipeline_micro_batches,
+            "one step's tokens per second through pipeline stages against the micro-batches it is split into",
+        ),
+        ChartKind(
             "gemm-efficiency",
             matmul.GEMM_EFFICIENCY_PARAMS,
             matmul.gemm_efficiency,

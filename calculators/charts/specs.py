@@ -1101,6 +1101,41 @@ def tensor_parallel_decode_chart(data: ChartData, width: int = WIDE_WIDTH) -> An
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
+def pipeline_micro_batches_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
+    """Tokens per second against the micro-batches (1, 2, 4, ... on a log axis), one line per number of
+    pipeline stages in the ordered shades, the colours coming with the rows."""
+    rows = data.datasets["points"]
+    counts = sorted({row["micro_batches"] for row in rows})
+    x = alt.X(
+        "micro_batches:Q",
+        title="Micro-batches per step",
+        scale=alt.Scale(type="log", base=2, domain=[counts[0], counts[-1]], nice=False),
+        axis=alt.Axis(values=counts, format="d"),
+    )
+    y = alt.Y("tokens_per_s:Q", title="Tokens per second", axis=alt.Axis(format=NUMBER))
+    colour = rows_colour("series", title=None, legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5))
+    tip = [
+        alt.Tooltip("series:N", title=""),
+        alt.Tooltip("micro_batches:Q", title="micro-batches"),
+        alt.Tooltip("step_ms:Q", title="step (ms)", format=",.0f"),
+        alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"),
+        alt.Tooltip("speedup:Q", title="against one pass", format=".2f"),
+        alt.Tooltip("bubble_pct:Q", title="bubble (%)", format=".0f"),
+    ]
+    line = (
+        alt.Chart(_data("points"))
+        .mark_line(strokeWidth=2.5)
+        .encode(x, y, colour, alt.Order("micro_batches:Q"))
+    )
+    points = (
+        alt.Chart(_data("points"))
+        .mark_point(size=50, filled=True, opacity=1)
+        .encode(x, y, colour, tooltip=tip)
+    )
+    chart = alt.layer(line, points).properties(height=HEIGHT)
+    return _with_datasets(fitted(chart, width), data.datasets)
+
+
 def quantization_speedup_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Speed-up over BF16 against the batch (log axis), one line per recipe, a rule at 1 (buys nothing);
     hollow points where the batch does not fit in that recipe's memory."""
@@ -1238,6 +1273,7 @@ BUILDERS: Mapping[str, Callable[[ChartData, int], Any]] = {
     "memory-hierarchy": memory_hierarchy_chart,
     "gemm-efficiency": gemm_efficiency_chart,
     "tensor-parallel-decode": tensor_parallel_decode_chart,
+    "pipeline-micro-batches": pipeline_micro_batches_chart,
 }
 
 # Where a course chart shown in a notebook keeps its narrow variant for the notebook renderer

@@ -24,6 +24,7 @@ from calculators.passes import Setup, make_setup, mixed_step
 from calculators.setting import cache_per_setting
 from calculators.simulator.engine import simulate
 from calculators.simulator.named import course_lengths, scheduler_named
+from calculators.simulator.pipeline import PipelinedStepCost, bubble_fraction, micro_batch_count
 from calculators.simulator.results import SLO, SimulationResult
 from calculators.simulator.schedulers import ChunkedPrefill, ContinuousBatching, Scheduler
 from calculators.simulator.sweep import max_rate_meeting_slo
@@ -204,3 +205,79 @@ def kv_handoff(
     connection = get_interconnect(link)
     seconds = send_time_s(size / setup.total_gpus, connection, setup.communication_efficiency)
     return Handoff(prompt, connection.key, size, seconds, mixed_step(setup, decode_contexts=[1]).time_s)
+
+
+# ------------------------------------------------------------------------------------ pipeline stages
+
+
+@dataclass(frozen=True)
+class Pipelined:
+    """One engine step through ``stages`` pipeline stages, its batch split into ``micro_batches``.
+
+    ``step_s`` is the step as the simulator's synchronous schedule times it (:mod:`.pipeline`), ``pass_s``
+    the same batch run as one pass through the stages (no micro-batches: the latency a sequence of it sees
+    per step), and ``tokens`` what the step processes (prompt tokens, or one token per decoding sequence).
+    """
+
+    stages: int
+    micro_batches: int
+    tokens: int
+    step_s: float
+    pass_s: float
+
+    @property
+    def tokens_per_s(self) -> float:
+        """Tokens the step processes per second of step."""
+        return self.tokens / self.step_s
+
+    @property
+    def speedup(self) -> float:
+        """How much more the step gets through than the same batch as one pass (below 1: less)."""
+        return self.pass_s / self.step_s
+
+    @property
+    def bubble_fraction(self) -> float:
+        """The share of the step each stage idles with equal micro-batches, ``(P - 1) / (m + P - 1)``."""
+        return bubble_fraction(self.stages, self.micro_batches)
+
+
+@cache_per_setting(256)
+def pipeline_step(
+    stages: int = 2,
+    micro_batches: int = 1,
+    *,
+    prompts: int = 0,
+    prompt: int = 2000,
+    decoding: int = 0,
+    context: int = 1000,
+    gpus: int = 8,
+    model: str = "llama-3.1-405b",
+    gpu: str = "h100-sxm",
+) -> Pipelined:
+    """One step of ``prompts`` fresh prompts of ``prompt`` tokens (prefill) or of ``decoding`` sequences at
+    ``context`` tokens each (decode), on ``stages`` pipeline stages of ``gpus`` tensor-parallel GPUs each
+    (the refined level), split into ``micro_batches`` as the simulator splits a step (:mod:`.pipeline`).
+
+    Give prompts or decoding sequences, not both. The step must fit in the stages' memory.
+    """
+    stages = count("stages", stages)
+    m = micro_batch_count(micro_batches)
+    prompts = count("prompts", prompts, minimum=0)
+    decoding = count("decoding", decoding, minimum=0)
+    prompt, context = count("prompt", prompt), count("context", context)
+    if (prompts == 0) == (decoding == 0):
+        raise ValueError(
+            "pipeline_step times a prefill step or a decode step: give prompts (e.g. prompts=8) or "
+            "decoding (e.g. decoding=64), not both and not neither"
+        )
+    if m > 1 and stages < 2:
+        raise ValueError(f"micro_batches={m} needs pipeline stages to flow through: give stages > 1")
+    setup = make_setup(model, gpu, level="refined", gpus=count("gpus", gpus), pipeline_stages=stages)
+    cached = prompts * setup.model.cached_tokens(prompt) + decoding * setup.model.cached_tokens(context)
+    setup.memory.check(cached, lambda: "this pipeline step")
+    chunks = [(prompt, 0)] * prompts
+    keys = decoding * context
+    tokens = prompts * prompt + decoding
+    step = PipelinedStepCost(setup, m).time(decoding, keys, chunks)[0]
+    whole = PipelinedStepCost(setup, 1).time(decoding, keys, chunks)[0]
+    return Pipelined(stages, m, tokens, step, whole)
