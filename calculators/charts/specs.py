@@ -325,7 +325,7 @@ def roofline_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
         # right, unless the label would run out of the plot there (a large batch on a phone's narrow plot):
         # then to its left too. Each label's width is estimated at 7 px a character of 13 px text: one room
         # for the longest label sent "decode, batch 8" left of its point on a phone, over the axis's "10".
-        near_end = f"scale('x', datum.intensity) + 9 + 7 * length(datum.label) > width"
+        near_end = "scale('x', datum.intensity) + 9 + 7 * length(datum.label) > width"
         placements: tuple[tuple[str, Any, Any], ...] = (
             ("prefill", "right", -9),
             ("decode", alt.expr(f"{near_end} ? 'right' : 'left'"), alt.expr(f"{near_end} ? -9 : 9")),
