@@ -108,6 +108,28 @@ def test_a_block_key_stands_for_its_whole_prefix() -> None:
     assert c == d  # the same first 16 tokens
 
 
+def test_any_chained_block_ids_are_looked_up_as_a_requests_keys() -> None:
+    """cached_prefix takes block ids from outside the hasher (a published trace's): the hit is the leading
+    run of cached ids, cut at the first miss and at the number of blocks the prefill may skip."""
+    prefix = PrefixCache(BlockHasher(16, []))
+    for key in (7, 8, 10):
+        prefix.insert(key)
+    assert prefix.cached_prefix([7, 8, 9, 10], 4) == [7, 8]  # 9 is not cached: 10 after it is no hit
+    assert prefix.cached_prefix([7, 8, 9, 10], 1) == [7]  # at most the blocks asked for
+    assert prefix.cached_prefix([5, 7, 8], 3) == []  # a miss at the head: nothing
+    prefix.drop(8)
+    prefix.evict_to(0)  # 8 is unheld, so evicted; 7 and 10 are held
+    assert prefix.cached_prefix([7, 8, 9, 10], 4) == [7]
+    # lookup is the same search on a request's own keys: 40 prompt and 19 readable output tokens make 3 full
+    # blocks of 16, all cached, but a prefill of the 40-token prompt skips at most (40 - 1) // 16 = 2 of them
+    request = Request(0, 0.0, 40, 20)
+    own = prefix.hasher.keys(request)
+    assert len(own) == 3
+    for key in own:
+        prefix.insert(key)
+    assert prefix.lookup(request, 40) == own[:2] == prefix.cached_prefix(own, (40 - 1) // 16)
+
+
 def test_the_second_request_with_a_cached_1024_token_prefix_prefills_only_its_tail() -> None:
     inst = _instance(1000)
     first = _admit(inst, Request(0, 0.0, 1024 + 40, 10, 7, 1024))

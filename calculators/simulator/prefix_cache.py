@@ -145,10 +145,17 @@ class PrefixCache:
         """The leading cached blocks of a prefill of ``target`` tokens of ``request``'s context (a hit stops
         at the first block not cached). At least one token is always left to compute: the first output
         token needs the last prompt token's pass."""
-        keys = self.hasher.keys(request)
+        return self.cached_prefix(self.hasher.keys(request), (target - 1) // self.block_tokens)
+
+    def cached_prefix(self, keys: list[Key], blocks: int) -> list[Key]:
+        """The leading cached keys among the first ``blocks`` of ``keys`` (a hit stops at the first block
+        not cached). :meth:`lookup` passes a request's keys from the hasher; it is separate so that any
+        chained block ids can be looked up the same way, such as a published trace's (the Mooncake trace
+        gives one id per 512-token block, equal ids for equal prefixes: tests/test_prefix_cache_mooncake.py
+        replays it through this cache)."""
         found: list[Key] = []
         refs = self.refs
-        for key in keys[: (target - 1) // self.block_tokens]:
+        for key in keys[:blocks]:
             if key not in refs:
                 break
             found.append(key)
