@@ -360,8 +360,15 @@ def prefill_vs_decode_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     # The curve is the prefill's cost, drawn in the prefill's colour; the weights-only line beside it is grey.
     if series:  # with attention counted: that curve and the weights-only line, told apart by colour and dash
         colours = [PHASE_COLOURS["prefill"], NEUTRAL][: len(series)]
+        # Inside the plot's empty bottom right; on a phone's narrow plot that corner holds the break-even's
+        # label ("break-even ≈ 413 tokens" ran into the legend), so the legend goes below the plot there.
+        legend = (
+            alt.Legend(orient="bottom", labelLimit=0)
+            if _narrow(width)
+            else alt.Legend(orient="bottom-right", labelLimit=360)
+        )
         colour = alt.Color("series:N", title=None, sort=series, scale=alt.Scale(domain=series, range=colours),
-                           legend=alt.Legend(orient="bottom-right", labelLimit=360))  # fmt: skip
+                           legend=legend)  # fmt: skip
         dash = alt.StrokeDash("series:N", sort=series, legend=None,
                               scale=alt.Scale(domain=series, range=[[1, 0], [6, 4]]))  # fmt: skip
         curve = (
