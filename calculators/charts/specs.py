@@ -96,6 +96,11 @@ def _plot_width(width: int, axis_room: int) -> int:
     return width - 2 * PADDING - axis_room
 
 
+# A label's width estimated in the spec, where Vega cannot measure text: px per character of 13 px text (a
+# little over the average of Liberation and DejaVu Sans), for labels placed on whichever side of a point fits.
+LABEL_CHAR_PX = 7
+
+
 def _narrow(width: int) -> bool:
     return width < WIDE_WIDTH
 
@@ -323,9 +328,9 @@ def roofline_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
         # its labels would pile up; the table and the caption beside the explorer name each point instead.
         # Prefill sits far right (high intensity) and is labelled to its left; decode, to the left, to its
         # right, unless the label would run out of the plot there (a large batch on a phone's narrow plot):
-        # then to its left too. Each label's width is estimated at 7 px a character of 13 px text: one room
-        # for the longest label sent "decode, batch 8" left of its point on a phone, over the axis's "10".
-        near_end = "scale('x', datum.intensity) + 9 + 7 * length(datum.label) > width"
+        # then to its left too. Each label's width is estimated from its characters: one room for the longest
+        # label sent "decode, batch 8" left of its point on a phone, over the axis's "10".
+        near_end = f"scale('x', datum.intensity) + 9 + {LABEL_CHAR_PX} * length(datum.label) > width"
         placements: tuple[tuple[str, Any, Any], ...] = (
             ("prefill", "right", -9),
             ("decode", alt.expr(f"{near_end} ? 'right' : 'left'"), alt.expr(f"{near_end} ? -9 : 9")),
@@ -572,53 +577,55 @@ def kv_cache_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
         .mark_point(filled=True, size=70, clip=True)
         .encode(x, y, colour, tooltip=tip)
     )
-    if not _narrow(width):
-        rule = (
+    if _narrow(width):
+        # On a phone's narrow plot any place for the rule's label met a point's label at some setting
+        # ("memory left for the KV cache" ran into "83.9 GB, does not fit"), so the rule is named in a legend
+        # above the plot, and each point's label takes two lines ("83.9 GB," / "does not fit") on whichever
+        # side of the point it fits.
+        dash = alt.StrokeDash(
+            "label:N",
+            title=None,
+            scale=alt.Scale(range=[[6, 4]]),
+            legend=alt.Legend(
+                orient="top",
+                symbolType="stroke",
+                symbolSize=300,
+                symbolStrokeColor="currentColor",
+                labelLimit=0,
+            ),
+        )
+        rules = [alt.Chart(_data("budget")).mark_rule(color="currentColor").encode(alt.Y("gb:Q"), dash)]
+        fits_right = f"scale('x', datum.context) + 8 + {LABEL_CHAR_PX} * datum.longest <= width"
+        labels = (
+            alt.Chart(_data("marks"))
+            .transform_calculate(
+                shown="split(replace(datum.label, ', ', ',|'), '|')",
+                longest="max(length(split(datum.label, ', ')[0]) + 1, "
+                "length(peek(split(datum.label, ', '))))",
+            )
+            .mark_text(
+                align=alt.expr(f"{fits_right} ? 'left' : 'right'"),
+                dx=alt.expr(f"{fits_right} ? 8 : -8"),
+                dy=-14,
+            )
+            .encode(x, y, text="shown:N")
+        )
+    else:
+        rules = [
             alt.Chart(_data("budget"))
             .mark_rule(strokeDash=[6, 4], color="currentColor")
-            .encode(y=alt.Y("gb:Q"))
-        )
-        # At the plot's right end, above the rule.
-        rule_label = (
+            .encode(y=alt.Y("gb:Q")),
+            # Its label at the plot's right end, above the rule.
             alt.Chart(_data("budget"))
             .mark_text(align="right", baseline="bottom", dx=-4, dy=-4, x="width")
-            .encode(y=alt.Y("gb:Q"), text="label:N")
-        )
+            .encode(y=alt.Y("gb:Q"), text="label:N"),
+        ]
         labels = (
             alt.Chart(_data("marks"))
             .mark_text(align="left", dx=8, dy=-8, clip=True)
             .encode(x, y, text="label:N")
         )
-        chart = alt.layer(drawn, hover, rule, rule_label, marks, labels).properties(height=HEIGHT)
-        return _with_datasets(fitted(chart, width), data.datasets)
-    # On a phone's narrow plot any place for the rule's label met a point's label at some setting ("memory
-    # left for the KV cache" ran into "83.9 GB, does not fit"), so the rule is named in a legend above the
-    # plot, and each point's label takes two lines ("83.9 GB," / "does not fit") on whichever side of the
-    # point it fits (about 7 px a character in 13 px text).
-    dash = alt.StrokeDash(
-        "label:N",
-        title=None,
-        scale=alt.Scale(range=[[6, 4]]),
-        legend=alt.Legend(
-            orient="top", symbolType="stroke", symbolSize=300, symbolStrokeColor="currentColor", labelLimit=0
-        ),
-    )
-    rule = alt.Chart(_data("budget")).mark_rule(color="currentColor").encode(alt.Y("gb:Q"), dash)
-    fits_right = "scale('x', datum.context) + 8 + 7 * datum.longest <= width"
-    labels = (
-        alt.Chart(_data("marks"))
-        .transform_calculate(
-            shown="split(replace(datum.label, ', ', ',|'), '|')",
-            longest="max(length(split(datum.label, ', ')[0]) + 1, length(peek(split(datum.label, ', '))))",
-        )
-        .mark_text(
-            align=alt.expr(f"{fits_right} ? 'left' : 'right'"),
-            dx=alt.expr(f"{fits_right} ? 8 : -8"),
-            dy=-14,
-        )
-        .encode(x, y, text="shown:N")
-    )
-    chart = alt.layer(drawn, hover, rule, marks, labels).properties(height=HEIGHT)
+    chart = alt.layer(drawn, hover, *rules, marks, labels).properties(height=HEIGHT)
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
