@@ -163,3 +163,35 @@ def test_the_page_without_javascript_shows_the_live_answers_bounds(widget: str) 
     for key, text in bounded.items():
         assert f'data-shown="{key}">{text}</dd>' in html
     assert NOTE in html
+
+
+def test_the_request_timeline_draws_each_bar_at_spec_peaks_too() -> None:
+    """The prefill-vs-decode timeline: a grey line per bar at spec peaks; bounds in caption and table."""
+    result = ask("prefill-decode", {"output": "4", "kv": "0"})
+    payload = result["charts"]["timeline"]
+    prefill, decode = payload["datasets"]["segments"]
+    # At spec peaks without the cache reads: the prefill's 2 x 8e9 x 2,000 FLOPs at 989 TFLOP/s = 32.4 ms,
+    # each decode step 16 GB at 3.35 TB/s = 4.78 ms, three of them after the first token 14.3 ms.
+    with using(SPEC_PEAK):
+        peak = Scenario("dense-8b", "h100-sxm", kv_traffic=False, ignore_memory=True).request(2000, 4)
+    assert prefill["peak_ms"] == pytest.approx(peak.prefill.time_s * 1e3)
+    assert prefill["peak_ms"] == pytest.approx(2 * 8e9 * 2000 / 989e12 * 1e3, rel=0.01)  # attention aside
+    assert (decode["peak_start_ms"], decode["peak_end_ms"]) == pytest.approx(
+        (peak.prefill.time_s * 1e3, peak.total_time_s * 1e3)
+    )
+    assert decode["peak_ms"] == pytest.approx(3 * 16e9 / 3.35e12 * 1e3, rel=1e-3)
+    assert decode["peak_end_ms"] < decode["end_ms"]  # the estimate takes longer than its bound
+    assert f"about {result['shown']['decode_step_time_s']}" in payload["caption"]  # "6.53 ms (bound 4.78 ms)"
+    takes = with_bound(
+        format_value(decode["duration_ms"] / 1e3, "ms"), format_value(peak.decode_time_s, "ms")
+    )
+    assert payload["rows"][1][-1] == takes  # the table, the chart's text alternative, carries them too
+
+
+def test_the_request_timeline_outside_a_setting_is_its_own_bound() -> None:
+    from calculators.charts import chart_data
+
+    data = chart_data("request-timeline", output=4)  # the calculators' defaults: spec peaks
+    for row in data.datasets["segments"]:
+        assert (row["peak_start_ms"], row["peak_end_ms"]) == (row["start_ms"], row["end_ms"])
+    assert "(bound " not in data.caption

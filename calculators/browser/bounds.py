@@ -1,4 +1,4 @@
-"""The spec-peak bound beside a widget's estimate, worded as the lessons print it: "6.73 ms (bound 4.84 ms)".
+"""The spec-peak bound beside a widget's estimate, worded as the lessons print it: "6.73 ms (bound 4.85 ms)".
 
 A widget computes under the page's model setting (:mod:`calculators.setting`); where that setting is not
 already at spec peaks, every time, rate or throughput it shows has a second figure, the same calculation at
@@ -10,11 +10,12 @@ filter's own, so a widget and the prose beside it read alike; a figure that is i
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TypeVar
 
-from calculators.setting import SPEC_PEAK, ModelSetting, active_setting, using
+from calculators.setting import at_spec_peak, bound_setting
 from calculators.units import with_bound
+
+__all__ = ["NOTE", "at_spec_peak", "bound_setting", "shown_with_bound"]
 
 T = TypeVar("T")
 
@@ -23,27 +24,6 @@ NOTE = (
     "print beside their estimates."
 )
 """What a widget's stated assumptions add where its figures carry bounds."""
-
-
-def bound_setting() -> ModelSetting | None:
-    """The active setting at spec peaks, or None where it is already there (or outside any setting).
-
-    Under the course's setting this is :data:`SPEC_PEAK`, the setting the lessons' bounds are computed in.
-    """
-    setting = active_setting()
-    if setting is None or setting.mode == SPEC_PEAK.mode:
-        return None
-    return replace(setting, name=SPEC_PEAK.name, mode=SPEC_PEAK.mode)
-
-
-def at_spec_peak(compute: Callable[[], T]) -> T | None:
-    """``compute()`` again under :func:`bound_setting` (objects that read the setting must be made inside
-    ``compute``, as ``Scenario`` reads it when built); None where there is no separate bound."""
-    setting = bound_setting()
-    if setting is None:
-        return None
-    with using(setting):
-        return compute()
 
 
 def shown_with_bound(estimate: T, bound: T | None, show: Callable[[T], str]) -> str:
