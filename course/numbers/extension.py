@@ -474,7 +474,7 @@ def comparison_html(source: str) -> etree.Element:
     span = etree.Element("span")
     span.text = AtomicString(comparison_text(source))
     problem = comparison_problem(source)
-    # Not an rp-number: it has no single value; tests/test_site_build.py checks it in both modes.
+    # Not an rp-number: it has no single value; tests/site/test_site_build.py checks it in both modes.
     span.set("class", "rp-comparison" + (" rp-number--error" if problem else ""))
     if problem is not None:
         span.set("title", problem[1])
