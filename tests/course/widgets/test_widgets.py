@@ -38,7 +38,7 @@ def test_prefill_decode_defaults_are_the_lesson_scenario() -> None:
     assert values["total_time_s"] == request.total_time_s
     # Calibrated (current engine) with the 2,000-token cache read: 6.73 ms; its spec-peak bound reads the
     # 16 GB of weights and 2,002 tokens x 131,072 bytes of cache at 3.35 TB/s: 16.262 GB / 3.35 TB/s = 4.85 ms
-    # (tests/test_widgets_bounds.py checks every widget's bounds).
+    # (tests/calculators/browser/test_widgets_bounds.py checks every widget's bounds).
     assert answer["result"]["shown"]["decode_step_time_s"] == "6.73 ms (bound 4.85 ms)"
 
 
