@@ -12,8 +12,10 @@ Runs stay small enough for Pyodide: at most 300 requests and a timeline of the f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from calculators.browser.bounds import at_spec_peak, shown_with_bound
 from calculators.browser.charts import chart_payload
 from calculators.browser.inputs import flag, names, number
 from calculators.charts.params import ChartError, read_params
@@ -146,18 +148,37 @@ def checked(state: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _shown(values: dict[str, Any]) -> dict[str, str]:
+# The results that are times or rates of the run: each has a bound, the same run at spec peaks. The others
+# (shares, counts, the mean batch) are not bounded by the faster run's, so they are shown once.
+TIMED = (
+    "output_tokens_per_s",
+    "ttft_p50_s",
+    "ttft_p99_s",
+    "tpot_p50_s",
+    "tpot_p99_s",
+    "itl_p99_s",
+    "longest_stall_s",
+)
+
+
+def _shown(values: dict[str, Any], bounds: dict[str, Any] | None = None) -> dict[str, str]:
+    """Each result as the widget shows it: a time or rate with its bound beside it where ``bounds`` has it."""
+
     def duration(value: float | None) -> str:
         return "none (one-token answers)" if value is None else format_duration(value)
 
+    def rate(value: float | None) -> str:
+        return format_value(value or 0.0, "tokens/s")
+
+    def timed(key: str, show: Callable[[Any], str]) -> str:
+        bound = None if bounds is None else bounds[key]
+        if values[key] is None or (bounds is not None and bound is None):  # nothing to set beside
+            return show(values[key])
+        return shown_with_bound(values[key], bound, show)
+
     return {
-        "output_tokens_per_s": format_value(values["output_tokens_per_s"] or 0.0, "tokens/s"),
-        "ttft_p50_s": duration(values["ttft_p50_s"]),
-        "ttft_p99_s": duration(values["ttft_p99_s"]),
-        "tpot_p50_s": duration(values["tpot_p50_s"]),
-        "tpot_p99_s": duration(values["tpot_p99_s"]),
-        "itl_p99_s": duration(values["itl_p99_s"]),
-        "longest_stall_s": duration(values["longest_stall_s"]),
+        "output_tokens_per_s": timed("output_tokens_per_s", rate),
+        **{key: timed(key, duration) for key in TIMED[1:]},
         "slo_attainment": format_value(values["slo_attainment"], "%"),
         "mean_decode_batch": f"{values['mean_decode_batch']:.1f} requests",
         "kv_waste_fraction": format_value(values["kv_waste_fraction"], "%"),
@@ -184,7 +205,10 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
     except ChartError as error:
         raise ValueError(f"{_label(error.parameter)}: {error.problem}") from None
     values = run_summary(result)
-    shown = _shown(values)
+    # The same run at spec peaks (kept per setting, like the page's run): the bound of each time and rate.
+    at_peak = at_spec_peak(lambda: simulation(NAME, params))
+    bounds = {key: run_summary(at_peak)[key] for key in TIMED} if at_peak is not None else None
+    shown = _shown(values, bounds)
     arrivals = "all at once" if params["burst"] else f"at {params['rate']:g} per second"
     summary = (
         f"{SCHEDULER_NAMES[params['scheduler']].capitalize()} of {params['requests']} requests arriving "
@@ -213,6 +237,7 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
     return {
         "state": state,
         "values": values,
+        "bounds": bounds or {},
         "shown": shown,
         "summary": summary,
         "python": simulation_source(params),
