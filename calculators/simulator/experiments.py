@@ -154,8 +154,8 @@ def max_good_rate(
     )
     prompt, output = course_lengths()
     row = max_rate_meeting_slo(
-        prompt,
-        output,
+        prompt=prompt,
+        output=output,
         setup=_setup(model, gpu),
         scheduler=sched,
         replicas=1 if scheduler == "disaggregated" else gpus,
