@@ -128,7 +128,7 @@ def _message(call: Callable[[], object]) -> str:
             id="rate-arrivals-too-late",
         ),
         pytest.param(
-            lambda: max_rate_meeting_slo(32, 4, high_per_s=1e300),
+            lambda: max_rate_meeting_slo(prompt=32, output=4, high_per_s=1e300),
             ["high_per_s must be between 0 and 1e+09"],
             id="rate-search-overflow",
         ),
@@ -143,7 +143,7 @@ def _message(call: Callable[[], object]) -> str:
             id="prefill-pool",
         ),
         pytest.param(
-            lambda: sweep_rates([1.0] * 65, 2, 10, 2),
+            lambda: sweep_rates([1.0] * 65, 2, prompt=10, output=2),
             ["rates has more than 64 rates"],
             id="sweep-rates",
         ),

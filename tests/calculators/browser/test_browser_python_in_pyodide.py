@@ -106,6 +106,24 @@ REQUESTS = [
         "widget": "serving-simulator",
         "state": {"speculative": "1", "acceptance": "0.8", "scheduler": "chunked"},
     },
+    # Conversations with a share of several system prompts, cached; pipeline stages in micro-batches (the
+    # shared description of a run, calculators/simulator/run_options.py, is in the archive).
+    {
+        "widget": "serving-simulator",
+        "state": {
+            "turns": "3",
+            "think_s": "2",
+            "shared_prefix": "1024",
+            "prefix_share": "0.5",
+            "prefixes": "2",
+            "prefix_caching": "1",
+            "requests": "60",
+        },
+    },
+    {
+        "widget": "serving-simulator",
+        "state": {"pipeline_stages": "2", "micro_batches": "4", "charts": "timeline,latency"},
+    },
 ]
 
 

@@ -19,6 +19,7 @@ from calculators.charts import chart_data
 from calculators.setting import site_setting, using
 from calculators.simulator import (
     SLO,
+    Chats,
     ContinuousBatching,
     MemoryConfig,
     SharedPrefix,
@@ -339,8 +340,8 @@ def test_served_figures_are_the_widgets_prefix_caching_run() -> None:
     [
         ({"prefix_caching": "on", "memory": "contiguous"}, "Prefix caching: prefix caching needs paged"),
         ({"prefix_caching": "on", "scheduler": "disaggregated"}, "Prefix caching: prefix caching needs"),
-        ({"shared_prefix": "-5"}, "System prompt shared by every request (tokens): expected"),
-        ({"shared_prefix": "2.5"}, "System prompt shared by every request (tokens): expected"),
+        ({"shared_prefix": "-5"}, "Shared system prompt (tokens): expected"),
+        ({"shared_prefix": "2.5"}, "Shared system prompt (tokens): expected"),
     ],
 )
 def test_the_widgets_bad_prefix_caching_is_named_by_its_control(state: dict[str, str], message: str) -> None:
@@ -356,3 +357,120 @@ def test_a_block_shows_the_prefix_caching_switch_and_the_system_prompt() -> None
     html = render_widget(name, defaults)
     assert 'role="switch" id="widget-serving-simulator-prefix_caching" name="prefix_caching">' in html
     assert '<input type="hidden" name="shared_prefix" value="2048">' in html
+
+
+# --- conversations, the prefix share and pipeline stages --------------------------------------------------
+
+
+def test_the_widgets_chats_and_prefix_share_are_the_simulators_run_and_its_python_prints_the_same() -> None:
+    state = {
+        "turns": "4",
+        "think_s": "2",
+        "shared_prefix": "512",
+        "prefix_share": "0.5",
+        "prefixes": "3",
+        "prefix_caching": "on",
+        "requests": "40",
+    }
+    result = ask(state)["result"]
+    with using(site_setting()):
+        direct = simulate(
+            poisson_workload(
+                10.0, 40, 512, 128, seed=0, shared_prefix=SharedPrefix(512, 0.5, 3), chats=Chats(4, 2.0)
+            ),
+            make_setup("llama-3.1-8b", "h100-sxm", kv_traffic=True),
+            ContinuousBatching(256, 8192),
+            memory=MemoryConfig("paged", 16),
+            slo=SLO(1.0, 0.05),
+            prefix_caching=True,
+        ).summary
+    values = result["values"]
+    assert values["ttft_p99_s"] == direct["ttft_s"]["p99"]
+    assert values["prefix_hit_rate"] == direct["prefix_cache"]["hit_rate"]
+    assert "shared_prefix=SharedPrefix(512, 0.5, 3), chats=Chats(4, 2.0)" in result["python"]
+    assert "in conversations of 4 turns 2 s apart" in result["charts"]["latency"]["caption"]
+    ran = json.loads(handle(json.dumps({"run": result["python"]})))["result"]
+    assert ran["ok"], ran["error"]
+    assert f"{values['output_tokens_per_s']:.0f} output tokens/s" in ran["output"]
+
+
+def test_turns_and_the_prefix_share_change_what_the_cache_finds() -> None:
+    # Without a system prompt or chats, no prompt starts like another: nothing is found. Chats of 4 turns
+    # carry each turn's prompt and answer into the next, so later turns find their history cached.
+    base = {"prefix_caching": "on", "requests": "40", "think_s": "2"}
+    alone = ask(base)["result"]["values"]["prefix_hit_rate"]
+    chats = ask({**base, "turns": "4"})["result"]["values"]["prefix_hit_rate"]
+    assert alone == 0.0 < chats
+    # Half the requests with the system prompt find about half as much as all of them (the share is drawn
+    # per request, so not exactly half).
+    full = ask({**base, "shared_prefix": "2048"})["result"]["values"]["prefix_hit_rate"]
+    half = ask({**base, "shared_prefix": "2048", "prefix_share": "0.5"})["result"]["values"][
+        "prefix_hit_rate"
+    ]
+    assert 0.3 * full < half < 0.8 * full
+    # Forty distinct system prompts leave most requests the first with theirs: fewer hits than one prompt.
+    many = ask({**base, "shared_prefix": "2048", "prefixes": "40"})["result"]["values"]["prefix_hit_rate"]
+    assert many < full
+
+
+def test_served_figures_are_the_widgets_pipeline_run() -> None:
+    from calculators.simulator.named import served
+
+    state = {"pipeline_stages": "2", "micro_batches": "4", "requests": "30", "rate": "20"}
+    result = ask(state)["result"]
+    with using(site_setting()):
+        figures = served(pipeline_stages=2, micro_batches=4, requests=30, rate=20.0)
+        plain = served(requests=30, rate=20.0)
+    assert figures.tpot_s.p50 == result["values"]["tpot_p50_s"] != plain.tpot_s.p50
+    assert figures.kv_capacity_tokens == result["values"]["kv_capacity_tokens"] > plain.kv_capacity_tokens
+    assert "pipeline_stages=2" in result["python"]
+    assert "micro_batches=4" in result["python"]
+    assert "2 NVIDIA H100 SXM5 80GB GPUs a replica, as pipeline stages" in result["summary"]
+    ran = json.loads(handle(json.dumps({"run": result["python"]})))["result"]
+    assert ran["ok"], ran["error"]
+    assert f"{result['values']['output_tokens_per_s']:.0f} output tokens/s" in ran["output"]
+
+
+@pytest.mark.parametrize(
+    ("state", "message"),
+    [
+        ({"turns": "0"}, "Turns per conversation: expected a number of turns, a whole number from 1 to 10"),
+        ({"turns": "11"}, "Turns per conversation: expected a number of turns"),
+        ({"turns": "3", "burst": "on"}, "Turns per conversation: conversations need arrivals over time"),
+        ({"think_s": "-1"}, "Time between a conversation's turns (s): expected a time in seconds"),
+        ({"think_s": "4000"}, "a number from 0 to 3,600"),
+        ({"prefix_share": "0"}, "Share of requests with a system prompt: expected a share of the requests"),
+        ({"prefix_share": "1.5"}, "Share of requests with a system prompt: expected"),
+        ({"prefixes": "0"}, "Distinct system prompts: expected a number of system prompts"),
+        ({"prefixes": "301"}, "Distinct system prompts: expected"),
+        (
+            {"pipeline_stages": "0"},
+            "Pipeline stages (GPUs per replica): expected a number of pipeline stages",
+        ),
+        ({"pipeline_stages": "17"}, "a whole number from 1 to 16"),
+        ({"micro_batches": "2"}, "Micro-batches per step: micro-batches follow one another through pipeline"),
+        (
+            {"micro_batches": "2", "pipeline_stages": "2", "speculative": "on"},
+            "Micro-batches per step: micro-batches with speculative decoding are not simulated",
+        ),
+        ({"micro_batches": "65", "pipeline_stages": "2"}, "Micro-batches per step: expected"),
+    ],
+)
+def test_the_widgets_bad_chats_prefixes_and_stages_are_named_by_their_control(
+    state: dict[str, str], message: str
+) -> None:
+    answer = ask({**state, "requests": "5"})
+    assert answer["ok"] is False
+    assert message in answer["error"]
+
+
+def test_a_block_shows_the_conversation_and_prefix_share_controls_with_their_hints() -> None:
+    name, defaults = parse_block(
+        "name: serving-simulator\nshared_prefix: 1024\nprefix_caching: true\n"
+        "controls: [turns, think_s, prefix_share, prefixes, pipeline_stages]\ncharts: [latency]"
+    )
+    html = render_widget(name, defaults)
+    for control in ("turns", "think_s", "prefix_share", "prefixes", "pipeline_stages"):
+        assert f'<label for="widget-serving-simulator-{control}">' in html
+    assert "1 to 10, 1: no conversations" in html
+    assert '<input type="hidden" name="micro_batches" value="1">' in html

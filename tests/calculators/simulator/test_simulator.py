@@ -360,7 +360,9 @@ def test_kv_series_is_capped() -> None:
 
 # --- load: sweeps and the highest rate meeting an SLO ------------------------------------------------------
 def test_latency_rises_with_load() -> None:
-    rows = sweep_rates([2, 20, 60, 120], 200, Lengths.lognormal(512, 256), Lengths.lognormal(128, 64))
+    rows = sweep_rates(
+        [2, 20, 60, 120], 200, prompt=Lengths.lognormal(512, 256), output=Lengths.lognormal(128, 64)
+    )
     p99s = [r["ttft_p99_s"] or 0.0 for r in rows]
     assert p99s == sorted(p99s)
     tpots = [r["tpot_p50_s"] or 0.0 for r in rows]
@@ -391,12 +393,12 @@ def test_a_faster_gpu_means_faster_tokens() -> None:
 def test_max_rate_meeting_slo_sits_at_the_knee() -> None:
     slo = SLO(ttft_s=0.5, tpot_s=0.05)
     best = max_rate_meeting_slo(
-        Lengths.fixed(512), Lengths.fixed(64), slo=slo, duration_s=10, max_requests=800, steps=8
+        prompt=Lengths.fixed(512), output=Lengths.fixed(64), slo=slo, duration_s=10, max_requests=800, steps=8
     )
     rate = best["rate_per_s"]
     assert rate is not None
     assert (best["slo_attainment"] or 0.0) >= 0.9
-    above = sweep_rates([rate * 1.2], int(rate * 1.2 * 10), 512, 64, slo=slo)[0]
+    above = sweep_rates([rate * 1.2], int(rate * 1.2 * 10), prompt=512, output=64, slo=slo)[0]
     assert (above["slo_attainment"] or 0.0) < 0.9
 
 

@@ -4,6 +4,7 @@ teaches, and reachable from a calculator expression."""
 from __future__ import annotations
 
 import math
+import re
 
 import pytest
 
@@ -126,3 +127,36 @@ def test_an_experiment_of_many_runs_brings_its_own_time_limit() -> None:
     # ... while any other expression keeps the limit it was given.
     with pytest.raises(ExpressionError, match="took longer than"):
         evaluate("Scenario().decode().time_s + 1", time_limit_s=1e-9)
+
+
+def test_goodput_on_pipeline_stages_is_a_replicas_not_a_gpus() -> None:
+    # At the simple level a pass through two stages takes what it takes on one GPU (the stages run one after
+    # another, the sends between them are not counted), and the course workload never fills one GPU's
+    # cache at these rates: two GPUs as one two-stage replica serve as one GPU does, half what two
+    # replicas of one GPU serve (capacity, not speed).
+    one_gpu = max_good_rate("chunked", gpus=1)
+    staged = max_good_rate("chunked", gpus=2, pipeline_stages=2)
+    assert staged == one_gpu
+    assert staged < 0.6 * max_good_rate("chunked", gpus=2)
+    # Micro-batches each read their stage's weights again: a memory-bound decode step grows, goodput falls.
+    assert max_good_rate("chunked", gpus=2, pipeline_stages=2, micro_batches=2) < staged
+    # And a lesson reaches it.
+    assert evaluate_number('max_good_rate("chunked", gpus=2, pipeline_stages=2)') == staged
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"gpus": 3, "pipeline_stages": 2}, "gpus=3 does not split into replicas of 2 pipeline stages"),
+        ({"pipeline_stages": 40}, "pipeline_stages=40: dense-8b has 32 layers"),
+        ({"micro_batches": 2}, "micro_batches=2 needs pipeline stages to flow through"),
+        (
+            {"scheduler": "disaggregated", "pipeline_stages": 2},
+            "prefill_gpus=1 is not a multiple of the setup's 2 GPUs per replica",
+        ),
+    ],
+    ids=["gpus-not-a-multiple", "too-many-stages", "micro-batches-alone", "disaggregated-pool"],
+)
+def test_goodput_says_what_is_wrong_with_its_pipeline(settings: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        max_good_rate(**settings)  # type: ignore[arg-type]

@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 
 from calculators import ContinuousBatching, Request, Scenario, make_setup, simulate
 from calculators.cli import main
 from calculators.simulator.experiments import pipeline_step
+from calculators.simulator.named import served
 from calculators.simulator.pipeline import bubble_fraction, pipelined_step, split_step
 
 PER_PROMPT_TOKEN = 1.6e10 / 989.4e12  # seconds per prompt token, compute-bound
@@ -186,3 +188,61 @@ def test_pipeline_step_says_what_is_wrong() -> None:
         pipeline_step(1, 2, prompts=8)
     with pytest.raises(ValueError, match="does not fit"):
         pipeline_step(2, 1, prompts=1, gpus=1)  # 405B in BF16 over two H100s: 406 GB of weights each
+
+
+# --- served(): a lesson's named run on pipeline stages ---------------------------------------------------
+
+
+def test_served_runs_on_pipeline_stages_split_into_micro_batches() -> None:
+    # Four 1,000-token prompts arrive at once on two stages: one prefill step, compute-bound. As one pass it
+    # takes T; in four micro-batches of one prompt each (T / 4 on the whole pass, so T / 8 a stage), the
+    # synchronous schedule lasts (4 x T / 4 + (2 - 1) x T / 4) / 2 = 0.625 T.
+    burst_of_four = {"burst": True, "requests": 4, "prompt": 1000, "output": 2, "pipeline_stages": 2}
+    whole = served(**burst_of_four)
+    split = served(**burst_of_four, micro_batches=4)
+    assert split.ttft_s.max / whole.ttft_s.max == pytest.approx(0.625, rel=1e-9)
+    assert split.result.config["pipeline"] == {"stages": 2, "micro_batches": 4, "bubble_fraction": 0.2}
+    # The same run as the simulator's, built by hand.
+    direct = simulate(
+        burst(4, 1000, 2),
+        make_setup("llama-3.1-8b", "h100-sxm", kv_traffic=True, pipeline_stages=2),
+        ContinuousBatching(256, 8192),
+        micro_batches=4,
+    ).summary
+    assert split.ttft_s.p50 == direct["ttft_s"]["p50"]
+    assert split.tpot_s.p50 == direct["tpot_s"]["p50"]
+
+
+def test_served_on_two_stages_has_more_than_twice_the_kv_cache() -> None:
+    # One H100 leaves 441,140 tokens x 131,072 bytes = 57.82 GB for the cache beside the 16.06 GB of weights.
+    # Each of two stages holds half the weights on its own GPU, so the two leave 2 x 57.82 + 16.06 GB:
+    # 2 + 16.06 / 57.82 = 2.278 times as many tokens.
+    one = served(requests=10, rate=5)
+    two = served(requests=10, rate=5, pipeline_stages=2)
+    assert two.kv_capacity_tokens / one.kv_capacity_tokens == pytest.approx(2.278, abs=0.002)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (
+            {"pipeline_stages": 40},
+            "pipeline_stages=40: llama-3.1-8b has 32 layers and each stage holds at least one",
+        ),
+        ({"pipeline_stages": 0}, "pipeline_stages must be a whole number >= 1"),
+        ({"pipeline_stages": 2.5}, "pipeline_stages must be a whole number >= 1"),
+        ({"micro_batches": 2}, "micro_batches=2 needs pipeline stages to flow through"),
+        (
+            {"pipeline_stages": 2, "micro_batches": 2, "speculative": True},
+            "micro_batches with speculative decoding is not simulated",
+        ),
+        (
+            {"pipeline_stages": 2, "scheduler": "disaggregated"},
+            "prefill_gpus=1 is not a multiple of the setup's 2 GPUs per replica",
+        ),
+    ],
+    ids=["too-many-stages", "no-stage", "fraction", "micro-batches-alone", "speculative", "disaggregated"],
+)
+def test_served_says_what_is_wrong_with_its_pipeline(settings: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        served(requests=4, **settings)

@@ -1,4 +1,5 @@
-"""``simulate --sweep``: each rate is the single run at that rate, whatever the workload and simulate options.
+"""``simulate --sweep``: each rate is the single run at that rate, whatever the workload and simulate options;
+and the highest rate meeting an SLO, whose every trial is the single run at that rate too.
 
 The test that matters is the equality: for one rate, the sweep's row holds the very figures the single run
 (``--rate``, same arguments, same seed) reports in its summary. Every option of a single run is tried, so an
@@ -8,13 +9,17 @@ round-robin) shows up as a difference.
 
 from __future__ import annotations
 
+import functools
 import json
+import math
+import re
 from typing import Any
 
 import pytest
 
-from calculators import Lengths, poisson_workload, simulate, sweep_rates
+from calculators import Lengths, make_setup, max_rate_meeting_slo, poisson_workload, simulate, sweep_rates
 from calculators.cli import main
+from calculators.simulator import SLO, Chats, RunOptions, Speculation
 from calculators.simulator.workload import SharedPrefix
 
 # Small enough to run in a blink, big enough that requests overlap and the options change the figures.
@@ -111,7 +116,14 @@ def test_each_option_sweeps_several_rates(options: str, capsys: pytest.CaptureFi
 def test_sweep_rates_takes_the_workload_and_simulate_options_of_a_single_run() -> None:
     prompt, output, shared = Lengths.uniform(200, 600), Lengths.fixed(16), SharedPrefix(256, 0.5, 2)
     (row,) = sweep_rates(
-        [6], 24, prompt, output, shared_prefix=shared, prefix_caching=True, replicas=2, routing="least-loaded"
+        [6],
+        24,
+        prompt=prompt,
+        output=output,
+        shared_prefix=shared,
+        prefix_caching=True,
+        replicas=2,
+        routing="least-loaded",
     )
     work = poisson_workload(6, 24, prompt, output, shared_prefix=shared)
     single = simulate(work, replicas=2, routing="least-loaded", prefix_caching=True).summary
@@ -134,3 +146,116 @@ def test_a_sweep_refuses_arrivals_it_cannot_vary(
     err = capsys.readouterr().err
     assert message in err
     assert "Traceback" not in err
+
+
+# --- the highest rate meeting an SLO: the same description of a run -------------------------------------
+
+GOODPUT_PROMPT, GOODPUT_OUTPUT = Lengths.uniform(100, 600), Lengths.uniform(8, 64)
+# A quick search: 4 s of arrivals at each trial rate (at most 400 requests), 5 halvings between 1 and 400/s.
+GOODPUT_SEARCH: dict[str, Any] = {
+    "slo": SLO(0.1, 0.02),
+    "duration_s": 4,
+    "max_requests": 400,
+    "low_per_s": 1,
+    "high_per_s": 400,
+    "steps": 5,
+}
+# Each option set as (workload keywords, simulate keywords): what the search is given, split the way a
+# single run takes them, so the test below rebuilds that run without RunOptions.
+GOODPUT_OPTIONS: dict[str, tuple[dict[str, Any], dict[str, Any]]] = {
+    "system prompts, cached": (
+        {"shared_prefix": SharedPrefix(512, 0.5, 2)},
+        {"prefix_caching": True},
+    ),
+    "chats, cache-aware routing": (
+        {"chats": Chats(3, 1.0)},
+        {"prefix_caching": True, "replicas": 2, "routing": "cache-aware"},
+    ),
+    "least-loaded routing": ({}, {"replicas": 3, "routing": "least-loaded"}),
+    "speculative": ({}, {"speculation": Speculation(0.7, 3)}),
+    "pipeline, micro-batches": ({}, {"setup": make_setup(pipeline_stages=2), "micro_batches": 2}),
+}
+
+
+@functools.cache
+def _plain_goodput() -> dict[str, float | None]:
+    return max_rate_meeting_slo(prompt=GOODPUT_PROMPT, output=GOODPUT_OUTPUT, **GOODPUT_SEARCH)
+
+
+@pytest.mark.parametrize("name", GOODPUT_OPTIONS)
+def test_the_goodput_search_serves_every_option_of_a_single_run(name: str) -> None:
+    work_options, serve_options = GOODPUT_OPTIONS[name]
+    best = max_rate_meeting_slo(
+        prompt=GOODPUT_PROMPT, output=GOODPUT_OUTPUT, **GOODPUT_SEARCH, **work_options, **serve_options
+    )
+    rate = best["rate_per_s"]
+    assert rate is not None
+    # The row it returns is the single run at that rate with every option: rebuilt here by hand.
+    n = min(400, math.ceil(rate * 4))
+    work = poisson_workload(rate, n, GOODPUT_PROMPT, GOODPUT_OUTPUT, **work_options)
+    single = simulate(work, slo=GOODPUT_SEARCH["slo"], timeline_steps=0, **serve_options).summary
+    assert best["slo_attainment"] == single["slo_attainment"] >= 0.9
+    assert best["ttft_p99_s"] == single["ttft_s"]["p99"]
+    assert best["tpot_p99_s"] == single["tpot_s"]["p99"]
+    # And the option changed what the search found: a search that dropped it would return the plain row.
+    assert best != _plain_goodput()
+
+
+def test_prefix_caching_raises_the_goodput_of_a_shared_system_prompt() -> None:
+    # 256 new tokens after a 2,048-token system prompt, 32 out, TTFT <= 0.1 s and TPOT <= 20 ms.
+    # Uncached, every request prefills 2,304 tokens, nine times the 256 of the same workload without a
+    # system prompt, and the rate that keeps TTFT in bounds falls about tenfold. Cached, all but the first
+    # request find the 2,048 tokens (128 whole blocks) in the cache and prefill only their own 256: the
+    # goodput comes back to that of the workload without a system prompt (the same trial rate of the grid).
+    search: dict[str, Any] = {
+        "prompt": 256,
+        "output": 32,
+        "slo": SLO(0.1, 0.02),
+        "duration_s": 5,
+        "max_requests": 2000,
+        "low_per_s": 0.5,
+        "high_per_s": 500,
+        "steps": 7,
+    }
+    system = SharedPrefix(2048)
+    plain = max_rate_meeting_slo(**search)["rate_per_s"]
+    uncached = max_rate_meeting_slo(**search, shared_prefix=system)["rate_per_s"]
+    cached_row = max_rate_meeting_slo(**search, shared_prefix=system, prefix_caching=True)
+    cached = cached_row["rate_per_s"]
+    assert plain is not None
+    assert uncached is not None
+    assert cached is not None
+    assert cached > 5 * uncached
+    assert uncached < cached <= plain
+    assert (cached_row["prefix_hit_rate"] or 0.0) > 0.85  # 2,048 of 2,304 is 0.89 for every request but one
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: max_rate_meeting_slo(512), "options must be a RunOptions"),  # the old positional prompt
+        (lambda: sweep_rates([1], 4, 512), "options must be a RunOptions"),
+        (
+            lambda: max_rate_meeting_slo(prefix_cachng=True),
+            "unknown run option 'prefix_cachng'; known: prompt",
+        ),
+        (lambda: sweep_rates([1], 4, micro_batch=2), "unknown run option 'micro_batch'"),
+        (
+            lambda: max_rate_meeting_slo(chats=Chats(2), micro_batches=0),
+            "micro_batches must be a whole number",
+        ),
+    ],
+    ids=["search-positional", "sweep-positional", "search-misspelt", "sweep-misspelt", "search-bad-value"],
+)
+def test_bad_run_options_are_named(call: Any, message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        call()
+
+
+def test_run_options_change_one_field_and_keep_the_rest() -> None:
+    base = RunOptions(prompt=300, shared_prefix=SharedPrefix(64), replicas=2)
+    changed = RunOptions.of(base, replicas=3)
+    assert (changed.prompt, changed.shared_prefix, changed.replicas) == (300, SharedPrefix(64), 3)
+    assert base.replicas == 2  # frozen: the original is untouched
+    with pytest.raises(ValueError, match="chats need arrivals over time"):
+        RunOptions(chats=Chats(2)).burst(4)

@@ -164,7 +164,9 @@ OUTPUT = Lengths.lognormal(400, 400, cap=2000)  # our assumption
 
 def sustains(scheduler: ContinuousBatching | ChunkedPrefill, rate: float, tbt_slo_s: float) -> bool:
     """Sarathi-Serve's test of a load: P99 TBT within the SLO and median scheduling delay <= 2 s."""
-    row = sweep_rates([rate], 300, OPENCHAT_PROMPT, OUTPUT, setup=MISTRAL_A100, scheduler=scheduler)[0]
+    row = sweep_rates(
+        [rate], 300, prompt=OPENCHAT_PROMPT, output=OUTPUT, setup=MISTRAL_A100, scheduler=scheduler
+    )[0]
     return (row["itl_p99_s"] or 0.0) <= tbt_slo_s and (row["queueing_p50_s"] or 0.0) <= 2.0
 
 
@@ -195,6 +197,8 @@ def test_sarathi_chunked_prefill_removes_generation_stalls() -> None:
 def test_distserve_disaggregation_raises_per_gpu_goodput_under_tight_slos() -> None:
     setup = make_setup(custom_dense_model(params_billion=13), "a100-sxm-80gb")
     kwargs: dict[str, Any] = {
+        "prompt": 512,
+        "output": 64,
         "setup": setup,
         "memory": MemoryConfig(capacity_tokens=100_000),
         "slo": SLO(ttft_s=0.2, tpot_s=0.02),
@@ -203,8 +207,8 @@ def test_distserve_disaggregation_raises_per_gpu_goodput_under_tight_slos() -> N
         "high_per_s": 60,
         "steps": 6,
     }
-    colocated = max_rate_meeting_slo(512, 64, scheduler=ContinuousBatching(), **kwargs)["rate_per_s"]
-    split = max_rate_meeting_slo(512, 64, scheduler=Disaggregated(2, 1, "nvlink3"), **kwargs)["rate_per_s"]
+    colocated = max_rate_meeting_slo(scheduler=ContinuousBatching(), **kwargs)["rate_per_s"]
+    split = max_rate_meeting_slo(scheduler=Disaggregated(2, 1, "nvlink3"), **kwargs)["rate_per_s"]
     assert colocated is not None
     assert split is not None
     assert 1.3 <= (split / 3) / colocated <= 3.0  # the paper: 2.1x per GPU

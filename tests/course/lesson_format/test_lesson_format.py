@@ -347,3 +347,56 @@ def test_the_course_glossary_is_valid_and_every_lesson_keeps_its_order() -> None
     for lesson in load_course(docs).lessons:
         text = (docs / lesson.path).read_text(encoding="utf-8")
         assert find_problems(text, lesson.path, str(docs)) == [], lesson.path
+
+
+CLAIM = '{{ "is memory-bound" holds Scenario().decode().memory_time_s > Scenario().decode().compute_time_s }}'
+
+
+@pytest.mark.parametrize(
+    ("takeaway", "words"),
+    [
+        # Plain comparative words, with nothing checked: reported, each word once, lower-cased.
+        ("Prefill is compute-bound, so it runs faster than decode.", ["compute-bound", "faster"]),
+        ("The split wins when the objective is tight; TPOT levels off.", ["wins", "levels off"]),
+        ("A step at batch 64 is {{ Scenario().decode(64).time_s | ms }}, longer than at 8.", ["longer than"]),
+        # Backed: a holds claim, a checked figure (==), or a figure printed with its bound.
+        (f"So decode {CLAIM}, and it grows with the batch.", []),
+        (
+            'The cache is {{ "4 times" == model("llama-3.1-8b").kv_cache_bytes_per_token() | x | within 1% }}'
+            " smaller than MHA's.",
+            [],
+        ),
+        ("It runs {{ Scenario().decode().time_s | ms | .1f | bound }}, faster than prefill.", []),
+        # Words inside a figure, a citation, code or maths are not the takeaway's own.
+        ("Vendors report more [@faster than-2024]; `x faster than y` and $a > b$ say nothing.", []),
+        # Words that also describe without comparing are not on the list.
+        ("A float's bits are split between exponent and mantissa; more bits, larger range.", []),
+    ],
+)
+def test_a_takeaway_that_compares_needs_a_checked_claim(takeaway: str, words: list[str]) -> None:
+    from course.lesson_format.comparatives import takeaway_problems
+
+    problems = takeaway_problems("serving/x.md", ["A plain first takeaway.", takeaway], line=7)
+    if not words:
+        assert problems == []
+        return
+    [problem] = problems
+    assert (problem.file, problem.field, problem.line) == ("serving/x.md", "takeaways item 2", 7)
+    assert problem.message.startswith("compares (" + ", ".join(repr(w) for w in words) + ")")
+    assert "holds" in problem.fix
+
+
+def test_the_course_reports_a_planted_comparative_takeaway_without_a_claim(tmp_path: Path) -> None:
+    _glossary_course(tmp_path)
+    lesson = tmp_path / "early" / "paging.md"
+    planted = "- Paging wastes less memory than slabs, so it serves more than static batching.\n"
+    text = lesson.read_text(encoding="utf-8").replace("takeaways: [T.]\n", "takeaways:\n  - T.\n  " + planted)
+    lesson.write_text(text, encoding="utf-8")
+    problems = load_course(tmp_path).problems
+    assert [(p.file, p.field, p.line) for p in problems] == [("early/paging.md", "takeaways item 2", 6)]
+    assert "'more than'" in problems[0].message
+    assert [x.id for x in load_course(tmp_path).lessons] == ["paging", "latency"]  # reported, not dropped
+    lesson.write_text(
+        text.replace("so it serves more than static batching", f"so decode {CLAIM}"), encoding="utf-8"
+    )
+    assert load_course(tmp_path).problems == []

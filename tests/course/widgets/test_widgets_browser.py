@@ -280,6 +280,7 @@ def test_every_fixture_page_loads_cleanly(page: Any, widget_site_url: str, tmp_p
 
 SIM = "#widget-serving-simulator"  # the batching lesson's controls: scheduler, rate, output
 MAP = "#widget-serving-simulator-2"  # the paging lesson's: memory, pool size, block size
+CHATS = "#widget-serving-simulator-3"  # conversations, the prefix share and pipeline stages
 
 
 @pytest.fixture(scope="module")
@@ -340,6 +341,34 @@ def test_serving_simulator_memory_map_moves_with_the_allocator(serving_page: Any
     assert shown(serving_page, MAP)["kv_waste_fraction"] == result["shown"]["kv_waste_fraction"]
     assert chart_rows(serving_page, MAP, "memory") == result["charts"]["memory"]["rows"]
     serving_page.wait_for_selector(f'{MAP} [data-widget-chart="memory"] .rp-chart--live')
+
+
+def test_serving_simulator_takes_conversations_prefix_shares_and_pipeline_stages(serving_page: Any) -> None:
+    serving_page.locator(CHATS).scroll_into_view_if_needed()
+    serving_page.wait_for_selector(f'{CHATS}[data-rp-state="live"]')
+    labels = serving_page.eval_on_selector_all(f"{CHATS} form label", "ls => ls.map(l => l.htmlFor)")
+    names = ("turns", "think_s", "prefix_share", "prefixes", "pipeline_stages")
+    assert labels == [f"widget-serving-simulator-3-{name}" for name in names]
+    block = {"requests": 30, "shared_prefix": 1024, "prefix_caching": True,
+             "controls": ",".join(names), "charts": "latency"}  # fmt: skip
+    wait_rendered(serving_page, CHATS, lambda: serving_page.fill(f"{CHATS}-turns", "3"))
+    wait_rendered(serving_page, CHATS, lambda: serving_page.fill(f"{CHATS}-prefix_share", "0.5"))
+    result = compute("serving-simulator", {**block, "turns": "3", "prefix_share": "0.5"})
+    assert shown(serving_page, CHATS) == result["shown"]
+    assert chart_rows(serving_page, CHATS, "latency") == result["charts"]["latency"]["rows"]
+    serving_page.fill(f"{CHATS}-pipeline_stages", "40")  # past the bound: the message names the control
+    serving_page.wait_for_function(
+        f"() => document.querySelector('{CHATS}-error').textContent.includes('Pipeline stages')"
+    )
+    wait_rendered(serving_page, CHATS, lambda: serving_page.fill(f"{CHATS}-pipeline_stages", "2"))
+    assert serving_page.inner_text(f"{CHATS}-error") == ""
+    staged = compute(
+        "serving-simulator", {**block, "turns": "3", "prefix_share": "0.5", "pipeline_stages": "2"}
+    )
+    # Two stages hold half the weights each: a larger KV pool, the same step times (capacity, not speed).
+    assert shown(serving_page, CHATS) == staged["shown"]
+    assert staged["shown"]["kv_capacity_tokens"] != result["shown"]["kv_capacity_tokens"]
+    assert "as pipeline stages" in serving_page.text_content(f"{CHATS} .rp-widget__summary")
 
 
 def test_two_widgets_of_a_kind_keep_their_own_state_in_the_address(
