@@ -164,13 +164,14 @@ def roofline(**given: Any) -> ChartData:
     p = read_params("roofline", ROOFLINE_PARAMS, given)
     gpus, precision = p["gpus"], p["precision"]
     _check_precision("roofline", gpus, precision)
+
     def make_scenario() -> Scenario:
         return _scenario("roofline", p["model"], gpus[0], precision, p["level"], p)
 
     scenario = make_scenario()
     # The passes at spec peaks too, where the setting is not already there: each sits on its roof, the bound
     # the table and tooltip print beside the FLOP/s the pass reaches.
-    peak = at_spec_peak(make_scenario) or scenario
+    at_peaks = at_spec_peak(make_scenario) or scenario
     fix_fit = "use a shorter prompt, a smaller batch or a smaller model"
 
     operations: list[Row] = []
@@ -180,7 +181,7 @@ def roofline(**given: Any) -> ChartData:
             (
                 "prefill",
                 _computed("roofline", "prompt", fix_fit, lambda: scenario.prefill(p["prompt"])),
-                peak.prefill(p["prompt"]) if peak is not scenario else None,
+                at_peaks.prefill(p["prompt"]) if at_peaks is not scenario else None,
             )
         )
     for batch in p["batches"]:
@@ -188,7 +189,7 @@ def roofline(**given: Any) -> ChartData:
             (
                 "decode",
                 _computed("roofline", "batches", fix_fit, partial(scenario.decode, batch)),
-                peak.decode(batch) if peak is not scenario else None,
+                at_peaks.decode(batch) if at_peaks is not scenario else None,
             )
         )
     for phase, result, at_peak in passes:
