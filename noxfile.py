@@ -166,9 +166,9 @@ def nav(session: nox.Session) -> None:
 
 @nox.session(default=False)
 def zensical(session: nox.Session) -> None:
-    """Build the lessons with Zensical too and compare them with the MkDocs build (tests/test_zensical.py).
+    """Build the lessons with Zensical too and compare them with the MkDocs build.
 
-    Zensical is installed here, beside the locked set, not locked with it: see tests/test_zensical.py.
+    Zensical is installed here, beside the locked set, not locked with it: see tests/site/test_zensical.py.
     """
     install(session, "test", *node_group())
     npm_assets(session)

@@ -33,10 +33,10 @@ Two named calibrations:
   NCCL ring all-reduces of 20-40 us), plus a per-step engine overhead of 4.5 ms + 0.34 ms per sequence
   fitted to what Splitwise's measured vLLM steps of Llama-2-70B on two A100s leave over once these kernels
   are subtracted (Patel et al., ISCA 2024; their simulator's data/perf_model.csv): the 2023-24 engines the
-  papers measured. The validation test uses this one (tests/test_calibration_validation.py). Its kernels
-  also wait for the host that issues them: the same engine's steps on 4 GPUs (Splitwise's measurements,
-  where each GPU's share of the kernels is shorter than the host's issue time) give 0.49 ms per layer on
-  the DGX-A100's host and 0.30 ms on the DGX-H100's.
+  papers measured. The validation test uses this one (tests/calculators/test_calibration_validation.py).
+  Its kernels also wait for the host that issues them: the same engine's steps on 4 GPUs (Splitwise's
+  measurements, where each GPU's share of the kernels is shorter than the host's issue time) give 0.49 ms
+  per layer on the DGX-A100's host and 0.30 ms on the DGX-H100's.
 - ``"current"``: the same kernel efficiencies with the launch floors of a CUDA-graph engine (kernels
   replayed from a graph: 40 % of the eager floor, a rule), collectives at the link preset's fixed latency
   (5-10 us, a one-shot custom all-reduce's, a rule) and NCCL's per-step constants, the faster of ring and

@@ -19,7 +19,7 @@ of a 29,000-token prompt holds gigabytes of activations. This module models that
   constant fitted on one log;
 - blocks per GPU = what is left // (``block_size`` x the KV bytes of one token on one GPU).
 
-The table in tests/test_engine_memory.py compares the result with the
+The table in tests/calculators/test_engine_memory.py compares the result with the
 counts engines printed, each with its URL: fitted rows apart from held-out ones, misses stated.
 """
 

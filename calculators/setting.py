@@ -23,7 +23,7 @@ import functools
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ParamSpec, TypeVar
 
 
@@ -62,6 +62,9 @@ no KV reads) and silence the what-if check (``course.numbers.departures``): the 
 contradict their figures. Comparative claims are checked under :data:`BOTH_MODES` either way.
 """
 
+P = ParamSpec("P")
+R = TypeVar("R")
+
 _ACTIVE: ContextVar[ModelSetting | None] = ContextVar("model_setting", default=None)
 
 
@@ -80,8 +83,29 @@ def using(setting: ModelSetting | None) -> Iterator[None]:
         _ACTIVE.reset(token)
 
 
-P = ParamSpec("P")
-R = TypeVar("R")
+def bound_setting() -> ModelSetting | None:
+    """The active setting at spec peaks, where a figure's bound is computed; None where it is already there.
+
+    Under :data:`COURSE_SETTING` it is :data:`SPEC_PEAK`, the setting of the lessons' ``| bound`` figures;
+    outside any setting (the calculators' own defaults, spec peaks) and in a peak setting there is no
+    separate bound, each figure being its own.
+    """
+    setting = active_setting()
+    if setting is None or setting.mode == SPEC_PEAK.mode:
+        return None
+    return replace(setting, name=SPEC_PEAK.name, mode=SPEC_PEAK.mode)
+
+
+def at_spec_peak(compute: Callable[[], R]) -> R | None:
+    """``compute()`` again under :func:`bound_setting`, or None where there is no separate bound.
+
+    Whatever reads the setting must be made inside ``compute`` (``Scenario`` reads it when built).
+    """
+    setting = bound_setting()
+    if setting is None:
+        return None
+    with using(setting):
+        return compute()
 
 
 def site_setting() -> ModelSetting | None:

@@ -101,6 +101,19 @@ def format_value(
     return text + chosen.suffix
 
 
+def with_bound(text: str, bound: str | None, *, estimate: str | None = None) -> str:
+    """A figure with its spec-peak bound beside it, as the course prints both: ``"6.7 ms (bound 4.8 ms)"``.
+
+    The one place this wording is written: the lessons' ``| bound`` filter and the widgets both call it.
+    ``bound`` is the bound already formatted (None: there is none to show). A figure that is its own bound
+    (the bound reads the same as ``estimate``, ``text`` unless given: a claim's quoted words are not the
+    computed figure) is printed once.
+    """
+    if bound is None or bound == (text if estimate is None else estimate):
+        return text
+    return f"{text} (bound {bound})"
+
+
 def format_duration(seconds: float, *, digits: int = 3) -> str:
     """A time in the unit a reader expects for its size: ``"480 µs"``, ``"4.78 ms"``, ``"2.59 s"``.
 

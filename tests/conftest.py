@@ -25,6 +25,9 @@ import pytest
 from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parent.parent
+# The test folders mirror the packages (tests/calculators/simulator/ tests calculators/simulator/); what tests
+# in several folders share stays here: fixtures/ (small sites and broken lessons), snapshots/, data/.
+TESTS = ROOT / "tests"
 BUILD_ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 
 

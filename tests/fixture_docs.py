@@ -1,7 +1,7 @@
 """A small course of fixture lessons for tests that build or serve one: the good lesson and its tracks.
 
-The rebuild-cache tests (tests/test_rebuild_caches.py) and the partial-rebuild tests
-(tests/test_partial_rebuilds.py) both need a docs folder that builds cleanly and fast; it is made here once.
+The rebuild-cache tests and the partial-rebuild tests (tests/course/lesson_format/test_rebuild_caches.py,
+test_partial_rebuilds.py) both need a docs folder that builds cleanly and fast; it is made here once.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from conftest import ROOT
+from tests.conftest import TESTS
 
-FIXTURES = ROOT / "tests" / "fixtures" / "broken_lessons"
+FIXTURES = TESTS / "fixtures" / "broken_lessons"
 
 
 def good_lesson_docs(destination: Path) -> Path:

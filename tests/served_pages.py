@@ -1,7 +1,8 @@
 """Asking a local ``mkdocs serve`` for pages until they show (or drop) some text: the serve tests' client.
 
-Both the problems-panel test (tests/test_serve.py) and the rebuild-cache test (tests/test_rebuild_caches.py)
-start a real server on a free port and poll it while it rebuilds, so the polling lives here once.
+Both the problems-panel test and the rebuild-cache test (tests/course/lesson_format/test_serve.py,
+test_rebuild_caches.py) start a real server on a free port and poll it while it rebuilds, so the polling
+lives here once.
 """
 
 from __future__ import annotations

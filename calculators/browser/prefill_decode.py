@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from calculators.browser.bounds import at_spec_peak, shown_with_bound
 from calculators.browser.charts import chart_payload
 from calculators.browser.inputs import flag, in_range, number, one_of
 from calculators.hardware import GPUS
 from calculators.models import MODELS
 from calculators.scenario import Scenario
+from calculators.serving import RequestTiming
 from calculators.setting import active_setting
 from calculators.units import format_duration, format_value
 
@@ -125,12 +127,31 @@ def chart_params(state: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]
     }  # fmt: skip
 
 
+TIMES = ("prefill_time_s", "decode_step_time_s", "time_to_first_token_s", "total_time_s")
+
+
+def _timed(request: RequestTiming) -> dict[str, float]:
+    """The request's times, the figures that depend on the mode (each has a bound at spec peaks)."""
+    return {
+        "prefill_time_s": request.prefill.time_s,
+        "decode_step_time_s": request.first_decode.time_s,
+        "time_to_first_token_s": request.time_to_first_token_s,
+        "total_time_s": request.total_time_s,
+    }
+
+
 def compute(raw: dict[str, Any]) -> dict[str, Any]:
     """Everything the widget shows for ``raw`` control values; raises the calculators' ``ValueError``."""
     state = checked(state_from(raw))
     scenario = scenario_for(state)
     request = scenario.request(state["prompt"], state["output"], batch=state["batch"])
     prefill, decode = request.prefill, request.first_decode
+    timed = _timed(request)
+    # The same request at spec peaks: each time's lower bound, shown beside it as the lessons print it.
+    at_peak = at_spec_peak(
+        lambda: scenario_for(state).request(state["prompt"], state["output"], batch=state["batch"])
+    )
+    bounds = _timed(at_peak) if at_peak is not None else {}
     values = {
         "prefill_time_s": prefill.time_s,
         "decode_step_time_s": decode.time_s,
@@ -141,12 +162,15 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
         "decode_intensity": decode.intensity_flop_per_byte,
         "ridge_point": scenario.ridge_point_flop_per_byte,
     }
+
+    def time(key: str) -> str:
+        return shown_with_bound(timed[key], bounds.get(key), format_duration)
+
     shown = {
-        "prefill_time_s": format_duration(prefill.time_s),
-        "decode_step_time_s": format_duration(decode.time_s),
+        **{key: time(key) for key in TIMES[:2]},
+        # A ratio of two times, bounded by neither mode's figure: shown once, in the page's setting.
         "prefill_in_decode_steps": format_value(request.prefill_cost_in_decode_steps, "steps"),
-        "time_to_first_token_s": format_duration(request.time_to_first_token_s),
-        "total_time_s": format_duration(request.total_time_s),
+        **{key: time(key) for key in TIMES[2:]},
         "prefill_bound": f"{prefill.bound_label} at {format_value(prefill.intensity_flop_per_byte, UNIT)}",
         "decode_bound": f"{decode.bound_label} at {format_value(decode.intensity_flop_per_byte, UNIT)}",
         "ridge_point": format_value(scenario.ridge_point_flop_per_byte, "FLOP/byte"),
@@ -163,6 +187,7 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
     return {
         "state": state,
         "values": values,
+        "bounds": bounds,
         "shown": shown,
         "summary": summary,
         "python": python_source(state),

@@ -12,15 +12,21 @@ Runs stay small enough for Pyodide: at most 300 requests and a timeline of the f
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
+from calculators.browser.bounds import at_spec_peak, shown_with_bound
 from calculators.browser.charts import chart_payload
 from calculators.browser.inputs import flag, names, number
 from calculators.charts.params import ChartError, read_params
 from calculators.charts.serving import (
+    MAX_MICRO_BATCHES,
+    MAX_PIPELINE_STAGES,
     MAX_PROMPT,
     MAX_RATE,
     MAX_REQUESTS,
+    MAX_THINK_S,
+    MAX_TURNS,
     SCHEDULER_NAMES,
     SIMULATION_PARAMS,
     run_summary,
@@ -79,11 +85,41 @@ CONTROLS: dict[str, tuple[str, str, str]] = {
     "proposed": ("Tokens proposed per step", "text", "speculative: 1 to 16"),
     "drafter": ("Drafter", "select", ""),
     "shared_prefix": (
-        "System prompt shared by every request (tokens)",
+        "Shared system prompt (tokens)",
         "text",
-        f"put before each prompt; 0 to {MAX_PROMPT:,}, 0: none",
+        f"put before the prompts; 0 to {MAX_PROMPT:,}, 0: none",
+    ),
+    "prefix_share": (
+        "Share of requests with a system prompt",
+        "text",
+        "with a system prompt: 0.01 to 1 (of conversations, with turns)",
+    ),
+    "prefixes": (
+        "Distinct system prompts",
+        "text",
+        f"with a system prompt: 1 to {MAX_REQUESTS}, drawn at random",
+    ),
+    "turns": (
+        "Turns per conversation",
+        "text",
+        f"each prompt holds the turns before it; 1 to {MAX_TURNS}, 1: no conversations",
+    ),
+    "think_s": (
+        "Time between a conversation's turns (s)",
+        "text",
+        f"with turns: 0 to {MAX_THINK_S:,.0f}",
     ),
     "prefix_caching": ("Prefix caching", "switch", ""),
+    "pipeline_stages": (
+        "Pipeline stages (GPUs per replica)",
+        "text",
+        f"the layers split across them; 1 to {MAX_PIPELINE_STAGES}",
+    ),
+    "micro_batches": (
+        "Micro-batches per step",
+        "text",
+        f"with pipeline stages: 1 to {MAX_MICRO_BATCHES}",
+    ),
 }
 RESULTS = (
     ("output_tokens_per_s", "Output throughput"),
@@ -96,14 +132,16 @@ RESULTS = (
     ("slo_attainment", "Requests meeting the SLO"),
     ("mean_decode_batch", "Mean decode batch (requests per decode step)"),
     ("kv_waste_fraction", "KV memory reserved but empty"),
+    ("kv_capacity_tokens", "KV cache pool (a replica)"),
     ("preemptions", "Preemptions"),
 )
 ASSUMPTIONS = (
-    "One replica per GPU; each step's time is the cost model's for what the step ran "
-    "(weights read once per step, attention over each request's KV cache when counted). KV memory is what "
-    "the GPU's memory leaves after the weights, runtime and activations (vLLM's 90% rule), unless a pool "
-    "size is given; a request that outgrows free blocks preempts the newest running one, which later "
-    "recomputes its cache. Poisson arrivals from a fixed seed; no network, tokenizer or sampling time."
+    "One replica per GPU (per group of GPUs with pipeline stages); each step's time is the cost model's "
+    "for what the step ran (weights read once per step, attention over each request's KV cache when "
+    "counted). KV memory is what the GPU's memory leaves after the weights, runtime and activations "
+    "(vLLM's 90% rule), unless a pool size is given; a request that outgrows free blocks preempts the "
+    "newest running one, which later recomputes its cache. Poisson arrivals from a fixed seed; no network, "
+    "tokenizer or sampling time."
 )
 
 
@@ -146,23 +184,50 @@ def checked(state: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
-def _shown(values: dict[str, Any]) -> dict[str, str]:
+# The results that are times or rates of the run: each has a bound, the same run at spec peaks. The others
+# (shares, counts, the mean batch) are not bounded by the faster run's, so they are shown once.
+TIMED = (
+    "output_tokens_per_s",
+    "ttft_p50_s",
+    "ttft_p99_s",
+    "tpot_p50_s",
+    "tpot_p99_s",
+    "itl_p99_s",
+    "longest_stall_s",
+)
+
+
+def _shown(values: dict[str, Any], bounds: dict[str, Any] | None = None) -> dict[str, str]:
+    """Each result as the widget shows it: a time or rate with its bound beside it where ``bounds`` has it."""
+
     def duration(value: float | None) -> str:
         return "none (one-token answers)" if value is None else format_duration(value)
 
+    def rate(value: float | None) -> str:
+        return format_value(value or 0.0, "tokens/s")
+
+    def timed(key: str, show: Callable[[Any], str]) -> str:
+        bound = None if bounds is None else bounds[key]
+        if values[key] is None or (bounds is not None and bound is None):  # nothing to set beside
+            return show(values[key])
+        return shown_with_bound(values[key], bound, show)
+
     return {
-        "output_tokens_per_s": format_value(values["output_tokens_per_s"] or 0.0, "tokens/s"),
-        "ttft_p50_s": duration(values["ttft_p50_s"]),
-        "ttft_p99_s": duration(values["ttft_p99_s"]),
-        "tpot_p50_s": duration(values["tpot_p50_s"]),
-        "tpot_p99_s": duration(values["tpot_p99_s"]),
-        "itl_p99_s": duration(values["itl_p99_s"]),
-        "longest_stall_s": duration(values["longest_stall_s"]),
+        "output_tokens_per_s": timed("output_tokens_per_s", rate),
+        **{key: timed(key, duration) for key in TIMED[1:]},
         "slo_attainment": format_value(values["slo_attainment"], "%"),
         "mean_decode_batch": f"{values['mean_decode_batch']:.1f} requests",
         "kv_waste_fraction": format_value(values["kv_waste_fraction"], "%"),
+        "kv_capacity_tokens": f"{values['kv_capacity_tokens']:,} tokens",
         "preemptions": f"{values['preemptions']:,}",
     }
+
+
+def _gpus(params: dict[str, Any]) -> str:
+    """ "the NVIDIA H100 SXM5 80GB", or "2 NVIDIA H100 SXM5 80GB GPUs as pipeline stages" per replica."""
+    name = GPUS[params["gpu"]].name
+    stages = params["pipeline_stages"]
+    return f"the {name}" if stages == 1 else f"{stages} {name} GPUs a replica, as pipeline stages"
 
 
 def chart_params(state: dict[str, Any], params: dict[str, Any]) -> dict[str, tuple[str, dict[str, Any]]]:
@@ -184,11 +249,14 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
     except ChartError as error:
         raise ValueError(f"{_label(error.parameter)}: {error.problem}") from None
     values = run_summary(result)
-    shown = _shown(values)
+    # The same run at spec peaks (kept per setting, like the page's run): the bound of each time and rate.
+    at_peak = at_spec_peak(lambda: simulation(NAME, params))
+    bounds = {key: run_summary(at_peak)[key] for key in TIMED} if at_peak is not None else None
+    shown = _shown(values, bounds)
     arrivals = "all at once" if params["burst"] else f"at {params['rate']:g} per second"
     summary = (
         f"{SCHEDULER_NAMES[params['scheduler']].capitalize()} of {params['requests']} requests arriving "
-        f"{arrivals} on the {GPUS[params['gpu']].name}: {shown['output_tokens_per_s']}, median time to first "
+        f"{arrivals} on {_gpus(params)}: {shown['output_tokens_per_s']}, median time to first "
         f"token {shown['ttft_p50_s']}, median time per output token {shown['tpot_p50_s']}, "
         f"{shown['slo_attainment']} of requests within the SLO, {shown['preemptions']} preemptions."
     )
@@ -213,6 +281,7 @@ def compute(raw: dict[str, Any]) -> dict[str, Any]:
     return {
         "state": state,
         "values": values,
+        "bounds": bounds or {},
         "shown": shown,
         "summary": summary,
         "python": simulation_source(params),

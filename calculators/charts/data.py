@@ -62,9 +62,10 @@ from calculators.models import MODELS
 from calculators.precision import PRECISIONS
 from calculators.roofline import attainable_flops_per_s, ridge_point, roofline_time
 from calculators.scenario import Scenario
+from calculators.setting import at_spec_peak
 from calculators.simulator.experiments import SCHEDULERS, prefill_stall
 from calculators.simulator.named import Served, served
-from calculators.units import UNITS, format_value
+from calculators.units import UNITS, format_value, with_bound
 
 
 def _decade_below(value: float) -> float:
@@ -518,11 +519,20 @@ REQUEST_TIMELINE_PARAMS = (
 
 
 def request_timeline(**given: Any) -> ChartData:
-    """One request on the time axis: the prefill (it yields the first token), then a decode step per token."""
+    """One request on the time axis: the prefill (it yields the first token), then a decode step per token.
+
+    Under a calibrated setting each bar carries the same request at spec peaks (``peak_*`` fields, drawn as
+    a grey line under the bar), and the caption and table print each time with its bound beside it, as the
+    lessons do; in a spec-peak setting the bound fields repeat the bar's own times.
+    """
     p = read_params("request-timeline", REQUEST_TIMELINE_PARAMS, given)
     chart = "request-timeline"
     _check_precision(chart, (p["gpu"],), p["precision"])
-    scenario = _scenario(chart, p["model"], p["gpu"], p["precision"], p["level"], p)
+
+    def make_scenario() -> Scenario:
+        return _scenario(chart, p["model"], p["gpu"], p["precision"], p["level"], p)
+
+    scenario = make_scenario()
     if p["decode"] == "steps":
         try:
             read_output_tokens("output", p["output"])
@@ -532,7 +542,15 @@ def request_timeline(**given: Any) -> ChartData:
             ) from None
     fix = "use a shorter prompt, fewer output tokens or a smaller batch"
     timing = _computed(chart, "prompt", fix, lambda: scenario.request(p["prompt"], p["output"], p["batch"]))
+    # The same request at spec peaks (None where the setting is already there): each bar's bound.
+    peak_scenario = at_spec_peak(make_scenario)
+    bound_timing = peak_scenario.request(p["prompt"], p["output"], p["batch"]) if peak_scenario else timing
+
+    def shown(estimate: float, bound: float) -> str:
+        return with_bound(format_value(estimate, "ms"), format_value(bound, "ms") if peak_scenario else None)
+
     prefill_ms = _in("ms", timing.prefill.time_s)
+    bound_prefill_ms = _in("ms", bound_timing.prefill.time_s)
     segments: list[Row] = [
         {
             "phase": "prefill",
@@ -542,9 +560,12 @@ def request_timeline(**given: Any) -> ChartData:
             "duration_ms": prefill_ms,
             "token": 1,
             "bound": timing.prefill.bound_label,
+            "peak_start_ms": 0.0,
+            "peak_end_ms": bound_prefill_ms,
+            "peak_ms": bound_prefill_ms,
         },
     ]
-    start = prefill_ms
+    start, bound_start = prefill_ms, bound_prefill_ms
     if p["decode"] == "together" and timing.decode_steps:
         # One bar for every step: the calculators sum the steps in closed form, so this costs two passes.
         last = scenario.decode(p["batch"], p["prompt"] + timing.decode_steps)
@@ -558,12 +579,17 @@ def request_timeline(**given: Any) -> ChartData:
                 "duration_ms": _in("ms", timing.decode_time_s),
                 "token": p["output"],
                 "bound": ", then ".join(bounds),
+                "peak_start_ms": bound_start,
+                "peak_end_ms": _in("ms", bound_timing.total_time_s),
+                "peak_ms": _in("ms", bound_timing.decode_time_s),
             }
         )
+    peak = peak_scenario or scenario
     for step in range(1, timing.decode_steps + 1 if p["decode"] == "steps" else 1):
         # Step i produces token i + 1 while attending the prompt and the i tokens before it.
         result = scenario.decode(p["batch"], p["prompt"] + step)
         duration = _in("ms", result.time_s)
+        bound_duration = _in("ms", peak.decode(p["batch"], p["prompt"] + step).time_s)
         segments.append(
             {
                 "phase": "decode",
@@ -573,40 +599,47 @@ def request_timeline(**given: Any) -> ChartData:
                 "duration_ms": duration,
                 "token": step + 1,
                 "bound": result.bound_label,
+                "peak_start_ms": bound_start,
+                "peak_end_ms": bound_start + bound_duration,
+                "peak_ms": bound_duration,
             }
         )
         start += duration
+        bound_start += bound_duration
     events = [{"time_ms": _in("ms", timing.time_to_first_token_s), "label": "first token", "kind": "first"}]
     if timing.decode_steps:
         events.append(
             {"time_ms": _in("ms", timing.total_time_s), "label": f"token {p['output']}", "kind": "last"}
         )
+    prefill_s, bound_prefill_s = timing.prefill.time_s, bound_timing.prefill.time_s
     table = [
         (
             "Prefill",
             _tokens(p["prompt"]),
             format_value(0.0, "ms"),
-            format_value(timing.prefill.time_s, "ms"),
-            format_value(timing.prefill.time_s, "ms"),
+            shown(prefill_s, bound_prefill_s),
+            shown(prefill_s, bound_prefill_s),
         ),
     ]
     if timing.decode_steps:
         table.append(
             (
                 f"Decode: {timing.decode_steps} steps of "
-                f"{format_value(timing.time_per_output_token_s, 'ms')} on average",
+                f"{shown(timing.time_per_output_token_s, bound_timing.time_per_output_token_s)} on average",
                 f"{timing.decode_steps} tokens",
-                format_value(timing.prefill.time_s, "ms"),
-                format_value(timing.total_time_s, "ms"),
-                format_value(timing.decode_time_s, "ms"),
+                shown(prefill_s, bound_prefill_s),
+                shown(timing.total_time_s, bound_timing.total_time_s),
+                shown(timing.decode_time_s, bound_timing.decode_time_s),
             )
         )
     caption = (
         f"One request for {MODELS[p['model']].name} on the {short_gpu_name(p['gpu'])}: the prefill of "
-        f"{_tokens(p['prompt'])} takes {format_value(timing.prefill.time_s, 'ms')} and yields the first "
+        f"{_tokens(p['prompt'])} takes {shown(prefill_s, bound_prefill_s)} and yields the first "
         f"token, then each decode step adds one token in about "
-        f"{format_value(timing.first_decode.time_s, 'ms')}."
+        f"{shown(timing.first_decode.time_s, bound_timing.first_decode.time_s)}."
     )
+    if peak_scenario is not None:
+        caption += " The grey line under each bar is the same work at spec-sheet peaks, its bound."
     return ChartData(
         chart,
         p,

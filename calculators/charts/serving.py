@@ -32,7 +32,7 @@ from calculators.models import MODELS
 from calculators.scenario import Scenario
 from calculators.setting import cache_per_setting
 from calculators.simulator import SimulationResult
-from calculators.simulator.named import LENGTH_CAP, SCHEDULERS, run_named
+from calculators.simulator.named import LENGTH_CAP, SCHEDULERS, pipeline_stage_count, run_named
 from calculators.units import format_value
 
 MAX_REQUESTS = 300  # a run of this many stays well under a second in the browser
@@ -41,6 +41,10 @@ MAX_ROWS = 40  # requests drawn as rows of the timeline
 MAX_PROMPT = LENGTH_CAP
 MAX_OUTPUT = 4_096
 MAX_RATE = 1_000.0
+MAX_TURNS = 20  # turns of one conversation: each prompt holds every turn before it, so they grow quickly
+MAX_THINK_S = 3_600.0  # an hour between two turns, plenty for a run of at most MAX_REQUESTS requests
+MAX_PIPELINE_STAGES = 16  # one GPU per stage; real deployments split a replica over a few nodes at most
+MAX_MICRO_BATCHES = 64
 # Engine steps one run may take (a few seconds in CPython): a reader's settings that need more, such as a
 # token budget of 1 over long prompts, get a message instead of a page that hangs.
 MAX_STEPS = 300_000
@@ -245,12 +249,57 @@ SIMULATION_PARAMS: tuple[Param, ...] = (
         "tokens of one system prompt put before every prompt (0: none)",
     ),
     Param(
+        "prefix_share",
+        1.0,
+        _number(0.01, 1.0, "a share of the requests"),
+        "prefix_share: 0.5",
+        "with shared_prefix: the share of requests (of conversations, with turns) whose prompt starts with a "
+        "system prompt",
+    ),
+    Param(
+        "prefixes",
+        1,
+        read_count(1, MAX_REQUESTS, "a number of system prompts"),
+        "prefixes: 4",
+        "with shared_prefix: distinct system prompts of that length, each request's drawn at random",
+    ),
+    Param(
+        "turns",
+        1,
+        read_count(1, MAX_TURNS, "a number of turns"),
+        "turns: 4",
+        "requests grouped into conversations of this many turns, each prompt holding the previous turn's "
+        "prompt and answer, then a new message of prompt tokens (1: no conversations; not with burst)",
+    ),
+    Param(
+        "think_s",
+        10.0,
+        _number(0.0, MAX_THINK_S, "a time in seconds"),
+        "think_s: 5",
+        "with turns: seconds from one turn's arrival to the next (the user reading and typing)",
+    ),
+    Param(
         "prefix_caching",
         False,
         read_bool,
         "prefix_caching: true",
         "prefix caching: reuse the cached KV blocks of prompts' shared beginnings (paged memory, not "
         "disaggregated)",
+    ),
+    Param(
+        "pipeline_stages",
+        1,
+        read_count(1, MAX_PIPELINE_STAGES, "a number of pipeline stages"),
+        "pipeline_stages: 2",
+        "GPUs one replica's layers are split across, one after another (at most the model's layers)",
+    ),
+    Param(
+        "micro_batches",
+        1,
+        read_count(1, MAX_MICRO_BATCHES, "a number of micro-batches"),
+        "micro_batches: 4",
+        "with pipeline_stages above 1: micro-batches each step's batch is split into, following one another "
+        "through the stages (not with speculative decoding)",
     ),
 )
 SIMULATION_NAMES = tuple(param.name for param in SIMULATION_PARAMS)
@@ -274,13 +323,21 @@ def simulation_source(p: Mapping[str, Any]) -> str:
 
     prompt = lengths(p["prompt"], p["prompt_spread"])
     output = lengths(p["output"], p["output_spread"])
-    shared = f", shared_prefix=SharedPrefix({p['shared_prefix']!r})" if p["shared_prefix"] else ""
+    shared = ""
+    if p["shared_prefix"]:
+        share = (
+            ""
+            if (p["prefix_share"], p["prefixes"]) == (1.0, 1)
+            else f", {p['prefix_share']!r}, {p['prefixes']!r}"
+        )
+        shared = f", shared_prefix=SharedPrefix({p['shared_prefix']!r}{share})"
     if p["burst"]:
         work = f"burst_workload({p['requests']!r}, {prompt}, {output}, seed={p['seed']!r}{shared})"
     else:
+        chats = f", chats=Chats({p['turns']!r}, {p['think_s']!r})" if p["turns"] != 1 else ""
         work = (
             f"poisson_workload({p['rate']!r}, {p['requests']!r}, {prompt}, {output}, seed={p['seed']!r}"
-            f"{shared})"
+            f"{shared}{chats})"
         )
     scheduler = {
         "static": f"StaticBatching({p['batch_size']!r})",
@@ -298,12 +355,15 @@ def simulation_source(p: Mapping[str, Any]) -> str:
         )
     if p["prefix_caching"]:
         speculation += ", prefix_caching=True"
+    if p["micro_batches"] != 1:
+        speculation += f", micro_batches={p['micro_batches']!r}"
+    stages = f", pipeline_stages={p['pipeline_stages']!r}" if p["pipeline_stages"] != 1 else ""
     return (
         "from calculators import make_setup\n"
         "from calculators.simulator import *\n"
         "\n"
         f"requests = {work}\n"
-        f"setup = make_setup({p['model']!r}, {p['gpu']!r}, kv_traffic={p['kv_traffic']!r})\n"
+        f"setup = make_setup({p['model']!r}, {p['gpu']!r}, kv_traffic={p['kv_traffic']!r}{stages})\n"
         f"memory = MemoryConfig({p['memory']!r}, {p['block_tokens']!r}, "
         f"capacity_tokens={p['capacity_tokens']!r}, max_sequence_tokens={p['max_sequence_tokens']!r}, "
         f"reserve={p['reserve']!r})\n"
@@ -340,6 +400,31 @@ def simulation(chart: str, p: Mapping[str, Any], scheduler: str | None = None) -
             "prefix_caching",
             "prefix caching needs paged memory on one pool, so not a disaggregated split",
             "set memory: paged and a colocated scheduler, or prefix_caching: false",
+        )
+    if values["turns"] > 1 and values["burst"]:
+        raise ChartError(
+            chart,
+            "turns",
+            "conversations need arrivals over time: a burst has no time between a conversation's turns",
+            "set burst: false, or turns: 1",
+        )
+    try:
+        pipeline_stage_count(values["model"], values["pipeline_stages"])
+    except ValueError as error:
+        raise ChartError(chart, "pipeline_stages", str(error), "pipeline_stages: 2") from None
+    if values["micro_batches"] > 1 and values["pipeline_stages"] < 2:
+        raise ChartError(
+            chart,
+            "micro_batches",
+            "micro-batches follow one another through pipeline stages, so they need pipeline_stages above 1",
+            "set pipeline_stages: 2, or micro_batches: 1",
+        )
+    if values["micro_batches"] > 1 and values["speculative"]:
+        raise ChartError(
+            chart,
+            "micro_batches",
+            "micro-batches with speculative decoding are not simulated",
+            "set micro_batches: 1, or speculative: false",
         )
     items = tuple(sorted(values.items()))
     fix = "use shorter requests, more KV capacity (capacity_tokens), or fewer requests"
@@ -381,9 +466,20 @@ def _describe(p: Mapping[str, Any]) -> str:
         speculation = (
             f", with speculative decoding ({p['proposed']} proposed a step, acceptance {p['acceptance']:g})"
         )
+    if p["turns"] != 1 and not p["burst"]:
+        speculation += f", in conversations of {p['turns']} turns {p['think_s']:g} s apart"
     if p["shared_prefix"]:
         caching = "cached" if p["prefix_caching"] else "not cached"
-        speculation += f", a {p['shared_prefix']:,}-token system prompt before every prompt ({caching})"
+        which = "every prompt" if p["prefix_share"] == 1.0 else f"{p['prefix_share']:.0%} of the prompts"
+        kinds = "a" if p["prefixes"] == 1 else f"one of {p['prefixes']:,}"
+        plural = "" if p["prefixes"] == 1 else "s"
+        speculation += (
+            f", {kinds} {p['shared_prefix']:,}-token system prompt{plural} before {which} ({caching})"
+        )
+    if p["pipeline_stages"] != 1:
+        speculation += f", {p['pipeline_stages']} pipeline stages"
+        if p["micro_batches"] != 1:
+            speculation += f" in {p['micro_batches']} micro-batches"
     return (
         f"{p['requests']} requests arriving {arrivals}, prompts of {p['prompt']:,} tokens"
         f"{spread(p['prompt_spread'])} "

@@ -3,7 +3,8 @@
 It runs a workload (:mod:`.workload`) through a scheduler (:mod:`.schedulers`) with KV memory in blocks
 (:mod:`.kv_memory`); each step's time is the cost model's time for that step's mix (:mod:`.step_cost`). The
 engine (:mod:`.engine`) is deterministic: the same inputs always give the same :class:`SimulationResult`
-(:mod:`.results`), in CPython and in Pyodide. :mod:`.sweep` runs one setup across arrival rates.
+(:mod:`.results`), in CPython and in Pyodide. :mod:`.sweep` runs one setup across arrival rates;
+:mod:`.run_options` describes a run once, for a single run, a sweep and the goodput search.
 
 A new scheduler is a subclass of :class:`Scheduler` whose ``plan(instance)`` returns a :class:`StepPlan`;
 the instance (:mod:`.state`) offers what a plan needs: the queue, ``can_reserve``, ``admit`` and
@@ -13,6 +14,7 @@ the instance (:mod:`.state`) offers what a plan needs: the queue, ``can_reserve`
 from calculators.simulator.engine import simulate
 from calculators.simulator.kv_memory import MemoryConfig
 from calculators.simulator.results import SLO, SimulationResult
+from calculators.simulator.run_options import RunOptions
 from calculators.simulator.schedulers import (
     ChunkedPrefill,
     ContinuousBatching,
@@ -42,6 +44,7 @@ __all__ = [
     "Lengths",
     "MemoryConfig",
     "Request",
+    "RunOptions",
     "Scheduler",
     "SharedPrefix",
     "SimulationResult",

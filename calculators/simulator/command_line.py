@@ -19,7 +19,7 @@ from typing import Any
 from calculators.hardware import get_gpu
 from calculators.interconnect import INTERCONNECTS
 from calculators.passes import Setup
-from calculators.simulator.engine import ROUTINGS, simulate
+from calculators.simulator.engine import ROUTINGS
 from calculators.simulator.kv_memory import (
     DEFAULT_SWAP_LINK,
     DEFAULT_SWAP_SPACE_GIB,
@@ -30,6 +30,7 @@ from calculators.simulator.kv_memory import (
 )
 from calculators.simulator.kv_transfer import KV_TRANSFERS, LINK_SHARINGS
 from calculators.simulator.results import SLO, SimulationResult
+from calculators.simulator.run_options import RunOptions
 from calculators.simulator.schedulers import (
     DEFAULT_MAX_BATCH_TOKENS,
     DEFAULT_MAX_SEQUENCES,
@@ -47,8 +48,6 @@ from calculators.simulator.workload import (
     Lengths,
     Request,
     SharedPrefix,
-    burst_workload,
-    poisson_workload,
     trace_workload,
 )
 from calculators.speculative import DRAFTERS
@@ -402,19 +401,31 @@ def _csv_row(index: int, row: dict[str, str]) -> dict[str, float | int]:
     return out
 
 
-def _generated(args: argparse.Namespace) -> tuple[Lengths, Lengths, SharedPrefix | None, Chats | None]:
-    """A generated workload's prompt and output lengths, system prompts and chats, as the options give them:
-    what a single run and every rate of a sweep build their requests from."""
-    prompt = lengths_from_text("--prompt", args.prompt)
-    output = lengths_from_text("--output", args.output)
+def _run_options(args: argparse.Namespace, setup: Setup) -> RunOptions:
+    """Every option of a run but its arrivals, as the options give them: what a single run and every rate of
+    a sweep are served with (one description, :class:`RunOptions`, so the two cannot differ)."""
     shared = None
     if args.shared_prefix is not None:
         shared = SharedPrefix(args.shared_prefix, args.prefix_share, args.prefixes)
-    chats = None if args.turns is None else Chats(args.turns, args.think_time)
-    return prompt, output, shared, chats
+    return RunOptions(
+        prompt=lengths_from_text("--prompt", args.prompt),
+        output=lengths_from_text("--output", args.output),
+        seed=args.seed,
+        shared_prefix=shared,
+        chats=None if args.turns is None else Chats(args.turns, args.think_time),
+        setup=setup,
+        scheduler=_scheduler(args, setup),
+        memory=_memory(args),
+        replicas=args.replicas,
+        slo=SLO(args.slo_ttft, args.slo_tpot),
+        prefix_caching=args.prefix_caching,
+        routing=args.routing,
+        speculation=_speculation(args),
+        micro_batches=args.micro_batches,
+    )
 
 
-def _workload(args: argparse.Namespace) -> tuple[tuple[Request, ...], str]:
+def _workload(args: argparse.Namespace, options: RunOptions) -> tuple[tuple[Request, ...], str]:
     if args.trace:
         if args.turns is not None or args.shared_prefix is not None:
             raise ValueError(
@@ -427,7 +438,10 @@ def _workload(args: argparse.Namespace) -> tuple[tuple[Request, ...], str]:
         raise ValueError(
             "--turns needs arrivals over time (--rate): a --burst has no time between a chat's turns"
         )
-    prompt, output, shared, chats = _generated(args)
+    prompt, output = options.prompt, options.output
+    shared, chats = options.shared_prefix, options.chats
+    assert isinstance(prompt, Lengths)  # as lengths_from_text reads it
+    assert isinstance(output, Lengths)
     lengths = f"prompt {prompt.describe()}, output {output.describe()} tokens"
     if shared is not None:
         lengths += (
@@ -435,19 +449,14 @@ def _workload(args: argparse.Namespace) -> tuple[tuple[Request, ...], str]:
             f"{shared.prefixes:,} system prompts of {shared.tokens:,} tokens"
         )
     if chats is not None:
-        requests = poisson_workload(
-            args.rate, args.requests, prompt, output, seed=args.seed, shared_prefix=shared, chats=chats
-        )
-        return requests, (
+        return options.poisson(args.rate, args.requests), (
             f"{args.requests:,} requests in chats of {chats.turns:,} turns {chats.think_s:g} s apart, chats "
             f"starting Poisson at {args.rate / chats.turns:g}/s; new message {prompt.describe()}, answer "
             f"{output.describe()} tokens" + (lengths[lengths.index(";") :] if shared is not None else "")
         )
     if args.burst:
-        return burst_workload(args.requests, prompt, output, seed=args.seed, shared_prefix=shared), (
-            f"{args.requests:,} requests at once; {lengths}"
-        )
-    return poisson_workload(args.rate, args.requests, prompt, output, seed=args.seed, shared_prefix=shared), (
+        return options.burst(args.requests), f"{args.requests:,} requests at once; {lengths}"
+    return options.poisson(args.rate, args.requests), (
         f"{args.requests:,} requests, Poisson at {args.rate:g}/s; {lengths}"
     )
 
@@ -467,51 +476,18 @@ def _memory(args: argparse.Namespace) -> MemoryConfig:
 
 def run(args: argparse.Namespace, setup: Setup, setup_text: str) -> tuple[object, str]:
     """Run ``simulate`` (or a sweep) for parsed ``args``; return the JSON record and the readable text."""
-    scheduler = _scheduler(args, setup)
-    memory = _memory(args)
-    slo = SLO(args.slo_ttft, args.slo_tpot)
-    speculation = _speculation(args)
+    options = _run_options(args, setup)
     if args.sweep:
         if args.burst or args.trace:
             raise ValueError(
                 "--sweep varies the arrival rate of Poisson arrivals; leave out --burst (every request at "
                 "t = 0) and --trace (arrivals as recorded), or run them without --sweep"
             )
-        rates = _rates(args.sweep)
-        prompt, output, shared, chats = _generated(args)
-        rows = sweep_rates(
-            rates,
-            args.requests,
-            prompt,
-            output,
-            setup=setup,
-            scheduler=scheduler,
-            memory=memory,
-            replicas=args.replicas,
-            slo=slo,
-            seed=args.seed,
-            shared_prefix=shared,
-            chats=chats,
-            prefix_caching=args.prefix_caching,
-            routing=args.routing,
-            speculation=speculation,
-            micro_batches=args.micro_batches,
-        )
-        return rows, _sweep_text(rows, setup_text, scheduler)
-    requests, workload_text = _workload(args)
-    result = simulate(
-        requests,
-        setup,
-        scheduler,
-        memory=memory,
-        replicas=args.replicas,
-        slo=slo,
-        timeline_steps=args.timeline_steps,
-        prefix_caching=args.prefix_caching,
-        routing=args.routing,
-        speculation=speculation,
-        micro_batches=args.micro_batches,
-    )
+        rows = sweep_rates(_rates(args.sweep), args.requests, options)
+        assert options.scheduler is not None
+        return rows, _sweep_text(rows, setup_text, options.scheduler)
+    requests, workload_text = _workload(args, options)
+    result = options.simulate(requests, timeline_steps=args.timeline_steps)
     return result.as_dict(token_latencies=args.token_latencies), summary_text(
         result, f"{setup_text}\n{workload_text}"
     )

@@ -23,7 +23,7 @@ from calculators.interconnect import get_interconnect, send_time_s
 from calculators.passes import Setup, make_setup, mixed_step
 from calculators.setting import cache_per_setting
 from calculators.simulator.engine import simulate
-from calculators.simulator.named import course_lengths, scheduler_named
+from calculators.simulator.named import course_lengths, pipeline_stage_count, scheduler_named
 from calculators.simulator.pipeline import PipelinedStepCost, bubble_fraction, micro_batch_count
 from calculators.simulator.results import SLO, SimulationResult
 from calculators.simulator.schedulers import ChunkedPrefill, ContinuousBatching, Scheduler
@@ -136,15 +136,27 @@ def max_good_rate(
     attainment: float = 0.9,
     model: str = "dense-8b",
     gpu: str = "h100-sxm",
+    pipeline_stages: int = 1,
+    micro_batches: int = 1,
 ) -> float:
     """DistServe's goodput: the highest arrival rate (requests/s) at which ``attainment`` of the course
     workload's requests meet the SLO, on ``gpus`` GPUs. Zero if even a trickle misses it.
 
     Each trial rate serves 20 s of arrivals (at most 1,000 requests); bisection in 9 halvings between 0.5
     and 500 requests/s puts the answer within about 1.4% of the crossing.
+
+    With ``pipeline_stages`` above 1 each replica (and each disaggregated pool's replica) is that many GPUs
+    holding the layers one after another, so ``gpus`` (and ``prefill_gpus``) must be multiples of it;
+    ``micro_batches`` splits each step's batch through the stages (see :mod:`.pipeline`).
     """
     gpus = count("gpus", gpus)
     choice("scheduler", scheduler, SCHEDULERS)
+    stages = pipeline_stage_count(model, pipeline_stages)
+    if scheduler != "disaggregated" and gpus % stages:
+        raise ValueError(
+            f"gpus={gpus} does not split into replicas of {stages} pipeline stages (one GPU each); give a "
+            f"multiple of {stages}"
+        )
     sched = scheduler_named(
         scheduler,
         token_budget=token_budget,
@@ -154,11 +166,12 @@ def max_good_rate(
     )
     prompt, output = course_lengths()
     row = max_rate_meeting_slo(
-        prompt,
-        output,
-        setup=_setup(model, gpu),
+        prompt=prompt,
+        output=output,
+        setup=make_setup(model, gpu, pipeline_stages=stages),
         scheduler=sched,
-        replicas=1 if scheduler == "disaggregated" else gpus,
+        replicas=1 if scheduler == "disaggregated" else gpus // stages,
+        micro_batches=micro_batches,
         slo=SLO(ttft_s=ttft_slo, tpot_s=tpot_slo),
         attainment=attainment,
         duration_s=20.0,

@@ -18,11 +18,13 @@ import inspect
 from dataclasses import dataclass
 from typing import Any
 
+from calculators.models import get_model
 from calculators.passes import make_setup
 from calculators.setting import active_setting, cache_per_setting
-from calculators.simulator.engine import DEFAULT_MAX_STEPS, simulate
+from calculators.simulator.engine import DEFAULT_MAX_STEPS
 from calculators.simulator.kv_memory import MemoryConfig
 from calculators.simulator.results import SLO, SimulationResult
+from calculators.simulator.run_options import RunOptions
 from calculators.simulator.schedulers import (
     ChunkedPrefill,
     ContinuousBatching,
@@ -31,14 +33,8 @@ from calculators.simulator.schedulers import (
     StaticBatching,
 )
 from calculators.simulator.speculation import Speculation
-from calculators.simulator.workload import (
-    Chats,
-    Lengths,
-    SharedPrefix,
-    burst_workload,
-    poisson_workload,
-)
-from calculators.validation import choice
+from calculators.simulator.workload import Chats, Lengths, SharedPrefix
+from calculators.validation import choice, count
 
 SCHEDULERS = ("continuous", "static", "chunked", "disaggregated")
 LENGTH_CAP = 32_768  # a log-normal length is cut here (its tail is long)
@@ -165,6 +161,8 @@ def run_named(
     proposed: int = 4,
     drafter: str = "heads",
     draft_model: str | None = None,
+    pipeline_stages: int = 1,
+    micro_batches: int = 1,
 ) -> SimulationResult:
     """Simulate ``requests`` requests (Poisson at ``rate`` per second, or a ``burst``) of ``prompt`` and
     ``output`` tokens on one replica of ``model`` on ``gpu``; every keyword is one of the run's settings.
@@ -184,18 +182,15 @@ def run_named(
     ``speculative`` turns on speculative decoding: ``drafter`` ("heads", "ngram", or "model" with
     ``draft_model``) proposes ``proposed`` tokens a step, each accepted with chance ``acceptance`` (see
     :mod:`.speculation`; its draws are seeded by ``seed``).
+
+    ``pipeline_stages`` above 1 splits the model's layers over that many GPUs one after another (each
+    replica, and each disaggregated pool's GPU, is then that many GPUs), and ``micro_batches`` above 1
+    splits each step's batch into micro-batches that follow one another through the stages (see
+    :mod:`.pipeline`; not with speculative decoding).
     """
-    prompts, outputs = lengths(prompt, prompt_spread, prompt_cap), lengths(output, output_spread, output_cap)
-    shared = SharedPrefix(shared_prefix, prefix_share, prefixes) if shared_prefix else None
-    chats = Chats(turns, think_s) if turns != 1 else None
-    if burst:
-        if chats is not None:
-            raise ValueError("turns needs arrivals over time: a burst has no time between a chat's turns")
-        work = burst_workload(requests, prompts, outputs, seed=seed, shared_prefix=shared)
-    else:
-        work = poisson_workload(
-            rate, requests, prompts, outputs, seed=seed, shared_prefix=shared, chats=chats
-        )
+    stages = pipeline_stage_count(model, pipeline_stages)
+    if burst and turns != 1:
+        raise ValueError("turns needs arrivals over time: a burst has no time between a chat's turns")
     schedule = scheduler_named(
         scheduler,
         batch_size=batch_size,
@@ -207,30 +202,47 @@ def run_named(
         decode_gpus=decode_gpus,
         link=link,
     )
-    kv = MemoryConfig(
-        memory,
-        block_tokens,
-        capacity_tokens=capacity_tokens,
-        max_sequence_tokens=max_sequence_tokens,
-        reserve=reserve,
-        preemption=preemption,
-    )
-    return simulate(
-        work,
-        make_setup(model, gpu, kv_traffic=kv_traffic),
-        schedule,
-        memory=kv,
+    options = RunOptions(
+        prompt=lengths(prompt, prompt_spread, prompt_cap),
+        output=lengths(output, output_spread, output_cap),
+        seed=seed,
+        shared_prefix=SharedPrefix(shared_prefix, prefix_share, prefixes) if shared_prefix else None,
+        chats=Chats(turns, think_s) if turns != 1 else None,
+        setup=make_setup(model, gpu, kv_traffic=kv_traffic, pipeline_stages=stages),
+        scheduler=schedule,
+        memory=MemoryConfig(
+            memory,
+            block_tokens,
+            capacity_tokens=capacity_tokens,
+            max_sequence_tokens=max_sequence_tokens,
+            reserve=reserve,
+            preemption=preemption,
+        ),
         replicas=1 if scheduler == "disaggregated" else replicas,
         slo=SLO(slo_ttft_ms / 1e3, slo_tpot_ms / 1e3),
-        timeline_steps=timeline_steps,
-        timeline_memory=timeline_memory,
-        max_steps=max_steps,
-        routing=routing,
         prefix_caching=prefix_caching,
+        routing=routing,
         speculation=(
             Speculation(acceptance, proposed, drafter, draft_model, seed=seed) if speculative else None
         ),
+        micro_batches=micro_batches,
     )
+    work = options.burst(requests) if burst else options.poisson(rate, requests)
+    return options.simulate(
+        work, timeline_steps=timeline_steps, timeline_memory=timeline_memory, max_steps=max_steps
+    )
+
+
+def pipeline_stage_count(model: str, stages: object) -> int:
+    """``stages`` checked for ``model``: a whole number from 1 to its number of layers (a stage holds at
+    least one layer), with a message that says so."""
+    layers = get_model(model).layers
+    if isinstance(stages, int) and not isinstance(stages, bool) and stages > layers:
+        raise ValueError(
+            f"pipeline_stages={stages:,}: {model} has {layers} layers and each stage holds at least one; "
+            f"give 1 to {layers}"
+        )
+    return count("pipeline_stages", stages, maximum=layers)
 
 
 @dataclass(frozen=True)

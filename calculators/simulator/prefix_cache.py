@@ -151,8 +151,8 @@ class PrefixCache:
         """The leading cached keys among the first ``blocks`` of ``keys`` (a hit stops at the first block
         not cached). :meth:`lookup` passes a request's keys from the hasher; it is separate so that any
         chained block ids can be looked up the same way, such as a published trace's (the Mooncake trace
-        gives one id per 512-token block, equal ids for equal prefixes: tests/test_prefix_cache_mooncake.py
-        replays it through this cache)."""
+        gives one id per 512-token block, equal ids for equal prefixes:
+        tests/calculators/simulator/test_prefix_cache_mooncake.py replays it through this cache)."""
         found: list[Key] = []
         refs = self.refs
         for key in keys[:blocks]:

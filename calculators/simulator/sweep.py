@@ -8,22 +8,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
+from typing import Any
 
-from calculators.passes import Setup
-from calculators.simulator.engine import simulate
-from calculators.simulator.kv_memory import MemoryConfig
-from calculators.simulator.results import SLO, SimulationResult
-from calculators.simulator.schedulers import Scheduler
-from calculators.simulator.speculation import Speculation
-from calculators.simulator.workload import (
-    MAX_ARRIVAL_S,
-    MAX_RATE_PER_S,
-    MAX_REQUESTS,
-    Chats,
-    Lengths,
-    SharedPrefix,
-    poisson_workload,
-)
+from calculators.simulator.results import SimulationResult
+from calculators.simulator.run_options import RunOptions
+from calculators.simulator.workload import MAX_ARRIVAL_S, MAX_RATE_PER_S, MAX_REQUESTS
 from calculators.validation import bounded_number, fraction
 from calculators.validation import count as whole_number
 
@@ -58,74 +47,39 @@ def _row(rate: float, result: SimulationResult) -> dict[str, float | None]:
 
 
 def sweep_rates(
-    rates: Iterable[float],
-    count: int = 500,
-    prompt: Lengths | int = 512,
-    output: Lengths | int = 128,
-    *,
-    setup: Setup | None = None,
-    scheduler: Scheduler | None = None,
-    memory: MemoryConfig | None = None,
-    replicas: int = 1,
-    slo: SLO | None = None,
-    seed: int = 0,
-    shared_prefix: SharedPrefix | None = None,
-    chats: Chats | None = None,
-    prefix_caching: bool = False,
-    routing: str = "round-robin",
-    speculation: Speculation | None = None,
-    micro_batches: int = 1,
+    rates: Iterable[float], count: int = 500, options: RunOptions | None = None, **changes: Any
 ) -> list[dict[str, float | None]]:
     """Serve a Poisson workload of ``count`` requests at each rate; one row of headline figures per rate.
 
-    Each rate's workload is :func:`poisson_workload` at that rate with the other arguments as given
-    (``shared_prefix``, ``chats``), served by :func:`simulate` with the options as given, so a row holds the
-    figures that one run at that rate reports.
+    The run is ``options`` (a :class:`~calculators.simulator.run_options.RunOptions`: the workload's lengths,
+    system prompts and chats, and every option of :func:`~calculators.simulator.simulate`) with ``changes``
+    over it, by the same names (``sweep_rates([2, 4], 200, prompt=512, prefix_caching=True)``). Each rate's
+    workload is :meth:`RunOptions.poisson` at that rate, served by :meth:`RunOptions.simulate`, so a row
+    holds the figures that one run at that rate reports.
     """
+    run = RunOptions.of(options, **changes)
     if isinstance(rates, str | bytes) or not isinstance(rates, Iterable):
         raise ValueError(f"rates must be a list of arrival rates per second, got {rates!r:.60}")
     rows = []
     for i, rate in enumerate(rates):
         if i >= MAX_RATES:
             raise ValueError(f"rates has more than {MAX_RATES} rates; give at most {MAX_RATES}")
-        requests = poisson_workload(
-            rate, count, prompt, output, seed=seed, shared_prefix=shared_prefix, chats=chats
-        )
-        result = simulate(
-            requests,
-            setup,
-            scheduler,
-            memory=memory,
-            replicas=replicas,
-            slo=slo,
-            timeline_steps=0,
-            prefix_caching=prefix_caching,
-            routing=routing,
-            speculation=speculation,
-            micro_batches=micro_batches,
-        )
-        rows.append(_row(float(rate), result))
+        rows.append(_row(float(rate), run.simulate(run.poisson(rate, count))))
     if not rows:
         raise ValueError("rates is empty; give at least one arrival rate")
     return rows
 
 
 def max_rate_meeting_slo(
-    prompt: Lengths | int = 512,
-    output: Lengths | int = 128,
+    options: RunOptions | None = None,
     *,
-    setup: Setup | None = None,
-    scheduler: Scheduler | None = None,
-    memory: MemoryConfig | None = None,
-    replicas: int = 1,
-    slo: SLO | None = None,
     attainment: float = 0.9,
     duration_s: float = 60.0,
     max_requests: int = 5000,
     low_per_s: float = 0.1,
     high_per_s: float = 1000.0,
     steps: int = 12,
-    seed: int = 0,
+    **changes: Any,
 ) -> dict[str, float | None]:
     """The highest arrival rate at which at least ``attainment`` of requests meet the SLO.
 
@@ -136,7 +90,14 @@ def max_rate_meeting_slo(
     ``low_per_s`` and ``high_per_s`` in ``steps`` halvings, so the answer is within a factor
     (high/low)^(1/2^steps) of the rate where attainment crosses the target (about 0.2% by default).
     Returns the rate and the figures there; the rate is None if even ``low_per_s`` misses the target.
+
+    The run at each trial rate is ``options`` (a :class:`~calculators.simulator.run_options.RunOptions`)
+    with ``changes`` over it, by the same names, as :func:`sweep_rates` serves it: the workload's system
+    prompts and chats, prefix caching, speculative decoding, replicas and routing, pipeline stages (the
+    setup's) and micro-batches are those of a single run (``max_rate_meeting_slo(prompt=512, output=64,
+    shared_prefix=SharedPrefix(2048), prefix_caching=True)``).
     """
+    run = RunOptions.of(options, **changes)
     target = fraction("attainment", attainment)
     window = bounded_number("duration_s", duration_s, MAX_ARRIVAL_S)
     cap = whole_number("max_requests", max_requests, maximum=MAX_REQUESTS)
@@ -148,18 +109,7 @@ def max_rate_meeting_slo(
 
     def trial(rate: float) -> dict[str, float | None]:
         n = min(cap, max(1, math.ceil(rate * window)))
-        return sweep_rates(
-            [rate],
-            n,
-            prompt,
-            output,
-            setup=setup,
-            scheduler=scheduler,
-            memory=memory,
-            replicas=replicas,
-            slo=slo,
-            seed=seed,
-        )[0]
+        return sweep_rates([rate], n, run)[0]
 
     def passes(row: dict[str, float | None]) -> bool:
         return (row["slo_attainment"] or 0.0) >= target

@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from course.folder_digest import folder_digest
+from course.lesson_format.comparatives import course_takeaway_problems
 from course.lesson_format.problems import Problem
 from course.sanitising.front_matter import FIX as PLAIN_TEXT_FIX
 from course.sanitising.front_matter import plain_text_problem
@@ -678,4 +679,5 @@ def _read_course(docs_dir: Path | str) -> Course:
             front, _ = split_front_matter(text, path)
             key_lines[path] = front.key_lines if front else {}
     problems.extend(check_lessons(lessons, key_lines))
+    problems.extend(course_takeaway_problems(((x.path, x.takeaways) for x in lessons), key_lines))
     return Course(tracks, lessons, problems)

@@ -32,7 +32,7 @@ from markdown.util import ETX, STX, AtomicString
 
 from calculators.expressions import ExpressionError
 from calculators.setting import SPEC_PEAK
-from calculators.units import UNITS, format_value
+from calculators.units import UNITS, format_value, with_bound
 from course.lesson_format.problems import Problem
 from course.numbers.comparisons import (
     EXAMPLE_COMPARISON,
@@ -216,12 +216,13 @@ def evaluate_reference(reference: NumberReference) -> Evaluated:
         bound = _compute(reference.expression, SPEC_PEAK)
     except ExpressionError as error:
         return replace(result, problem=f"its bound at spec peaks: {error}", fix=error.fix)
-    shown = format_value(bound, reference.unit, digits=reference.digits, decimals=reference.decimals)
-    if result.value is not None and shown == format_value(
-        result.value, reference.unit, digits=reference.digits, decimals=reference.decimals
-    ):
-        return replace(result, bound_value=bound)  # the figure is its own bound (a spec-peak setting)
-    return replace(result, text=f"{result.text} (bound {shown})", bound_value=bound)
+    digits, decimals = reference.digits, reference.decimals
+    shown = format_value(bound, reference.unit, digits=digits, decimals=decimals)
+    # A figure that is its own bound (a spec-peak setting) is printed once: compared as computed, not quoted.
+    estimate = None
+    if result.value is not None:
+        estimate = format_value(result.value, reference.unit, digits=digits, decimals=decimals)
+    return replace(result, text=with_bound(result.text, shown, estimate=estimate), bound_value=bound)
 
 
 def _evaluate_figure(reference: NumberReference) -> Evaluated:
@@ -473,7 +474,7 @@ def comparison_html(source: str) -> etree.Element:
     span = etree.Element("span")
     span.text = AtomicString(comparison_text(source))
     problem = comparison_problem(source)
-    # Not an rp-number: it has no single value; tests/test_site_build.py checks it in both modes.
+    # Not an rp-number: it has no single value; tests/site/test_site_build.py checks it in both modes.
     span.set("class", "rp-comparison" + (" rp-number--error" if problem else ""))
     if problem is not None:
         span.set("title", problem[1])

@@ -22,12 +22,14 @@ from markdown import Extension, Markdown
 from markdown.preprocessors import Preprocessor
 
 from calculators.browser import (
+    bounds,
     kv_cache,
     parameter_counter,
     prefill_decode,
     roofline_explorer,
     serving_simulator,
 )
+from calculators.browser.bounds import bound_setting
 from calculators.browser.inputs import describe_range
 from calculators.charts.render import render_chart_data
 from calculators.setting import describe, site_setting, using
@@ -382,7 +384,9 @@ def render_widget(
     widget_id = widget_id or f"widget-{name}"
     controls, results, figures, assumptions = BODIES[name](widget_id, result)
     if name in COMPUTES_PASSES:  # which setting its times are in, the page's (see calculators.setting)
-        assumptions = f"{describe(site_setting())} {assumptions}"
+        with using(site_setting()):
+            bounded = bound_setting() is not None  # its times and rates carry their spec-peak bound
+        assumptions = f"{describe(site_setting())} {bounds.NOTE + ' ' if bounded else ''}{assumptions}"
     data = _attrs(
         id=widget_id,
         data_widget=name,

@@ -24,7 +24,8 @@ PACKAGE_DIR = ROOT / "calculators"
 # calculators.charts: every module but those that need a package the browser's Pyodide does not carry
 # (specs.py needs Altair, render.py vl-convert; notebook_tables.py serves notebooks only). The ones left out
 # are named, not the ones kept: a kept-list missed three chart modules that lessons added on one day, and
-# every widget failed to start (tests/pyodide catches a module that imports what Pyodide lacks).
+# every widget failed to start (tests/calculators/browser/test_browser_python_in_pyodide.py catches a module
+# that imports what Pyodide lacks).
 CHART_MODULES_LEFT_OUT = ("specs.py", "render.py", "notebook_tables.py")
 SITE_FOLDER = "ridgepoint/widgets"  # under assets/
 
