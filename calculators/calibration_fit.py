@@ -148,6 +148,26 @@ def fit_engine_overhead() -> tuple[float, ...]:
     return tuple(float(f"{v:.4g}") for v in (my - slope * mx, slope))
 
 
+def fit_host_floor(like: str) -> tuple[float, ...]:
+    """(h ms per layer,): the host's launch floor of the as-published engine on the node of ``like``, fitted
+    (least squares on log time) to Splitwise's 4-GPU steps of that node, modelled as
+    ``max(kernels, layers x h) + a + b x batch`` with the overhead ``a + b x batch`` of
+    :func:`fit_engine_overhead` (fitted on 2 GPUs, where the kernels are longer than the host's issue: a test
+    checks it, so fitting one after the other is exact)."""
+    a_ms, b_ms = fit_engine_overhead()
+    rows = points.SPLITWISE_HOST[like]
+    layers = llama_2_70b().layers
+    kernels = [1e3 * kernel_step_s(gpu, gpus, prompt, batch) for gpu, gpus, prompt, batch, _ in rows]
+
+    def model(p: Sequence[float]) -> list[float]:
+        return [
+            (max(k, layers * p[0]) + a_ms + b_ms * batch) * 1e-3
+            for k, (*_, batch, _) in zip(kernels, rows, strict=True)
+        ]
+
+    return fit(model, [ms * 1e-3 for *_, ms in rows], (0.3,), ((0.0, 2.0),))
+
+
 def fit_current_overhead() -> tuple[float, ...]:
     """(a ms, 0): the "current" calibration's per-step overhead, what the published step of a current
     engine leaves over the "current" kernels (one point, so a constant)."""
@@ -168,5 +188,6 @@ def refit() -> dict[str, tuple[float, ...]]:
     out["attention-prefill/a100"] = fit_prefill_attention()
     out.update({f"all-reduce/{link}": fit_all_reduce(link) for link in points.ALL_REDUCE})
     out["engine-overhead/as-published"] = fit_engine_overhead()
+    out.update({f"engine-host/{like}": fit_host_floor(like) for like in points.SPLITWISE_HOST})
     out["engine-overhead/current"] = fit_current_overhead()
     return out

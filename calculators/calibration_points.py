@@ -1184,6 +1184,40 @@ SPLITWISE_DECODE = (
     ("a100-sxm-80gb", 2, 8192, 1, 57.32),
 )
 
+# The host launch floor of the same engine: the same selection on 4 GPUs, where the kernels are
+# shorter than the time the host takes to issue them. Measured GPU -> (GPU preset, GPUs, prompt
+# tokens, batch, ms between tokens).
+SPLITWISE_HOST = {
+    "a100": (
+        ("a100-sxm-80gb", 4, 128, 1, 42.419),
+        ("a100-sxm-80gb", 4, 256, 1, 42.176),
+        ("a100-sxm-80gb", 4, 512, 1, 44.991),
+        ("a100-sxm-80gb", 4, 512, 2, 45.005),
+        ("a100-sxm-80gb", 4, 512, 4, 45.085),
+        ("a100-sxm-80gb", 4, 512, 8, 45.799),
+        ("a100-sxm-80gb", 4, 512, 16, 48.518),
+        ("a100-sxm-80gb", 4, 512, 32, 52.345),
+        ("a100-sxm-80gb", 4, 1024, 1, 44.948),
+        ("a100-sxm-80gb", 4, 2048, 1, 44.983),
+        ("a100-sxm-80gb", 4, 4096, 1, 46.375),
+        ("a100-sxm-80gb", 4, 8192, 1, 46.059),
+    ),
+    "h100": (
+        ("h100-sxm", 4, 128, 1, 28.361),
+        ("h100-sxm", 4, 256, 1, 30.03),
+        ("h100-sxm", 4, 512, 1, 29.718),
+        ("h100-sxm", 4, 512, 2, 29.98),
+        ("h100-sxm", 4, 512, 4, 29.921),
+        ("h100-sxm", 4, 512, 8, 31.436),
+        ("h100-sxm", 4, 512, 16, 32.843),
+        ("h100-sxm", 4, 512, 32, 36.885),
+        ("h100-sxm", 4, 1024, 1, 29.441),
+        ("h100-sxm", 4, 2048, 1, 29.816),
+        ("h100-sxm", 4, 4096, 1, 29.584),
+        ("h100-sxm", 4, 8192, 1, 29.718),
+    ),
+}
+
 # Per-step overhead of the current calibration: one measured step of a CUDA-graph engine of today.
 # J. Musgrave, "vLLM throughput-latency sweep on NVIDIA A100" (johnmusgrave.com): vLLM 0.23.0,
 # Llama-3.1-8B-Instruct BF16 on one A100 40GB (1,555 GB/s), 1,024-token prompts, 128 output tokens,

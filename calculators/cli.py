@@ -90,9 +90,11 @@ def _operator_rows(result: PassResult) -> list[list[str]]:
                 op.bound,
             ]
         )
-    if result.overhead_s:
-        share = f"{result.overhead_s / result.time_s:.0%}"
-        rows.append(["per-step overhead", "-", "-", format_duration(result.overhead_s), share, "-"])
+    engine = result.overhead_s - result.host_wait_s
+    waits = (("per-step overhead", engine), ("waiting for the host to issue kernels", result.host_wait_s))
+    for name, seconds in waits:
+        if seconds:
+            rows.append([name, "-", "-", format_duration(seconds), f"{seconds / result.time_s:.0%}", "-"])
     return rows
 
 
@@ -560,7 +562,8 @@ def _add_setup_options(parser: argparse.ArgumentParser) -> None:
         default="as-published",
         choices=("as-published", "current"),
         help="with --mode calibrated: as-published (the default: kernels and collectives as Vidur measured "
-        "them, engine overhead as Splitwise's vLLM of 2023-24; what the validation checks) or current "
+        "them, engine overhead and host launch floor as Splitwise's vLLM of 2023-24; what the validation "
+        "checks) or current "
         "(CUDA-graph launch floors, one-shot all-reduce, the overhead of a vLLM 0.23 step)",
     )
     parser.add_argument(

@@ -373,11 +373,16 @@ class PassResult:
     operators: tuple[Operator, ...]  # the pass's kernels with their FLOPs, bytes and times
     warnings: tuple[str, ...]  # what the result leaves out or assumes (communication, memory what-ifs)
     communication_time_s: float  # seconds of collectives between GPUs, included in the time
-    overhead_s: float  # the fixed per-step overhead, included in the time
+    # the per-step time beyond the kernels, included in the time: the engine's overhead and, for an eager
+    # engine (the as-published calibration), the GPU's wait for the host to issue the kernels
+    overhead_s: float
     ridge_point_flop_per_byte: float  # the GPU's ridge point in the arithmetic format, at these efficiencies
     time_s: float  # seconds the pass takes: the sum of operator times, communication and overhead
     mode: str = "peak"  # "peak" (time_s is the spec-peak bound) or "calibrated" (time_s is the estimate)
     bound_time_s: float = 0.0  # the spec-peak bound of the same pass (equal to time_s in peak mode)
+    # the part of overhead_s the GPUs wait for an eager engine's host to issue the kernels: the host's launch
+    # floor less the kernels, when the floor is the longer (as-published calibration only; else 0)
+    host_wait_s: float = 0.0
 
     @property
     def flops(self) -> float:
@@ -484,6 +489,7 @@ class PassResult:
             "memory_time_s": self.memory_time_s,
             "communication_time_s": self.communication_time_s,
             "overhead_s": self.overhead_s,
+            "host_wait_s": self.host_wait_s,
             "time_s": self.time_s,
             "bound": self.bound,
             "mode": self.mode,
@@ -718,14 +724,17 @@ def _simple_operators(
         )
     bound = sum(op.time_s for op in ops) + setup.step_overhead_s
     overhead = setup.step_overhead_s
+    host = 0.0
     if setup.mode == "calibrated":
-        ops, warnings, overhead = _calibrated(
+        ops, warnings, overhead, host = _calibrated(
             setup, ops, warnings, decode_tokens, prefill_tokens, tokens, decode_tokens + sequences
         )
+    wait = max(0.0, host - sum(op.time_s for op in ops))
+    overhead += wait
     time = sum(op.time_s for op in ops) + overhead
     return PassResult(
         phase, "simple", tokens, weight_bytes, kv_bytes, 0.0, matmul_flops, attention_flops, tuple(ops),
-        warnings, 0.0, overhead, setup.ridge_point_flop_per_byte, time, setup.mode, bound,
+        warnings, 0.0, overhead, setup.ridge_point_flop_per_byte, time, setup.mode, bound, wait,
     )  # fmt: skip
 
 
@@ -828,12 +837,15 @@ def _refined_operators(
     communication = _communication_operators(setup, tokens, logits)
     bound = sum(op.time_s for op in ops + communication) + setup.step_overhead_s
     overhead = setup.step_overhead_s
+    host = 0.0
     if setup.mode == "calibrated":
-        ops, warnings, overhead = _calibrated(
+        ops, warnings, overhead, host = _calibrated(
             setup, ops, warnings, decode_tokens, prefill_tokens, tokens, decode_tokens + sequences
         )
         communication = _communication_operators(setup, tokens, logits, calibrated=True)
     ops += communication
+    wait = max(0.0, host - sum(op.time_s for op in ops))
+    overhead += wait
     comm_time = sum(op.time_s for op in communication)
     time = sum(op.time_s for op in ops) + overhead
     if setup.expert_parallel or dp_attention:
@@ -849,6 +861,7 @@ def _refined_operators(
     return PassResult(
         phase, "refined", tokens, weight_bytes, kv_bytes, embedding_bytes, matmul_flops, attention_flops,
         tuple(ops), warnings, comm_time, overhead, setup.ridge_point_flop_per_byte, time, setup.mode, bound,
+        wait,
     )  # fmt: skip
 
 
@@ -870,10 +883,12 @@ def _busiest_gpu_time(
 def _calibrated(
     setup: Setup, ops: list[Operator], warnings: tuple[str, ...], decode_tokens: int, prefill_tokens: int,
     tokens: int, sequences: int,
-) -> tuple[list[Operator], tuple[str, ...], float]:  # fmt: skip
+) -> tuple[list[Operator], tuple[str, ...], float, float]:  # fmt: skip
     """The same operators timed by the calibrated curves (plus, at the refined level, the element-wise
-    kernels the bound leaves out: activation, rotary embedding, residual adds), the extrapolation notes and
-    the step overhead."""
+    kernels the bound leaves out: activation, rotary embedding, residual adds), the extrapolation notes, the
+    step overhead, and the host's launch floor: the kernels of an eager engine take at least the time its
+    CPU needs to issue them, so the caller adds the GPU's wait, ``max(0, floor - kernels)``, to the
+    overhead (:func:`calculators.calibration.host_floor_s`)."""
     s = setup.shape
     touched = expected_experts_touched(s.experts, s.experts_per_token, tokens) if s.experts else 0.0
     step = calibration.StepShape(
@@ -918,7 +933,7 @@ def _calibrated(
     link = setup.link_for(setup.total_gpus).key if setup.total_gpus > 1 else None
     notes = calibration.provenance(setup.gpu.key, like, setup.arithmetic, link)
     overhead = setup.step_overhead_s + calibration.step_overhead_s(setup.calibration, sequences)
-    return out, warnings + notes, overhead
+    return out, warnings + notes, overhead, calibration.host_floor_s(setup.calibration, like, s.layers)
 
 
 def _calibrated_link(link: Interconnect, setup: Setup) -> Interconnect:

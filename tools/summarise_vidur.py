@@ -25,8 +25,11 @@ What is kept, and why:
   ``data/perf_model.csv`` in ``Mutinifni/splitwise-sim``, vLLM on a DGX-A100), Llama-2-70B on 2 A100s,
   128 output tokens: the median ``token_time`` (time between tokens, ms) of each prompt size at batch 1
   and of each batch up to 32 at a 512-token prompt. Batch 64 is left out (its prompt times fall eightfold:
-  another regime of their harness). Everything measured on H100s, and every prompt time, is held out for
-  the validation test.
+  another regime of their harness). The 2-GPU H100 rows, the 8-GPU rows and every prompt time are held out
+  for the validation test.
+- The host's launch floor of the same engine (eager PyTorch: the CPU issues every kernel): the same
+  selection on 4 GPUs, on the DGX-A100 and the DGX-H100 (``SPLITWISE_HOST``). At 4 GPUs the kernels are
+  shorter than the host's issue time, so these rows measure the host; no validation row has 4 GPUs.
 - The "current" calibration's overhead: one published step of vLLM 0.23 on an A100 40GB (CURRENT_DECODE
   below, hand-transcribed with its source); a step of another current engine on an H100 is held out.
 """
@@ -175,14 +178,20 @@ def all_reduce_points(git_dir: str, node: str, gpus: int) -> list[tuple[int, flo
     ]
 
 
-def splitwise_decode_points(git_dir: str) -> list[tuple[str, int, int, int, float]]:
-    """(GPU preset, GPUs, prompt, batch, median ms between tokens): Llama-2-70B on 2 A100s."""
+SPLITWISE_HARDWARE = {"a100-80gb": "a100-sxm-80gb", "h100-80gb": "h100-sxm"}
+
+
+def splitwise_decode_points(
+    git_dir: str, hardware: str = "a100-80gb", gpus: int = 2
+) -> list[tuple[str, int, int, int, float]]:
+    """(GPU preset, GPUs, prompt, batch, median ms between tokens): Llama-2-70B on ``gpus`` GPUs of
+    ``hardware``, 128 output tokens, every prompt at batch 1 and batches up to 32 at a 512-token prompt."""
     groups: dict[tuple[int, int], list[float]] = {}
     for row in _rows(git_dir, "data/perf_model.csv"):
         if (row["model"], row["hardware"], row["tensor_parallel"], row["token_size"]) != (
             "llama2-70b",
-            "a100-80gb",
-            "2",
+            hardware,
+            str(gpus),
             "128",
         ):
             continue
@@ -190,7 +199,7 @@ def splitwise_decode_points(git_dir: str) -> list[tuple[str, int, int, int, floa
         if batch == 1 or (prompt == 512 and batch <= 32):
             groups.setdefault((prompt, batch), []).append(float(row["token_time"]))
     return [
-        ("a100-sxm-80gb", 2, prompt, batch, round(statistics.median(times), 3))
+        (SPLITWISE_HARDWARE[hardware], gpus, prompt, batch, round(statistics.median(times), 3))
         for (prompt, batch), times in sorted(groups.items())
     ]
 
@@ -267,6 +276,21 @@ def main(git_dir: str, splitwise_dir: str) -> None:
         "SPLITWISE_DECODE = (",
         *(f"    {p!r}," for p in splitwise_decode_points(splitwise_dir)),
         ")",
+        "",
+        "# The host launch floor of the same engine: the same selection on 4 GPUs, where the kernels are",
+        "# shorter than the time the host takes to issue them. Measured GPU -> (GPU preset, GPUs, prompt",
+        "# tokens, batch, ms between tokens).",
+        "SPLITWISE_HOST = {",
+        *(
+            line
+            for like, hardware in (("a100", "a100-80gb"), ("h100", "h100-80gb"))
+            for line in (
+                f'    "{like}": (',
+                *(f"        {p!r}," for p in splitwise_decode_points(splitwise_dir, hardware, 4)),
+                "    ),",
+            )
+        ),
+        "}",
         "",
         "# Per-step overhead of the current calibration: one measured step of a CUDA-graph engine of today.",
         "# J. Musgrave, 'vLLM throughput-latency sweep on NVIDIA A100' (johnmusgrave.com): vLLM 0.23.0,",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from calculators.charts.content import ChartData, Row, _computed, _in, _tokens, short_gpu_name
@@ -30,10 +31,10 @@ from calculators.charts.params import (
 from calculators.interconnect import INTERCONNECTS
 from calculators.models import MODELS
 from calculators.scenario import Scenario
-from calculators.setting import cache_per_setting
+from calculators.setting import at_spec_peak, bound_setting, cache_per_setting
 from calculators.simulator import SimulationResult
 from calculators.simulator.named import LENGTH_CAP, SCHEDULERS, pipeline_stage_count, run_named
-from calculators.units import format_value
+from calculators.units import format_value, with_bound
 
 MAX_REQUESTS = 300  # a run of this many stays well under a second in the browser
 MAX_TIMELINE_STEPS = 600  # steps kept for the timeline and the memory map
@@ -41,7 +42,7 @@ MAX_ROWS = 40  # requests drawn as rows of the timeline
 MAX_PROMPT = LENGTH_CAP
 MAX_OUTPUT = 4_096
 MAX_RATE = 1_000.0
-MAX_TURNS = 20  # turns of one conversation: each prompt holds every turn before it, so they grow quickly
+MAX_TURNS = 10  # turns of one conversation: each prompt holds every turn before it, so a run grows quickly
 MAX_THINK_S = 3_600.0  # an hour between two turns, plenty for a run of at most MAX_REQUESTS requests
 MAX_PIPELINE_STAGES = 16  # one GPU per stage; real deployments split a replica over a few nodes at most
 MAX_MICRO_BATCHES = 64
@@ -687,7 +688,10 @@ PERCENTILE_KEYS = ("p50", "p90", "p99")
 def serving_latency(**given: Any) -> ChartData:
     """Percentiles of time to first token and time per output token, and output throughput, per scheduler.
 
-    Every scheduler serves the very same requests, so the bars differ only by how steps were filled.
+    Every scheduler serves the very same requests, so the bars differ only by how steps were filled. Under a
+    calibrated setting each also runs at spec peaks: its figures (``peak_*``) are drawn as a grey tick on each
+    bar, and the table prints each with its bound beside it, as the lessons do; outside one the ticks mark
+    the bars' own tops.
     """
     chart = "serving-latency"
     p = read_params(chart, SERVING_LATENCY_PARAMS, given)
@@ -695,31 +699,42 @@ def serving_latency(**given: Any) -> ChartData:
     percentiles: list[Row] = []
     throughput: list[Row] = []
     table = []
+    bounded = bound_setting() is not None
     for name in names:
         result = simulation(chart, p, name)
         s = result.summary
+        # The same run at spec peaks (kept per setting like this one): each figure's bound.
+        peak = at_spec_peak(partial(simulation, chart, p, name))
+        b = peak.summary if peak is not None else s
         label = SCHEDULER_NAMES[name]
         for metric, key in (("Time to first token", "ttft_s"), ("Time per output token", "tpot_s")):
             for pct in PERCENTILE_KEYS:
                 value = s[key][pct]
                 if value is not None:
+                    bound = b[key][pct] if b[key][pct] is not None else value
                     percentiles.append(
                         {"scheduler": label, "colour": SCHEDULER_COLOURS[name], "metric": metric,
-                         "percentile": pct, "ms": _in("ms", value)}
+                         "percentile": pct, "ms": _in("ms", value), "peak_ms": _in("ms", bound)}
                     )  # fmt: skip
         throughput.append(
             {"scheduler": label, "colour": SCHEDULER_COLOURS[name],
              "tokens_per_s": s["output_tokens_per_s"] or 0.0,
+             "peak_tokens_per_s": b["output_tokens_per_s"] or 0.0,
              "goodput_rps": s["goodput_rps"] or 0.0, "slo_attainment": s["slo_attainment"]}
         )  # fmt: skip
+
+        def shown(unit: str, value: float | None, bound: float | None) -> str:
+            text = format_value(value or 0.0, unit)
+            return with_bound(text, format_value(bound or 0.0, unit) if bounded else None)
+
         table.append(
             (
                 label,
-                format_value(s["output_tokens_per_s"] or 0.0, "tokens/s"),
-                format_value(s["ttft_s"]["p50"], "ms"),
-                format_value(s["ttft_s"]["p99"], "ms"),
-                format_value(s["tpot_s"]["p50"] or 0.0, "ms"),
-                format_value(s["tpot_s"]["p99"] or 0.0, "ms"),
+                shown("tokens/s", s["output_tokens_per_s"], b["output_tokens_per_s"]),
+                shown("ms", s["ttft_s"]["p50"], b["ttft_s"]["p50"]),
+                shown("ms", s["ttft_s"]["p99"], b["ttft_s"]["p99"]),
+                shown("ms", s["tpot_s"]["p50"], b["tpot_s"]["p50"]),
+                shown("ms", s["tpot_s"]["p99"], b["tpot_s"]["p99"]),
                 format_value(s["slo_attainment"], "%"),
             )
         )
@@ -732,6 +747,8 @@ def serving_latency(**given: Any) -> ChartData:
         f"{_describe(p)}. Dashed lines: the SLO (TTFT {format_value(p['slo_ttft_ms'] * 1e-3, 'ms')}, TPOT "
         f"{format_value(p['slo_tpot_ms'] * 1e-3, 'ms')})."
     )
+    if bounded:
+        caption += " Grey ticks: the same run at spec-sheet peaks, the bound."
     return ChartData(
         chart,
         p,

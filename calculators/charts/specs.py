@@ -309,6 +309,11 @@ def roofline_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
         alt.Tooltip("time_ms:Q", title="time (ms)", format=",.3~g"),
         alt.Tooltip("bound:N", title=""),
     ]
+    if "operation" not in {row["phase"] for row in data.datasets["operations"]}:
+        op_tip += [  # a pass at spec peaks sits on its roof: its bound beside what it reaches
+            alt.Tooltip("peak_tflops:Q", title="at spec peaks, its bound (TFLOP/s)", format=",.3~g"),
+            alt.Tooltip("peak_time_ms:Q", title="at spec peaks, its bound (ms)", format=",.3~g"),
+        ]
     shapes = {"prefill": "diamond", "decode": "square", "operation": "circle"}
     phases = {row["phase"] for row in data.datasets["operations"]} or {"prefill", "decode"}
     shown = [phase for phase in shapes if phase in phases]
@@ -903,28 +908,52 @@ def serving_latency_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
                 tooltip=tip,
             )
         )
+        # The same run at spec peaks: a grey tick across each bar at its bound (as bound-vs-calibrated draws
+        # the bound grey); outside a calibrated setting it marks the bar's own top.
+        peaks = (
+            alt.Chart(_data("percentiles"))
+            .transform_filter(alt.datum.metric == metric)
+            .mark_tick(color=NEUTRAL, thickness=3)
+            .encode(
+                alt.X("percentile:N", sort=["p50", "p90", "p99"]),
+                alt.XOffset("scheduler:N", sort=schedulers),
+                alt.Y("peak_ms:Q"),
+                tooltip=[
+                    *tip,
+                    alt.Tooltip("peak_ms:Q", title="at spec peaks, its bound (ms)", format=",.3~g"),
+                ],
+            )
+        )
         slo = (
             alt.Chart(_data("slo"))
             .transform_filter(alt.datum.metric == metric)
             .mark_rule(strokeDash=[5, 4], color="currentColor")
             .encode(alt.Y("ms:Q"))
         )
-        panels.append(alt.layer(bars, slo).properties(width=panel_width, height=height))
-    output = (
+        panels.append(alt.layer(bars, peaks, slo).properties(width=panel_width, height=height))
+    output_x = alt.X("scheduler:N", title=None, sort=schedulers, axis=alt.Axis(labels=False, ticks=False))
+    output_tip = [
+        alt.Tooltip("scheduler:N", title=""),
+        alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"),
+        alt.Tooltip("peak_tokens_per_s:Q", title="at spec peaks, its bound", format=",.0f"),
+        alt.Tooltip("slo_attainment:Q", title="meets the SLO", format=".0%"),
+    ]
+    output_bars = (
         alt.Chart(_data("throughput"))
         .mark_bar()
         .encode(
-            alt.X("scheduler:N", title=None, sort=schedulers, axis=alt.Axis(labels=False, ticks=False)),
+            output_x,
             alt.Y("tokens_per_s:Q", title="Output tokens/s", axis=alt.Axis(format=NUMBER)),
             colour,
-            tooltip=[
-                alt.Tooltip("scheduler:N", title=""),
-                alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"),
-                alt.Tooltip("slo_attainment:Q", title="meets the SLO", format=".0%"),
-            ],
+            tooltip=output_tip,
         )
-        .properties(width=output_width, height=height)
     )
+    output_peaks = (
+        alt.Chart(_data("throughput"))
+        .mark_tick(color=NEUTRAL, thickness=3)
+        .encode(output_x, alt.Y("peak_tokens_per_s:Q"), tooltip=output_tip)
+    )
+    output = alt.layer(output_bars, output_peaks).properties(width=output_width, height=height)
     chart: Any = (
         alt.vconcat(*panels, output, spacing=18) if stacked else alt.hconcat(*panels, output, spacing=spacing)
     )

@@ -10,6 +10,7 @@ import pytest
 
 from calculators import calibration, calibration_fit, decode_step, make_setup, mixed_step, prefill
 from calculators import calibration_points as points
+from calculators.passes import PassResult
 
 
 def test_the_stored_coefficients_are_refitted_from_the_summary_points() -> None:
@@ -105,3 +106,35 @@ def test_cli_prints_both_figures_in_calibrated_mode() -> None:
     text = json.dumps(record)
     assert '"mode": "calibrated"' in text
     assert "bound_time_s" in text
+
+
+def test_the_host_floor_is_fitted_where_it_binds_and_not_where_the_overhead_is() -> None:
+    """The overhead a + b x batch is fitted on 2 A100s as what the steps leave over the kernels, and the
+    host's floor after it on 4 GPUs: exact only if the floor never binds on the 2-GPU points and binds on
+    the 4-GPU ones (Llama-2-70B's 80 layers x 0.4918 ms = 39.3 ms on the DGX-A100's host, below the 51.2 ms
+    of kernels on 2 A100s and above the 30.9 ms on 4)."""
+    for gpu, gpus, prompt, batch, _ in points.SPLITWISE_DECODE:
+        floor = calibration.host_floor_s("as-published", "a100", 80)
+        assert calibration_fit.kernel_step_s(gpu, gpus, prompt, batch) > floor
+    for like, rows in points.SPLITWISE_HOST.items():
+        floor = calibration.host_floor_s("as-published", like, 80)
+        for gpu, gpus, prompt, batch, _ in rows:
+            assert calibration_fit.kernel_step_s(gpu, gpus, prompt, batch) < floor
+
+
+def test_a_small_model_on_the_2023_engine_waits_for_its_host() -> None:
+    """Llama-3.1-8B on one H100 at batch 1: its kernels (about 6.2 ms) are shorter than the DGX-H100 host's
+    issue of 32 layers, 32 x 0.3042 = 9.734 ms, so the as-published step is that floor plus the overhead,
+    9.734 + 4.478 + 0.3425 = 14.555 ms; the current calibration (CUDA graphs) never waits for its host."""
+
+    def step(name: str) -> PassResult:
+        setup = make_setup("llama-3.1-8b", "h100-sxm", level="refined", mode="calibrated", calibration=name)
+        return decode_step(setup, batch=1, context_tokens=1000)
+
+    eager = step("as-published")
+    assert eager.time_s - eager.overhead_s < 9.734e-3
+    assert eager.time_s == pytest.approx(14.555e-3, rel=1e-4)
+    assert eager.overhead_s - eager.host_wait_s == pytest.approx((4.478 + 0.3425) * 1e-3)
+    assert step("current").host_wait_s == 0.0
+    peak = decode_step(make_setup("llama-3.1-8b", "h100-sxm"), batch=1, context_tokens=1000)
+    assert peak.host_wait_s == 0.0

@@ -3,12 +3,14 @@
 The calibration (calculators.calibration.FITTED) was fitted once to the summary points in
 calculators.calibration_points: Llama-2-7B and Llama-2-70B linear and element-wise kernels on A100 and H100,
 Llama-2-7B attention on an A100, all-reduces over 2 and 8 GPUs of a DGX A100 and a DGX H100 (all Vidur,
-microsoft/vidur at 7d475133), and the engine's per-step overhead from Splitwise's times between tokens of
-Llama-2-70B on 2 A100s. None of the figures below is among them, and no case gets its own efficiency.
+microsoft/vidur at 7d475133), the engine's per-step overhead from Splitwise's times between tokens of
+Llama-2-70B on 2 A100s, and the host's launch floor from the same measurements on 4 A100s and on 4 H100s.
+None of the figures below is among them, and no case gets its own efficiency.
 Target: calibrated within 15 % on at least 80 % of the rows; the spec-peak bound below every measurement.
-Result: 46 of 59 (78 %), short of the target by two rows; the bound is below all 59. Without the seven
-attention rows of another kernel library (below) it would be 42 of 52 (81 %): they are kept, because an
-engine of 2024 ran either library.
+Result: 48 of 59 (81 %); the bound is below all 59. (Before the host's launch floor: 46 of 59, 78 %; it
+moved the two 8-GPU times between tokens from 0.57x and 0.62x to 0.98x and 0.98x, and no other row.)
+Without the seven attention rows of another kernel library (below) it would be 44 of 52 (85 %): they are
+kept, because an engine of 2024 ran either library.
 
 Held-out rows (59), ms; ratio = calibrated / measured:
 
@@ -28,8 +30,8 @@ Held-out rows (59), ms; ratio = calibrated / measured:
 | same, prompt 2,048 / 8,192 tokens | 688 / 2,990 | 483 / 2,033 | 716 / 2,998 | 1.04 1.00 |
 | Splitwise 70B, 2 H100s, prompt 128 / 512 tokens | 48.3 / 83.8 | 23.1 / 40.6 | 53.3 / 87.5 | 1.10 1.04 |
 | same, prompt 2,048 / 8,192 tokens | 310 / 1,340 | 161 / 673 | 256 / 1,010 | 0.82 0.75 |
-| Splitwise 70B, 8 A100s, prompt 512, TBT / prompt | 44.9 / 94.3 | 9.9 / 39.6 | 25.6 / 84.3 | 0.57 0.89 |
-| Splitwise 70B, 8 H100s, same | 29.8 / 53.4 | 6.5 / 17.1 | 17.6 / 47.8 | 0.59 0.89 |
+| Splitwise 70B, 8 A100s, prompt 512, TBT / prompt | 44.9 / 94.3 | 9.9 / 39.6 | 44.2 / 84.3 | 0.98 0.89 |
+| Splitwise 70B, 8 H100s, same | 29.8 / 53.4 | 6.5 / 17.1 | 29.2 / 47.9 | 0.98 0.90 |
 | vLLM Fig. 13a, OPT-13B, A100-40GB: step by Little's law | 45.0 | 16.7 | 36.2 | 0.80 |
 
 Sources:
@@ -46,7 +48,10 @@ Sources:
   1.5 to 12.5 MB. Larger messages are left out: Vidur's times there imply a bus bandwidth above the NVLink
   spec (633 GB/s on NVLink 4's 450), which no ring reaches, so even the bound would sit above them.
 - Splitwise (Patel et al., ISCA 2024): its simulator's measured performance model (Mutinifni/splitwise-sim
-  at 8f99e7dc, data/perf_model.csv; vLLM on a DGX-A100 and a DGX-H100), median of the repeated runs.
+  at 8f99e7dc, data/perf_model.csv; vLLM on a DGX-A100 and a DGX-H100), median of the repeated runs. The
+  fit takes its 2-GPU A100 times between tokens (the engine overhead) and its 4-GPU times between tokens
+  on both nodes (the host's launch floor, calculators.calibration.host_floor_s); the rows below have 2 or
+  8 GPUs, and every prompt time is held out.
 - vLLM (Kwon et al., SOSP 2023), Fig. 13a: OPT-13B on an A100-40GB at 2 requests/s of ShareGPT (338 output
   tokens on average) batches 30.42 requests, so by Little's law a step takes 30.42 / (2 x 338) = 45 ms.
 
@@ -63,15 +68,12 @@ The largest misses and their cause:
    src/graph/tuning.cc), two sources that never saw each other; on NVLink 3 Vidur's times hardly grow from 2
    to 8 GPUs and the fitted step is 0.01 us. The spec-peak bound is the faster of a ring and a tree at the
    link presets' latencies (calculators.interconnect).
-2. Splitwise, time between tokens on 8 A100s, 0.57x, and on 8 H100s, 0.59x: the 2023 engine's per-step
-   overhead grows with the GPU count (3.5 ms over the kernels on 2 A100s, 14 on 4, 24 on 8: one Ray worker
-   and NCCL launch path per GPU); the overhead was fitted on 2 GPUs and has no GPU-count term.
-3. All-reduce of 94 KB and 1.5 MB over 4 H100s, 0.61x and 0.68x: the 4-GPU latency (about 40 us) is above
+2. All-reduce of 94 KB and 1.5 MB over 4 H100s, 0.61x and 0.68x: the 4-GPU latency (about 40 us) is above
    the 24 us the ring fit gives at 4 GPUs (21 us at 2, 29 at 8).
-4. Splitwise prompts of 8,192 and 2,048 tokens on 2 H100s, 0.75x and 0.83x: Vidur's H100 linear layers
+3. Splitwise prompts of 8,192 and 2,048 tokens on 2 H100s, 0.75x and 0.83x: Vidur's H100 linear layers
    reach 0.79 of the peak, Splitwise's vLLM of 2023 about 0.5 on long prompts (kernels not yet tuned for
    Hopper); H100 attention is extrapolated from the A100 profile.
-5. vLLM OPT-13B step, 0.80x: vLLM's first release (2023) spent more per step than the 2024 Splitwise stack
+4. vLLM OPT-13B step, 0.80x: vLLM's first release (2023) spent more per step than the 2024 Splitwise stack
    the overhead was fitted to; OPT-13B is given by its size only, so its shapes are placeholders.
 """
 
@@ -274,6 +276,9 @@ def test_the_validation_set_is_large_enough_and_held_out() -> None:
     assert all(
         row[0] == "prompt" or (row[1], row[2], row[3], row[4]) not in fitted_steps for row in SPLITWISE
     )
+    host_steps = {(gpu, gpus) for pts in points.SPLITWISE_HOST.values() for gpu, gpus, *_ in pts}
+    assert host_steps == {("a100-sxm-80gb", 4), ("h100-sxm", 4)}
+    assert all((row[1], row[2]) not in host_steps for row in SPLITWISE)  # no 4-GPU row is held out
 
 
 def test_the_spec_peak_bound_is_below_every_measurement() -> None:
@@ -281,13 +286,32 @@ def test_the_spec_peak_bound_is_below_every_measurement() -> None:
         assert bound <= measured, case
 
 
-def test_calibrated_within_15_percent_on_46_of_59() -> None:
-    """The target is 80 % (48 of 59); 46 is what the calibration reaches (see the docstring's misses), and a
-    change that loses one of them fails here."""
+def test_calibrated_within_15_percent_on_48_of_59() -> None:
+    """The target, 80 % (48 of 59), is reached with no row to spare (see the docstring's misses): a change
+    that loses one of them fails here."""
     rows = table()
     within = [case for case, measured, _, estimate in rows if abs(estimate / measured - 1.0) <= 0.15]
     assert len(rows) == 59
-    assert len(within) >= 46, sorted(set(c for c, *_ in rows) - set(within))
+    assert len(within) >= 48, sorted(set(c for c, *_ in rows) - set(within))
+    assert len(within) / len(rows) >= 0.8
+
+
+@pytest.mark.parametrize("gpu", ["a100-sxm-80gb", "h100-sxm"])
+def test_eight_gpu_steps_wait_for_the_host_fitted_on_four(gpu: str) -> None:
+    """On 8 GPUs each GPU's share of the kernels is far shorter than the time the 2023 engine's host takes
+    to issue them, so the step is the host's floor (fitted on the same node's 4-GPU steps) plus the engine
+    overhead (fitted on 2 A100s): 44.2 ms against 44.85 measured on A100s, 29.2 against 29.76 on H100s. The
+    kernels alone are 0.46x of the measured step on both nodes; with the overhead and no floor the step was
+    0.57x and 0.62x."""
+    row = next(r for r in SPLITWISE if r[:3] == ("tbt", gpu, 8))
+    setup = make_setup(llama_2_70b(), gpu, level="refined", gpus=8, mode="calibrated", ignore_memory=True)
+    step = decode_step(setup, batch=1, context_tokens=512 + 64)
+    like = calibration.measured_like(gpu, 0.0)
+    floor = calibration.host_floor_s("as-published", like, 80)
+    assert step.host_wait_s > 0
+    assert step.time_s - step.overhead_s + step.host_wait_s == pytest.approx(floor)
+    assert step.time_s == pytest.approx(floor + calibration.step_overhead_s("as-published", 1))
+    assert step.time_s / (row[5] * 1e-3) == pytest.approx(1.0, abs=0.15)
 
 
 def test_linear_layers_of_unseen_models_within_15_percent() -> None:

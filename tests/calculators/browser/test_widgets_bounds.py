@@ -195,3 +195,48 @@ def test_the_request_timeline_outside_a_setting_is_its_own_bound() -> None:
     for row in data.datasets["segments"]:
         assert (row["peak_start_ms"], row["peak_end_ms"]) == (row["start_ms"], row["end_ms"])
     assert "(bound " not in data.caption
+
+
+def test_the_serving_latency_chart_carries_the_run_at_spec_peaks() -> None:
+    """The serving widget's latency chart: a grey tick per bar at the spec-peak run's figure; table bounds."""
+    result = ask("serving-simulator", {"charts": "latency", "compare": "continuous,chunked"})
+    payload = result["charts"]["latency"]
+    params = {param.name: result["state"][param.name] for param in SIMULATION_PARAMS}
+    with using(SPEC_PEAK):
+        peak = simulation("serving-latency", params, "continuous").summary
+    continuous = [
+        row for row in payload["datasets"]["percentiles"] if row["scheduler"] == "continuous batching"
+    ]
+    ttft_p99 = next(
+        row for row in continuous if row["metric"] == "Time to first token" and row["percentile"] == "p99"
+    )
+    assert ttft_p99["peak_ms"] == pytest.approx(peak["ttft_s"]["p99"] * 1e3)
+    assert all(row["peak_ms"] < row["ms"] for row in payload["datasets"]["percentiles"])  # faster steps
+    output = payload["datasets"]["throughput"][0]
+    assert output["peak_tokens_per_s"] == peak["output_tokens_per_s"]
+    # The table (the chart's text alternative) reads like the widget's own results beside it: the widget's
+    # run is continuous batching's, the chart's first.
+    assert result["state"]["scheduler"] == "continuous"
+    row = next(row for row in payload["rows"] if row[0] == "continuous batching")
+    assert row[1] == result["shown"]["output_tokens_per_s"]
+    assert row[3] == with_bound(
+        format_value(ttft_p99["ms"] / 1e3, "ms"), format_value(peak["ttft_s"]["p99"], "ms")
+    )
+    assert "Grey ticks: the same run at spec-sheet peaks" in payload["caption"]
+
+
+def test_the_roofline_prints_each_pass_with_its_bound_on_the_roof() -> None:
+    """The prefill-vs-decode roofline: a pass at spec peaks sits on its roof, the bound of its FLOP/s."""
+    result = ask("prefill-decode", {"kv": "0"})
+    payload = result["charts"]["roofline"]
+    decode = next(row for row in payload["datasets"]["operations"] if row["phase"] == "decode")
+    # Decode at batch 1 without the cache reads, at spec peaks: 2 FLOPs per byte of BF16 weight read, about
+    # 1 FLOP/byte, so the roof there is 1 FLOP/byte x 3.35 TB/s = 3.35 TFLOP/s.
+    assert decode["peak_tflops"] == pytest.approx(decode["intensity"] * 3.35, rel=1e-9)
+    assert decode["tflops"] < decode["peak_tflops"]  # the calibrated pass sits below its roof
+    row = next(row for row in payload["rows"] if row[0].startswith("decode, batch 1"))
+    assert row[2] == with_bound(
+        format_value(decode["tflops"] * 1e12, "TFLOP/s"),
+        format_value(decode["peak_tflops"] * 1e12, "TFLOP/s"),
+    )
+    assert row[2].endswith("(bound 3.35 TFLOP/s)")

@@ -434,8 +434,8 @@ def test_served_figures_are_the_widgets_pipeline_run() -> None:
 @pytest.mark.parametrize(
     ("state", "message"),
     [
-        ({"turns": "0"}, "Turns per conversation: expected a number of turns, a whole number from 1 to 20"),
-        ({"turns": "21"}, "Turns per conversation: expected a number of turns"),
+        ({"turns": "0"}, "Turns per conversation: expected a number of turns, a whole number from 1 to 10"),
+        ({"turns": "11"}, "Turns per conversation: expected a number of turns"),
         ({"turns": "3", "burst": "on"}, "Turns per conversation: conversations need arrivals over time"),
         ({"think_s": "-1"}, "Time between a conversation's turns (s): expected a time in seconds"),
         ({"think_s": "4000"}, "a number from 0 to 3,600"),
@@ -472,5 +472,5 @@ def test_a_block_shows_the_conversation_and_prefix_share_controls_with_their_hin
     html = render_widget(name, defaults)
     for control in ("turns", "think_s", "prefix_share", "prefixes", "pipeline_stages"):
         assert f'<label for="widget-serving-simulator-{control}">' in html
-    assert "1 to 20, 1: no conversations" in html
+    assert "1 to 10, 1: no conversations" in html
     assert '<input type="hidden" name="micro_batches" value="1">' in html
