@@ -43,7 +43,8 @@ Two named calibrations:
   tree, at NCCL's achieved ring bus bandwidth, and a small constant per-step overhead fitted to one published
   step of vLLM 0.23 (Llama-3.1-8B on an A100 40GB); a step of vLLM 0.21 on an H100 is its held-out check.
 
-The lessons quote the spec-peak bound (``mode="peak"``), which stays the default everywhere.
+The calculators' own default stays the spec-peak bound (``mode="peak"``), simple enough to derive by hand;
+the course quotes "current" (calculators.setting.COURSE_SETTING) with the bound beside each figure.
 """
 
 from __future__ import annotations
