@@ -413,6 +413,17 @@ def simulation(chart: str, p: Mapping[str, Any], scheduler: str | None = None) -
         pipeline_stage_count(values["model"], values["pipeline_stages"])
     except ValueError as error:
         raise ChartError(chart, "pipeline_stages", str(error), "pipeline_stages: 2") from None
+    stages = values["pipeline_stages"]
+    if values["scheduler"] == "disaggregated":
+        for pool in ("prefill_gpus", "decode_gpus"):
+            if values[pool] % stages:
+                raise ChartError(
+                    chart,
+                    pool,
+                    f"a pool of {values[pool]} GPU{'s' * (values[pool] != 1)} does not split into replicas "
+                    f"of {stages} pipeline stages",
+                    f"give a multiple of {stages}, e.g. {pool}: {stages}",
+                )
     if values["micro_batches"] > 1 and values["pipeline_stages"] < 2:
         raise ChartError(
             chart,

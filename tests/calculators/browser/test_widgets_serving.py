@@ -453,6 +453,14 @@ def test_served_figures_are_the_widgets_pipeline_run() -> None:
             "Micro-batches per step: micro-batches with speculative decoding are not simulated",
         ),
         ({"micro_batches": "65", "pipeline_stages": "2"}, "Micro-batches per step: expected"),
+        (
+            {"scheduler": "disaggregated", "pipeline_stages": "2"},
+            "Prefill GPUs: a pool of 1 GPU does not split into replicas of 2 pipeline stages",
+        ),
+        (
+            {"scheduler": "disaggregated", "pipeline_stages": "2", "prefill_gpus": "2", "decode_gpus": "3"},
+            "Decode GPUs: a pool of 3 GPUs does not split into replicas of 2 pipeline stages",
+        ),
     ],
 )
 def test_the_widgets_bad_chats_prefixes_and_stages_are_named_by_their_control(
