@@ -15,7 +15,7 @@ from typing import TypeVar
 from calculators.setting import at_spec_peak, bound_setting
 from calculators.units import with_bound
 
-__all__ = ["NOTE", "at_spec_peak", "bound_setting", "shown_with_bound"]
+__all__ = ["NOTE", "NO_BREAK", "at_spec_peak", "bound_setting", "shown_with_bound"]
 
 T = TypeVar("T")
 
@@ -26,6 +26,17 @@ NOTE = (
 """What a widget's stated assumptions add where its figures carry bounds."""
 
 
+NO_BREAK = "\u00a0"  # a space a line may not break at
+
+
 def shown_with_bound(estimate: T, bound: T | None, show: Callable[[T], str]) -> str:
-    """``show(estimate)`` with ``show(bound)`` beside it ("X (bound Y)"); once where they read the same."""
-    return with_bound(show(estimate), None if bound is None else show(bound))
+    """``show(estimate)`` with ``show(bound)`` beside it ("X (bound Y)"); once where they read the same.
+
+    A widget's result is a short line in a narrow box (a third of the page, or a phone): it may wrap only
+    before the bound, never inside a figure or the bracket ("9.56 ms" then "(bound 5.86 ms)", not "9.56 ms
+    (bound 5.86" then "ms)"), so every other space is a no-break space; it reads the same.
+    """
+    text = show(estimate)
+    joined = with_bound(text, None if bound is None else show(bound))
+    beside = joined[len(text) :]  # " (bound Y)", or nothing
+    return text.replace(" ", NO_BREAK) + beside[:1] + beside[1:].replace(" ", NO_BREAK)

@@ -548,7 +548,7 @@ def request_timeline(**given: Any) -> ChartData:
     """One request on the time axis: the prefill (it yields the first token), then a decode step per token.
 
     Under a calibrated setting each bar carries the same request at spec peaks (``peak_*`` fields, drawn as
-    a grey line under the bar), and the caption and table print each time with its bound beside it, as the
+    a grey line over the bar), and the caption and table print each time with its bound beside it, as the
     lessons do; in a spec-peak setting the bound fields repeat the bar's own times.
     """
     p = read_params("request-timeline", REQUEST_TIMELINE_PARAMS, given)
@@ -665,7 +665,7 @@ def request_timeline(**given: Any) -> ChartData:
         f"{shown(timing.first_decode.time_s, bound_timing.first_decode.time_s)}."
     )
     if peak_scenario is not None:
-        caption += " The grey line under each bar is the same work at spec-sheet peaks, its bound."
+        caption += " The grey line over each bar is the same work at spec-sheet peaks, its bound."
     return ChartData(
         chart,
         p,

@@ -537,11 +537,12 @@ def request_timeline_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
         .mark_bar(stroke="white", strokeWidth=0.75, height=26)
         .encode(x, x2="end_ms:Q", y=y, color=colour, tooltip=tip)
     )
-    # The same request at spec peaks, as a grey line under each bar (the bound beside the estimate, as
-    # bound-vs-calibrated draws it); in a spec-peak setting it runs exactly under the bar.
+    # The same request at spec peaks, a grey line over each bar: the bound beside the estimate, grey as
+    # bound-vs-calibrated draws it, over the bar since "token N" is written under the decode bar. In a
+    # spec-peak setting it spans the bar's own extent.
     peaks = (
         alt.Chart(_data("segments"))
-        .mark_rule(color=NEUTRAL, strokeWidth=3, yOffset=16)
+        .mark_rule(color=NEUTRAL, strokeWidth=2.5, yOffset=-15.5)
         .encode(alt.X("peak_start_ms:Q"), x2="peak_end_ms:Q", y=y, tooltip=tip)
     )
     rule_x = alt.X("time_ms:Q")

@@ -16,7 +16,7 @@ import pytest
 
 from calculators import Scenario
 from calculators.browser import handle
-from calculators.browser.bounds import NOTE, bound_setting
+from calculators.browser.bounds import NO_BREAK, NOTE, bound_setting
 from calculators.browser.protocol import WIDGETS
 from calculators.browser.serving_simulator import TIMED
 from calculators.charts.serving import SIMULATION_PARAMS, run_summary, simulation
@@ -24,7 +24,12 @@ from calculators.setting import COURSE_SETTING, SPEC_PEAK, ModelSetting, using
 from calculators.units import format_duration, format_value, with_bound
 from course.widgets.extension import render_widget
 
-BOUND = re.compile(r"\(bound ")
+BOUND = re.compile(r"\(bound\s")
+
+
+def plain(text: str) -> str:
+    """A widget's result as it reads: its no-break spaces (it wraps only before the bound) as spaces."""
+    return text.replace(NO_BREAK, " ")
 
 
 def ask(widget: str, state: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -56,7 +61,7 @@ def test_prefill_decode_shows_each_time_with_its_bound() -> None:
     # token and its own, 2,002 tokens x 131,072 bytes (the nominal 8B model in BF16), at 3.35 TB/s:
     # (16e9 + 262,406,144) bytes / 3.35 TB/s = 4.854 ms.
     assert bounds["decode_step_time_s"] == pytest.approx((16e9 + 2002 * 131072) / 3.35e12, rel=1e-9)
-    assert shown["decode_step_time_s"] == "6.73 ms (bound 4.85 ms)"
+    assert plain(shown["decode_step_time_s"]) == "6.73 ms (bound 4.85 ms)"
     with using(SPEC_PEAK):
         peak = Scenario("dense-8b", "h100-sxm", ignore_memory=True).request(2000, 256)
     assert bounds["prefill_time_s"] == peak.prefill.time_s
@@ -64,7 +69,9 @@ def test_prefill_decode_shows_each_time_with_its_bound() -> None:
     assert bounds["total_time_s"] == peak.total_time_s
     for key in bounds:
         assert bounds[key] < result["values"][key]  # kernels below their peaks: the estimate is slower
-        assert shown[key] == with_bound(format_duration(result["values"][key]), format_duration(bounds[key]))
+        assert plain(shown[key]) == with_bound(
+            format_duration(result["values"][key]), format_duration(bounds[key])
+        )
         assert shown[key] in result["summary"]
     # A ratio of two times is bounded by neither mode's ratio: shown once, as are intensities.
     for key in ("prefill_in_decode_steps", "prefill_bound", "decode_bound", "ridge_point"):
@@ -86,7 +93,7 @@ def test_prefill_decode_bound_follows_the_readers_inputs() -> None:
             8000, 64, batch=4
         )
     assert result["bounds"]["decode_step_time_s"] == peak.first_decode.time_s
-    assert result["shown"]["decode_step_time_s"].endswith(
+    assert plain(result["shown"]["decode_step_time_s"]).endswith(
         f"(bound {format_duration(peak.first_decode.time_s)})"
     )
 
@@ -99,9 +106,9 @@ def test_kv_cache_shows_both_decode_steps_with_their_bounds() -> None:
     # 16.786 GB more: 32.846 GB / 3.35 TB/s = 9.80 ms.
     assert bounds["decode_step_weights_only_s"] == pytest.approx(16.060522496e9 / 3.35e12, rel=1e-9)
     assert bounds["decode_step_with_kv_s"] == pytest.approx((16.060522496e9 + 64 * 2001 * 131072) / 3.35e12)
-    assert shown["decode_step_weights_only_s"] == "7.11 ms (bound 4.79 ms)"
-    assert shown["decode_step_with_kv_s"] == "13.4 ms (bound 9.80 ms)"
-    assert "from 7.11 ms (bound 4.79 ms) to 13.4 ms (bound 9.80 ms)" in result["summary"]
+    assert plain(shown["decode_step_weights_only_s"]) == "7.11 ms (bound 4.79 ms)"
+    assert plain(shown["decode_step_with_kv_s"]) == "13.4 ms (bound 9.80 ms)"
+    assert "from 7.11 ms (bound 4.79 ms) to 13.4 ms (bound 9.80 ms)" in plain(result["summary"])
     for key in ("kv_bytes_batch", "kv_budget_bytes", "max_batch", "max_context"):  # sizes: no mode
         assert not BOUND.search(shown[key]), key
 
@@ -115,11 +122,11 @@ def test_serving_simulator_shows_every_time_and_rate_with_the_run_at_spec_peaks(
     assert bounds == {key: peak[key] for key in TIMED}
     for key in TIMED[1:]:
         assert bounds[key] < values[key], key  # faster steps: shorter waits and gaps
-        assert shown[key] == with_bound(format_duration(values[key]), format_duration(bounds[key]))
+        assert plain(shown[key]) == with_bound(format_duration(values[key]), format_duration(bounds[key]))
     # At 10 requests a second neither run is saturated, but the spec-peak run finishes its last answers
     # sooner, so its output rate over the run is a little higher: a rate's bound is above the estimate.
     assert bounds["output_tokens_per_s"] > values["output_tokens_per_s"]
-    assert shown["output_tokens_per_s"] == with_bound(
+    assert plain(shown["output_tokens_per_s"]) == with_bound(
         format_value(values["output_tokens_per_s"], "tokens/s"),
         format_value(bounds["output_tokens_per_s"], "tokens/s"),
     )
@@ -181,7 +188,9 @@ def test_the_request_timeline_draws_each_bar_at_spec_peaks_too() -> None:
     )
     assert decode["peak_ms"] == pytest.approx(3 * 16e9 / 3.35e12 * 1e3, rel=1e-3)
     assert decode["peak_end_ms"] < decode["end_ms"]  # the estimate takes longer than its bound
-    assert f"about {result['shown']['decode_step_time_s']}" in payload["caption"]  # "6.53 ms (bound 4.78 ms)"
+    assert (
+        f"about {plain(result['shown']['decode_step_time_s'])}" in payload["caption"]
+    )  # "6.53 ms (bound 4.78 ms)"
     takes = with_bound(
         format_value(decode["duration_ms"] / 1e3, "ms"), format_value(peak.decode_time_s, "ms")
     )
@@ -218,7 +227,7 @@ def test_the_serving_latency_chart_carries_the_run_at_spec_peaks() -> None:
     # run is continuous batching's, the chart's first.
     assert result["state"]["scheduler"] == "continuous"
     row = next(row for row in payload["rows"] if row[0] == "continuous batching")
-    assert row[1] == result["shown"]["output_tokens_per_s"]
+    assert row[1] == plain(result["shown"]["output_tokens_per_s"])
     assert row[3] == with_bound(
         format_value(ttft_p99["ms"] / 1e3, "ms"), format_value(peak["ttft_s"]["p99"], "ms")
     )

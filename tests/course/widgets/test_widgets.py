@@ -39,7 +39,9 @@ def test_prefill_decode_defaults_are_the_lesson_scenario() -> None:
     # Calibrated (current engine) with the 2,000-token cache read: 6.73 ms; its spec-peak bound reads the
     # 16 GB of weights and 2,002 tokens x 131,072 bytes of cache at 3.35 TB/s: 16.262 GB / 3.35 TB/s = 4.85 ms
     # (tests/calculators/browser/test_widgets_bounds.py checks every widget's bounds).
-    assert answer["result"]["shown"]["decode_step_time_s"] == "6.73 ms (bound 4.85 ms)"
+    assert (
+        answer["result"]["shown"]["decode_step_time_s"] == "6.73\u00a0ms (bound\u00a04.85\u00a0ms)"
+    )  # wraps at " ("
 
 
 def test_kv_switch_adds_kv_traffic_to_the_simple_level() -> None:
@@ -148,7 +150,7 @@ def test_code_cell_shows_the_last_value_and_tracebacks_of_the_readers_code() -> 
 def test_rendered_widget_shows_the_default_numbers_and_labelled_controls() -> None:
     html = render_widget("prefill-decode", {"prompt": 2000})
     # Calibrated, cache read, its spec-peak bound beside it (see above).
-    assert '<dd data-shown="decode_step_time_s">6.73 ms (bound 4.85 ms)</dd>' in html
+    assert '<dd data-shown="decode_step_time_s">6.73\u00a0ms (bound\u00a04.85\u00a0ms)</dd>' in html
     assert "Times in the course&#x27;s model setting: calibrated" in html  # it says which setting it shows
     for control in ("model", "gpu", "prompt", "output", "batch", "kv"):
         assert f'<label for="widget-prefill-decode-{control}">' in html

@@ -251,7 +251,7 @@ def test_without_javascript_the_inputs_are_disabled_and_say_why(browser: Any, wi
         assert "scroll" not in page.inner_text(f"{PD} .rp-widget__status")
         # the build-time figure is whole: calibrated, the block's kv: false, its spec-peak bound beside it
         # (16 GB of weights at 3.35 TB/s = 4.78 ms)
-        assert shown(page, PD)["decode_step_time_s"] == "6.53 ms (bound 4.78 ms)"
+        assert shown(page, PD)["decode_step_time_s"].replace("\u00a0", " ") == "6.53 ms (bound 4.78 ms)"
     finally:
         context.close()
 
@@ -262,7 +262,7 @@ def test_static_figure_stays_when_pyodide_cannot_load(page: Any, widget_site_url
     page.locator(f"{PD} .rp-widget__start-button").click()
     page.wait_for_selector(f'{PD}[data-rp-state="failed"]', timeout=LIVE_TIMEOUT_MS)
     assert "could not start" in page.inner_text(f"{PD} .rp-widget__status")
-    assert shown(page, PD)["decode_step_time_s"] == "6.53 ms (bound 4.78 ms)"
+    assert shown(page, PD)["decode_step_time_s"].replace("\u00a0", " ") == "6.53 ms (bound 4.78 ms)"
     # At 1280 px the wide drawing was fetched beside the narrow one; CSS shows one
     page.wait_for_selector(f'{PD} [data-widget-chart="timeline"] .rp-chart__svg--wide svg', state="attached")
     drawings = page.locator(f'{PD} [data-widget-chart="timeline"] .rp-chart__svg svg')
