@@ -682,10 +682,13 @@ def kv_memory(**given: Any) -> ChartData:
         ("Reserved but empty, over the run", format_value(s["kv_waste_fraction"], "%")),
         ("Requests running at the fullest step", str(running)),
         ("Preemptions", str(s["preemptions"])),
-        ("Median time to first token", _ms_with_bound(s["ttft_s"]["p50"], b and b["ttft_s"]["p50"])),
+        (
+            "Median time to first token",
+            _ms_with_bound(s["ttft_s"]["p50"], None if b is None else b["ttft_s"]["p50"]),
+        ),
         (
             "Median time per output token",
-            _ms_with_bound(s["tpot_s"]["p50"] or 0.0, b and (b["tpot_s"]["p50"] or 0.0)),
+            _ms_with_bound(s["tpot_s"]["p50"] or 0.0, None if b is None else b["tpot_s"]["p50"] or 0.0),
         ),
     ]
     return ChartData(
