@@ -249,3 +249,20 @@ def test_the_roofline_prints_each_pass_with_its_bound_on_the_roof() -> None:
         format_value(decode["peak_tflops"] * 1e12, "TFLOP/s"),
     )
     assert row[2].endswith("(bound 3.35 TFLOP/s)")
+
+
+def test_the_serving_timeline_and_memory_charts_state_their_times_with_bounds() -> None:
+    """The serving widget's other charts: every time their caption and table state has its bound beside it."""
+    result = ask("serving-simulator", {"charts": "timeline,memory"})
+    params = {param.name: result["state"][param.name] for param in SIMULATION_PARAMS}
+    with using(SPEC_PEAK):
+        peak = simulation("serving-timeline", params)
+    median = plain(result["shown"]["tpot_p50_s"])  # the widget's own figure, the same run's
+    assert f"median time per output token was {median}." in result["charts"]["timeline"]["caption"]
+    first = result["charts"]["timeline"]["rows"][0]
+    ttft = result["values"]["ttft_p50_s"]
+    assert first[4].endswith(f"(bound {format_value(peak.requests[0]['ttft_s'], 'ms')})")
+    memory = dict(result["charts"]["memory"]["rows"])
+    assert memory["Median time to first token"] == with_bound(
+        format_value(ttft, "ms"), format_value(peak.summary["ttft_s"]["p50"], "ms")
+    )
