@@ -266,3 +266,26 @@ def test_the_serving_timeline_and_memory_charts_state_their_times_with_bounds() 
     assert memory["Median time to first token"] == with_bound(
         format_value(ttft, "ms"), format_value(peak.summary["ttft_s"]["p50"], "ms")
     )
+
+
+def test_the_python_behind_each_widget_prints_its_bounds_too() -> None:
+    """The code a reader edits and runs (in the page's setting, as the worker runs it) prints the bounds the
+    widget shows; the KV-cache widget's "weights only" step leaves the cache reads out there as it does."""
+    for widget, printed in (
+        ("prefill-decode", ("bound: prefill {prefill_time_s} ms, decode step {decode_step_time_s} ms",)),
+        ("kv-cache", ("bound: {decode_step_weights_only_s} ms weights only, {decode_step_with_kv_s} ms",)),
+    ):
+        result = ask(widget)
+        ran = json.loads(handle(json.dumps({"run": result["python"]})))["result"]
+        assert ran["ok"], ran["error"]
+        in_ms = {key: f"{value * 1e3:.2f}" for key, value in result["bounds"].items()}
+        for line in printed:
+            assert line.format(**in_ms) in ran["output"], (widget, ran["output"])
+    kv = ask("kv-cache")
+    ran = json.loads(handle(json.dumps({"run": kv["python"]})))["result"]
+    weights, reading = (
+        kv["values"][key] * 1e3 for key in ("decode_step_weights_only_s", "decode_step_with_kv_s")
+    )
+    assert (
+        f"decode step: {weights:.2f} ms weights only, {reading:.2f} ms reading the cache too" in ran["output"]
+    )
