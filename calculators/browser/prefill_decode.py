@@ -101,6 +101,13 @@ def python_source(state: dict[str, Any]) -> str:
         '({request.first_decode.bound_label})")\n'
         'print(f"prefill = {request.prefill_cost_in_decode_steps:.1f} decode steps")\n'
         'print(f"total: {request.total_time_s:.3f} s")\n'
+        "# The same request at spec-sheet peaks: the bound each time is shown beside\n"
+        f"peak = Scenario({state['model']!r}, {state['gpu']!r}, kv_traffic={state['kv']!r}, "
+        'ignore_memory=True, mode="peak")\n'
+        f"bound = peak.request({state['prompt']!r}, output_tokens={state['output']!r}, "
+        f"batch={state['batch']!r})\n"
+        'print(f"bound: prefill {bound.prefill.time_s * 1e3:.2f} ms, decode step '
+        '{bound.first_decode.time_s * 1e3:.2f} ms, total {bound.total_time_s:.3f} s")\n'
     )
 
 

@@ -515,6 +515,13 @@ SERVING_TIMELINE_PARAMS: tuple[Param, ...] = (
 )
 
 
+def _ms_with_bound(value: float | None, bound: float | None, *, none: str = "0 ms") -> str:
+    """A time in ms with its spec-peak bound beside it (``bound`` None: none to show), as lessons print."""
+    if value is None:
+        return none
+    return with_bound(format_value(value, "ms"), None if bound is None else format_value(bound, "ms"))
+
+
 def serving_timeline(**given: Any) -> ChartData:
     """The first steps of a simulated run: each request's wait, prefill and decode, and what each step ran.
 
@@ -576,22 +583,27 @@ def serving_timeline(**given: Any) -> ChartData:
     name = SCHEDULER_NAMES[p["scheduler"]]
     decode_steps = [row["requests"] for row in step_rows if row["what"] == "decoding"]
     mean_batch = sum(decode_steps) / len(decode_steps) if decode_steps else 0.0
+    # The same run at spec peaks (kept per setting, as this one): the bound of each time the text states.
+    peak = at_spec_peak(partial(simulation, chart, p))
+    tpot = s["tpot_s"]["p50"] or 0.0
     caption = (
         f"The first {len(steps)} steps ({format_value(end_ms * 1e-3, 'ms')}) of {name}: {_describe(p)}. "
         f"Decode steps in this window ran {mean_batch:.1f} requests on average; over the whole run the "
-        f"median time per output token was {format_value(s['tpot_s']['p50'] or 0.0, 'ms')}."
+        f"median time per output token was "
+        f"{_ms_with_bound(tpot, None if peak is None else peak.summary['tpot_s']['p50'] or 0.0)}."
     )
     table = []
     for rid in shown:
         record = result.requests[rid]  # records keep the workload's order, whose ids are 0, 1, 2 ...
+        bound = peak.requests[rid] if peak is not None else {"ttft_s": None, "tpot_s": None}
         table.append(
             (
                 f"request {order[rid] + 1}",
                 format_value(record["arrival_s"], "ms"),
                 _tokens(record["prompt_tokens"]),
                 _tokens(record["output_tokens"]),
-                format_value(record["ttft_s"], "ms"),
-                format_value(record["tpot_s"], "ms") if record["tpot_s"] is not None else "one token",
+                _ms_with_bound(record["ttft_s"], bound["ttft_s"]),
+                _ms_with_bound(record["tpot_s"], bound["tpot_s"], none="one token"),
             )
         )
     return ChartData(
@@ -655,6 +667,8 @@ def kv_memory(**given: Any) -> ChartData:
     running = len(fullest["kv"]) if fullest else 0
     waste = 1.0 - filled_total / reserved_total if reserved_total else 0.0
     kind = "paged" if p["memory"] == "paged" else "contiguous"
+    peak = at_spec_peak(partial(simulation, chart, p))  # the same run at spec peaks: its times' bounds
+    b = None if peak is None else peak.summary
     caption = (
         f"KV memory of one GPU under {SCHEDULER_NAMES[p['scheduler']]} with {kind} allocation: "
         f"{_describe(p)}. At its fullest step in the first {MAX_TIMELINE_STEPS} "
@@ -668,8 +682,14 @@ def kv_memory(**given: Any) -> ChartData:
         ("Reserved but empty, over the run", format_value(s["kv_waste_fraction"], "%")),
         ("Requests running at the fullest step", str(running)),
         ("Preemptions", str(s["preemptions"])),
-        ("Median time to first token", format_value(s["ttft_s"]["p50"], "ms")),
-        ("Median time per output token", format_value(s["tpot_s"]["p50"] or 0.0, "ms")),
+        (
+            "Median time to first token",
+            _ms_with_bound(s["ttft_s"]["p50"], None if b is None else b["ttft_s"]["p50"]),
+        ),
+        (
+            "Median time per output token",
+            _ms_with_bound(s["tpot_s"]["p50"] or 0.0, None if b is None else b["tpot_s"]["p50"] or 0.0),
+        ),
     ]
     return ChartData(
         chart,

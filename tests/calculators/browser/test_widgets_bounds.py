@@ -249,3 +249,43 @@ def test_the_roofline_prints_each_pass_with_its_bound_on_the_roof() -> None:
         format_value(decode["peak_tflops"] * 1e12, "TFLOP/s"),
     )
     assert row[2].endswith("(bound 3.35 TFLOP/s)")
+
+
+def test_the_serving_timeline_and_memory_charts_state_their_times_with_bounds() -> None:
+    """The serving widget's other charts: every time their caption and table state has its bound beside it."""
+    result = ask("serving-simulator", {"charts": "timeline,memory"})
+    params = {param.name: result["state"][param.name] for param in SIMULATION_PARAMS}
+    with using(SPEC_PEAK):
+        peak = simulation("serving-timeline", params)
+    median = plain(result["shown"]["tpot_p50_s"])  # the widget's own figure, the same run's
+    assert f"median time per output token was {median}." in result["charts"]["timeline"]["caption"]
+    first = result["charts"]["timeline"]["rows"][0]
+    ttft = result["values"]["ttft_p50_s"]
+    assert first[4].endswith(f"(bound {format_value(peak.requests[0]['ttft_s'], 'ms')})")
+    memory = dict(result["charts"]["memory"]["rows"])
+    assert memory["Median time to first token"] == with_bound(
+        format_value(ttft, "ms"), format_value(peak.summary["ttft_s"]["p50"], "ms")
+    )
+
+
+def test_the_python_behind_each_widget_prints_its_bounds_too() -> None:
+    """The code a reader edits and runs (in the page's setting, as the worker runs it) prints the bounds the
+    widget shows; the KV-cache widget's "weights only" step leaves the cache reads out there as it does."""
+    for widget, printed in (
+        ("prefill-decode", ("bound: prefill {prefill_time_s} ms, decode step {decode_step_time_s} ms",)),
+        ("kv-cache", ("bound: {decode_step_weights_only_s} ms weights only, {decode_step_with_kv_s} ms",)),
+    ):
+        result = ask(widget)
+        ran = json.loads(handle(json.dumps({"run": result["python"]})))["result"]
+        assert ran["ok"], ran["error"]
+        in_ms = {key: f"{value * 1e3:.2f}" for key, value in result["bounds"].items()}
+        for line in printed:
+            assert line.format(**in_ms) in ran["output"], (widget, ran["output"])
+    kv = ask("kv-cache")
+    ran = json.loads(handle(json.dumps({"run": kv["python"]})))["result"]
+    weights, reading = (
+        kv["values"][key] * 1e3 for key in ("decode_step_weights_only_s", "decode_step_with_kv_s")
+    )
+    assert (
+        f"decode step: {weights:.2f} ms weights only, {reading:.2f} ms reading the cache too" in ran["output"]
+    )
