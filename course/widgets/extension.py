@@ -38,6 +38,7 @@ from course.charts.stored_data import stored_chart_data
 from course.lesson_format.problems import Problem
 from course.sanitising.source_files import load_yaml
 from course.sanitising.trusted import store_trusted
+from course.widgets.computed import computed_widget
 
 FENCE = re.compile(r"^(?P<indent> {0,3})(?P<fence>`{3,}|~{3,})\s*widget\s*$")
 TITLES = {
@@ -374,7 +375,7 @@ def render_widget(
     """
     try:
         with using(site_setting()):  # drawn as the browser computes it (calculators.browser.protocol)
-            result = COMPUTE[name](defaults)
+            result = computed_widget(name, defaults, COMPUTE[name])
     except ValueError as error:
         raise WidgetError(
             f"widget {name!r}: its defaults are rejected by the calculators: {error}",
@@ -457,7 +458,7 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
         try:
             name, defaults = parse_block(body)
             with using(site_setting()):
-                COMPUTE[name](defaults)
+                computed_widget(name, defaults, COMPUTE[name])
         except WidgetError as error:
             problems.append(Problem(path, error.field, str(error), error.fix, start + 1))
         except ValueError as error:

@@ -1,0 +1,100 @@
+"""Widgets' default states kept on disk between builds, for as long as the calculators' sources stay the same.
+
+A widget block is drawn in its default state, computed by the function the browser runs
+(``calculators.browser``); the serving simulator's runs a whole simulation at the site's setting and again at
+spec peaks, with its charts: a third of a warm build's CPU time. That result depends only on the widget's
+name, its defaults, the model setting (part of the key) and the calculators, so it is stored like the lessons'
+figures (:mod:`course.numbers.value_cache`): in the number cache (``$RIDGEPOINT_NUMBER_CACHE``, else
+``.cache/numbers``), under ``widgets/<fingerprint of calculators/>/results.json``; folders of other
+fingerprints are removed.
+
+Only results that JSON gives back exactly are stored (equal, so with the same types: a tuple would come back
+a list; keys in their order, which the page's ``data-defaults`` shows); any other is computed each time, as
+before. Errors are never stored. Each call returns fresh objects, so a caller may change what it gets.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from calculators.setting import active_setting, setting_key
+from course.folder_digest import fingerprint_folder
+from course.numbers.value_cache import calculators_fingerprint, default_cache_dir
+
+FOLDER = "widgets"
+FILE = "results.json"
+
+
+class WidgetCache:
+    """Key -> the JSON text of a widget's result, for one fingerprint of the calculators."""
+
+    def __init__(self, folder: Path) -> None:
+        self.path = folder / FILE
+        self.texts: dict[str, str] = {}
+        try:
+            stored = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            stored = {}
+        if isinstance(stored, dict):
+            self.texts = {k: v for k, v in stored.items() if isinstance(v, str)}
+
+    def get(self, key: str) -> Any | None:
+        text = self.texts.get(key)
+        return None if text is None else json.loads(text)
+
+    def put(self, key: str, text: str) -> None:
+        """Keep ``text``; the file is replaced whole (another build may be reading it)."""
+        self.texts[key] = text
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=FILE, suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(self.texts, stream, sort_keys=True)
+        os.replace(temporary, self.path)
+
+
+_OPEN: dict[Path, WidgetCache] = {}
+
+
+def widget_cache(cache_root: Path | None = None) -> WidgetCache:
+    """The cache for the calculators as they are now, under ``cache_root`` (default: the number cache)."""
+    root = (cache_root or default_cache_dir()).resolve() / FOLDER
+    folder = root / calculators_fingerprint()
+    if folder not in _OPEN:
+        _OPEN[folder] = WidgetCache(fingerprint_folder(root, folder.name))
+    return _OPEN[folder]
+
+
+def _exact_json(value: Any) -> str | None:
+    """``value`` as JSON text if reading that text back gives an equal value, else None."""
+    try:
+        text = json.dumps(value, allow_nan=False, separators=(",", ":"))  # in its order: pages show it
+    except (TypeError, ValueError):
+        return None
+    return text if json.loads(text) == value else None
+
+
+def computed_widget(
+    name: str, defaults: dict[str, Any], compute: Callable[[dict[str, Any]], dict[str, Any]]
+) -> dict[str, Any]:
+    """``compute(defaults)`` (the caller has made the setting active), from the cache where it was stored.
+
+    Raises what ``compute`` raises (``ValueError`` for rejected defaults); nothing is stored then.
+    """
+    inputs = _exact_json(defaults)
+    if inputs is None:  # defaults that JSON cannot hold exactly: not keyed, computed
+        return compute(defaults)
+    key = f"{setting_key(active_setting())} {name} {inputs}"
+    cache = widget_cache()
+    stored = cache.get(key)
+    if stored is not None:
+        return stored  # type: ignore[no-any-return]
+    result = compute(defaults)
+    text = _exact_json(result)
+    if text is not None:
+        cache.put(key, text)
+    return result
