@@ -24,7 +24,7 @@ from calculators.passes import PassResult
 from calculators.precision import PRECISIONS
 from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming
-from calculators.setting import site_setting, using
+from calculators.setting import ModelSetting, site_setting, using
 from calculators.speculative import SpeculativeResult
 from calculators.units import UNITS, format_value
 
@@ -354,4 +354,14 @@ def section_markdown(name: str) -> str:
     """The Markdown of one reference section; raises KeyError naming the known sections."""
     if name not in SECTIONS:
         raise KeyError(f"unknown reference section {name!r}; known: {', '.join(SECTIONS)}")
+    return _section_markdown(name, site_setting())
+
+
+@functools.cache
+def _section_markdown(name: str, setting: ModelSetting | None) -> str:
+    """A section as the calculators write it in ``setting`` (the key: a test may change the site's).
+
+    Written once per process: the page's check and its rendering both ask for it, and the quantity tables
+    evaluate some three hundred expressions. ``serve`` imports this module afresh when the calculators change.
+    """
     return SECTIONS[name]()

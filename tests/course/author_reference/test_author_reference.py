@@ -65,3 +65,21 @@ def test_built_reference_page_lists_every_preset_and_every_chart(built_site: Pat
     for key in [*GPUS, *MODELS, *CHARTS]:
         assert f"<code>{key}</code>" in page
     assert "989 TFLOP/s" in page  # values are computed, not typed
+
+
+def test_a_section_is_written_once_per_model_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    from calculators import setting
+
+    calls: list[object] = []
+
+    def probe() -> str:
+        calls.append(setting.active_setting())
+        return f"written in {setting.site_setting()}\n"
+
+    monkeypatch.setitem(SECTIONS, "probe-section", probe)
+    first = section_markdown("probe-section")
+    assert section_markdown("probe-section") == first  # the page's check and its rendering share one writing
+    assert len(calls) == 1
+    monkeypatch.setattr(setting, "SITE_SETTING", None)  # another setting (a test's): written again for it
+    assert section_markdown("probe-section") != first
+    assert len(calls) == 2
