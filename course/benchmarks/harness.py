@@ -6,8 +6,10 @@ blocks stripped on plain Material (no hook, no extensions, no extra CSS or JS) t
 the times and their ratios. It then measures the bytes a lesson page loads before the reader interacts,
 served over HTTP in headless Chromium (every response until the network is idle), for both sites.
 
-Targets (issue 3): warm build at most 1.3x plain, lesson page at most 1.25x plain. They are printed, never
-asserted: a timing depends on the machine. Others add figures with :func:`register` (a name and a function
+Targets: warm build at most 2x plain (issue 23; issue 3 had asked 1.3x), lesson page at most 1.25x plain.
+They are printed, never asserted: a timing depends on the machine. Each build is also given in CPU seconds
+(user and system, the build's processes together), which a machine busy with other work stretches far less
+than the wall-clock time. Others add figures with :func:`register` (a name and a function
 taking the :class:`Sites` and returning ``(label, value)`` rows).
 """
 
@@ -18,6 +20,7 @@ import gzip
 import http.server
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -59,10 +62,11 @@ FENCE_BLOCK_RE = re.compile(
 
 @dataclass
 class Build:
-    """One build of a site: where it went and how long it took."""
+    """One build of a site: where it went and how long it took (wall clock, and CPU of its processes)."""
 
     site_dir: Path
     seconds: float
+    cpu_seconds: float  # user + system, the build's processes together
 
 
 @dataclass
@@ -144,7 +148,7 @@ def timed_build(config: Path, site_dir: Path, env: dict[str, str], caches: Path)
         "RIDGEPOINT_NOTEBOOK_CACHE": str(caches / "mkdocs-jupyter"),
         "RIDGEPOINT_NUMBER_CACHE": str(caches / "numbers"),
     }
-    start = time.perf_counter()
+    start, used = time.perf_counter(), _children_cpu_seconds()
     result = subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "-q", "-f", str(config), "-d", str(site_dir)],
         cwd=ROOT,
@@ -153,10 +157,16 @@ def timed_build(config: Path, site_dir: Path, env: dict[str, str], caches: Path)
         text=True,
         check=False,
     )
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, _children_cpu_seconds() - used
     if result.returncode != 0:
         raise RuntimeError(f"build of {config} failed:\n{result.stdout}\n{result.stderr}")
-    return Build(site_dir, seconds)
+    return Build(site_dir, seconds, cpu_seconds)
+
+
+def _children_cpu_seconds() -> float:
+    """User and system CPU seconds of this process's finished children (and theirs: notebooks, Node)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def build_all(work: Path) -> Sites:
@@ -234,10 +244,15 @@ def build_figures(sites: Sites) -> list[tuple[str, str]]:
             f"{_ratio(sites.course_cold.seconds, sites.plain_cold.seconds)}",
         ),
         (
-            "warm build: course / plain (target <= 1.3x)",
+            "warm build: course / plain (target <= 2x)",
             f"{sites.course_warm.seconds:.1f} s / "
             f"{sites.plain_warm.seconds:.1f} s = "
             f"{_ratio(sites.course_warm.seconds, sites.plain_warm.seconds)}",
+        ),
+        (
+            "warm build, CPU seconds: course / plain (the steadier on a busy machine)",
+            f"{sites.course_warm.cpu_seconds:.1f} s / {sites.plain_warm.cpu_seconds:.1f} s = "
+            f"{_ratio(sites.course_warm.cpu_seconds, sites.plain_warm.cpu_seconds)}",
         ),
     ]
 

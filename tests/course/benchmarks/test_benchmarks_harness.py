@@ -1,0 +1,31 @@
+"""The build-time figures: wall clock and CPU seconds side by side (printed, never asserted on timings)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from course.benchmarks.harness import Build, Sites, _children_cpu_seconds, build_figures
+
+
+def test_the_warm_build_is_compared_in_cpu_seconds_too() -> None:
+    sites = Sites(
+        course_cold=Build(Path("cc"), 100.0, 150.0),
+        course_warm=Build(Path("cw"), 14.0, 10.0),  # a busy machine stretched the wall clock
+        plain_cold=Build(Path("pc"), 1.0, 1.0),
+        plain_warm=Build(Path("pw"), 1.0, 0.8),
+        lesson_pages=[],
+    )
+    rows = dict(build_figures(sites))
+    assert rows["warm build: course / plain (target <= 2x)"] == "14.0 s / 1.0 s = 14.00x"
+    # 10.0 / 0.8 = 12.5
+    cpu = rows["warm build, CPU seconds: course / plain (the steadier on a busy machine)"]
+    assert cpu == "10.0 s / 0.8 s = 12.50x"
+
+
+def test_a_child_process_cpu_is_counted_once_it_has_finished() -> None:
+    before = _children_cpu_seconds()
+    spin = "import time\nend = time.process_time() + 0.2\nwhile time.process_time() < end: pass"
+    subprocess.run([sys.executable, "-c", spin], check=True)
+    assert _children_cpu_seconds() - before >= 0.2  # at least what the child spun (its start-up comes on top)
