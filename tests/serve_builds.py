@@ -1,11 +1,12 @@
 """Build a site as ``dev.py serve`` rebuilds it, in one process, with edits between builds: a test driver.
 
-``python tests/serve_builds.py CONFIG SITE [--dirty] [EDITS_JSON]`` builds once, then for each step of
-EDITS_JSON (a list of steps, each a list of ``[file, text]`` saves) writes the files and builds again, as
-MkDocs' server does after a save (the same process, a fresh config each time, ``serve_url`` set). It
-prints, as JSON, the HTML files each build wrote (by their modification times), so that a test can tell a
-partial rebuild from a full one. Run in a subprocess: the hook imports the project afresh between builds,
-which must not happen inside pytest's own process.
+``python -m tests.serve_builds CONFIG SITE [--dirty] [EDITS_JSON]``, from the repository root (run as a
+file, its own folder would come first on the path, and tests/course would hide the real course package),
+builds once, then for each step of EDITS_JSON (a list of steps, each a list of ``[file, text]`` saves) writes
+the files and builds again, as MkDocs' server does after a save (the same process, a fresh config each time,
+``serve_url`` set). It prints, as JSON, the HTML files each build wrote (by their modification times), so
+that a test can tell a partial rebuild from a full one. Run in a subprocess: the hook imports the project
+afresh between builds, which must not happen inside pytest's own process.
 """
 
 from __future__ import annotations

@@ -30,7 +30,7 @@ from course.lesson_format.partial_rebuilds import (
     write_edited_pages_again,
 )
 from course.lesson_format.site_config import read_site_config, write_derived_config
-from tests.conftest import BUILD_ENV, ROOT, TESTS
+from tests.conftest import BUILD_ENV, ROOT
 from tests.fixture_docs import good_lesson_docs
 
 LESSON = "foundations/good-lesson.md"
@@ -218,7 +218,7 @@ def _serve_builds(
     edits = site.parent / f"edits-{site.name}.json"
     edits.write_text(json.dumps([[[str(f), t] for f, t in step] for step in steps]), encoding="utf-8")
     result = subprocess.run(
-        [sys.executable, str(TESTS / "serve_builds.py"), str(config), str(site)]
+        [sys.executable, "-m", "tests.serve_builds", str(config), str(site)]
         + (["--dirty"] if dirty else [])
         + ([str(edits)] if steps else []),
         cwd=ROOT,
