@@ -21,6 +21,7 @@ import json
 import math
 import os
 import tempfile
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -42,18 +43,33 @@ def sources_fingerprint(folder: Path = CALCULATORS) -> str:
     return folder_digest(folder)[:16]
 
 
+def read_json_object(path: Path) -> dict[str, object]:
+    """The JSON object stored at ``path``; empty where there is none, or it is unreadable or not an object
+    (a cache that cannot be read is a cold one)."""
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return stored if isinstance(stored, dict) else {}
+
+
+def write_json_object(path: Path, values: Mapping[str, object]) -> None:
+    """Store ``values`` at ``path`` through a temporary file, replaced whole: another build reading the cache
+    meanwhile sees the old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        json.dump(values, stream, sort_keys=True)
+    os.replace(temporary, path)
+
+
 class ValueCache:
     """Expression -> value for one fingerprint of the calculators, read once and written on each new value."""
 
     def __init__(self, folder: Path, fingerprint: str) -> None:
         self.path = folder / f"{fingerprint}.json"
-        self.values: dict[str, float] = {}
-        try:
-            stored = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            stored = {}
-        if isinstance(stored, dict):
-            self.values = {k: float(v) for k, v in stored.items() if isinstance(v, int | float)}
+        stored = read_json_object(self.path)
+        self.values = {k: float(v) for k, v in stored.items() if isinstance(v, int | float)}
         if folder.is_dir():
             for stale in folder.glob("*.json"):
                 if stale != self.path:
@@ -67,11 +83,7 @@ class ValueCache:
         if not math.isfinite(value):
             return  # JSON has no infinity; such a figure is rare and cheap
         self.values[expression] = value
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=self.path.name, suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(self.values, stream, sort_keys=True)
-        os.replace(temporary, self.path)
+        write_json_object(self.path, self.values)
 
 
 _OPEN: dict[tuple[Path, str], ValueCache] = {}

@@ -16,15 +16,18 @@ before. Errors are never stored. Each call returns fresh objects, so a caller ma
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from calculators.setting import active_setting, setting_key
 from course.folder_digest import fingerprint_folder
-from course.numbers.value_cache import calculators_fingerprint, default_cache_dir
+from course.numbers.value_cache import (
+    calculators_fingerprint,
+    default_cache_dir,
+    read_json_object,
+    write_json_object,
+)
 
 FOLDER = "widgets"
 FILE = "results.json"
@@ -35,13 +38,7 @@ class WidgetCache:
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / FILE
-        self.texts: dict[str, str] = {}
-        try:
-            stored = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            stored = {}
-        if isinstance(stored, dict):
-            self.texts = {k: v for k, v in stored.items() if isinstance(v, str)}
+        self.texts = {k: v for k, v in read_json_object(self.path).items() if isinstance(v, str)}
 
     def get(self, key: str) -> Any | None:
         text = self.texts.get(key)
@@ -50,11 +47,7 @@ class WidgetCache:
     def put(self, key: str, text: str) -> None:
         """Keep ``text``; the file is replaced whole (another build may be reading it)."""
         self.texts[key] = text
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=FILE, suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            json.dump(self.texts, stream, sort_keys=True)
-        os.replace(temporary, self.path)
+        write_json_object(self.path, self.texts)
 
 
 _OPEN: dict[Path, WidgetCache] = {}
