@@ -1379,8 +1379,9 @@ class BuiltChart:
 
     @property
     def spec(self) -> dict[str, Any]:
-        """The Vega-Lite spec, validated against the schema by Altair (without the narrow variant)."""
-        spec: dict[str, Any] = self.chart.to_dict()
+        """The Vega-Lite spec (without the narrow variant); the tests validate every chart's against the
+        schema (see :func:`course_chart`)."""
+        spec: dict[str, Any] = self.chart.to_dict(validate=False)
         spec.pop("usermeta", None)
         return spec
 
@@ -1390,16 +1391,36 @@ class BuiltChart:
 
 
 def course_chart(data: ChartData, *, narrow: bool = False) -> Any:
-    """The Altair chart of a course chart's data, drawn for the wide width (the default) or the narrow one."""
-    chart = themed(BUILDERS[data.chart](data, NARROW_WIDTH if narrow else WIDE_WIDTH), narrow=narrow)
-    if narrow:
-        chart = type(chart).from_dict(wrapped_legend_labels(chart.to_dict()))
+    """The Altair chart of a course chart's data, drawn for the wide width (the default) or the narrow one.
+
+    Built without Altair's schema validation: validating every object as it is made and every spec as it is
+    written took a quarter of a cold build (issue 23: 55 of 318 s under the profiler), for specs that only
+    change with this module. The tests validate each chart's wide and narrow spec against the Vega-Lite
+    schema instead (tests/calculators/charts/test_chart_schema.py), so a chart that breaks it fails there.
+    """
+    with alt.utils.schemapi.debug_mode(False):  # no validation of each object at its creation
+        chart = _drawn(data, narrow=narrow)
+        if narrow:
+            chart = type(chart).from_dict(_narrow_spec(chart), validate=False)
     return chart
 
 
+def _drawn(data: ChartData, *, narrow: bool) -> Any:
+    return themed(BUILDERS[data.chart](data, NARROW_WIDTH if narrow else WIDE_WIDTH), narrow=narrow)
+
+
+def _narrow_spec(drawn: Any) -> dict[str, Any]:
+    spec: dict[str, Any] = wrapped_legend_labels(drawn.to_dict(validate=False))
+    return spec
+
+
 def course_spec(data: ChartData, *, narrow: bool = False) -> dict[str, Any]:
-    """The Vega-Lite spec of a course chart's data, wide (the default) or its narrow variant."""
-    spec: dict[str, Any] = course_chart(data, narrow=narrow).to_dict()
+    """The Vega-Lite spec of a course chart's data, wide (the default) or its narrow variant; not validated
+    at build (see :func:`course_chart`)."""
+    with alt.utils.schemapi.debug_mode(False):
+        drawn = _drawn(data, narrow=narrow)
+        # The narrow spec is the drawing's, its legend labels wrapped: no round trip through Altair's objects.
+        spec: dict[str, Any] = _narrow_spec(drawn) if narrow else drawn.to_dict(validate=False)
     return spec
 
 

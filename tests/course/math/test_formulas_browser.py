@@ -10,7 +10,8 @@ configuration listing only DejaVu's core files, or at the system's with every in
 Under each set, at a 1280 px screen and a 390 px phone: every display formula's box is a keyboard stop with a
 name (it may scroll sideways wherever a formula is wider than its column), no box scrolls up and down (tall
 glyphs stay inside it), no box reaches past the article's column, on a wide screen no formula scrolls at all,
-and axe finds no scrollable region that the keyboard cannot reach.
+and axe finds no scrollable region that the keyboard cannot reach. A box that scrolls sideways shows it: the
+scroll hint's shadows (fixed to the box's edges) under covers that travel with the formula (ridgepoint.css).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ CORE_FONTS = frozenset(
 # What `apt-get install chromium` brings with its recommended fonts (fonts-dejavu-extra, fonts-liberation).
 RECOMMENDED_FAMILIES = ("DejaVu Math TeX Gyre", "Liberation Sans", "Liberation Serif", "Liberation Mono")
 FONT_SETS = ("minimal", "recommended")
+# Two covers that scroll with the formula, then two shadows fixed to the box's edges (ridgepoint.css).
+SCROLL_HINT = {"attachments": "local, local, scroll, scroll", "gradients": 4}
 
 PROBE = """() => {
   const column = document.querySelector("article.md-content__inner").getBoundingClientRect();
@@ -52,6 +55,8 @@ PROBE = """() => {
       upDown: box.scrollHeight > box.clientHeight + 1 && scrolls(style, "Y"),
       outside: r.left < column.left - 1 || r.right > column.right + 1,
       width: drawn(box.querySelector("math")).width, height: drawn(box.querySelector("math")).height,
+      hint: {attachments: style.backgroundAttachment,
+        gradients: (style.backgroundImage.match(/linear-gradient/g) || []).length},
     };
   });
 }"""
@@ -168,6 +173,9 @@ def test_formula_boxes_are_reachable_and_fit_the_column(layouts: Layouts) -> Non
                 problems.append(f"{where}: reaches past the article's column")
             if width >= 1280 and box["sideways"]:
                 problems.append(f"{where}: wider than the column on a wide screen ({box['width']:.0f} px)")
+            if box["hint"] != SCROLL_HINT:
+                problems.append(f"{where}: no scroll hint ({box['hint']})")
+    assert any(box["sideways"] for (width, _), page in found.items() if width < 1280 for box in page["boxes"])
     assert problems == []
 
 
