@@ -17,6 +17,7 @@ like the charts' cache: a fresh one makes a cold build.
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import os
@@ -25,9 +26,10 @@ from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
-from calculators.expressions import evaluate_number
+from calculators.expressions import NAMESPACE, ExpressionError, check_expression, evaluate_number
 from calculators.setting import ModelSetting, setting_key, site_setting, using
 from course.folder_digest import folder_digest
+from course.lesson_format import background
 
 CACHE_ENV = "RIDGEPOINT_NUMBER_CACHE"
 CALCULATORS = Path(__file__).resolve().parents[2] / "calculators"
@@ -133,10 +135,41 @@ def _computed_number(expression: str, setting: ModelSetting | None) -> float:
     stored = cache.get(key)
     if stored is not None:
         return stored
-    with using(setting):
-        value = evaluate_number(expression)
+    if runs_the_simulator(expression):
+        # Under dev.py serve, from a worker process (raises BeingComputed until it is done): see background.
+        value = background.result(("number", key), number_under, expression, setting)
+    else:
+        value = number_under(expression, setting)
     cache.put(key, value)
     return value
+
+
+def number_under(expression: str, setting: ModelSetting | None) -> float:
+    """``evaluate_number(expression)`` with ``setting`` active: what a figure is (also in a worker)."""
+    with using(setting):
+        return evaluate_number(expression)
+
+
+def _simulator_names() -> frozenset[str]:
+    return frozenset(
+        name
+        for name, function in NAMESPACE.items()
+        if getattr(function, "__module__", "").startswith("calculators.simulator")
+    )
+
+
+SIMULATOR_NAMES = _simulator_names()
+"""The names an expression may call that run the simulator (its experiments): the slow figures."""
+
+
+def runs_the_simulator(expression: str) -> bool:
+    """Whether ``expression`` names a simulator experiment (False if it does not parse: computed here, where
+    its error is raised as usual)."""
+    try:
+        tree = check_expression(expression)
+    except ExpressionError:
+        return False
+    return any(isinstance(node, ast.Name) and node.id in SIMULATOR_NAMES for node in ast.walk(tree))
 
 
 computed_number.cache_clear = _computed_number.cache_clear  # type: ignore[attr-defined]  # a new build
