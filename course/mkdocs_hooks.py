@@ -322,3 +322,6 @@ def on_post_build(config: Any) -> None:
     from course.lesson_format import background
 
     background.end_build()  # dev.py serve: the server rebuilds when the results it waited for are done
+    from course.numbers.value_cache import flush_caches
+
+    flush_caches()  # the computed figures not written yet, for the next build

@@ -52,7 +52,7 @@ class BeingComputed(Exception):
     """The result is being computed by a worker process: show that on the page and go on (serve only)."""
 
 
-_LOCK = threading.Lock()
+_LOCK = threading.RLock()  # re-entered: a job done before its callback is added runs it at once
 _JOBS: dict[Hashable, Future[Any]] = {}
 _POOL: list[ProcessPoolExecutor] = []
 _SEEN_THIS_BUILD: set[Hashable] = set()
