@@ -325,3 +325,7 @@ def on_post_build(config: Any) -> None:
     from course.numbers.value_cache import flush_caches
 
     flush_caches()  # the computed figures not written yet, for the next build
+    if _serving():
+        from course.notebooks.scheduling import pages_written
+
+        pages_written()  # the notebooks queued by on_nav start now: the server answers first
