@@ -56,6 +56,18 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        served = getattr(self.server, "served", None)
+        if served is not None:
+            served.append((self.path, int(code)))
+
+
+class _RecordingServer(http.server.ThreadingHTTPServer):
+    """Keeps what it answered: (path, HTTP status) in order, so a test can count what really went out (a
+    browser's request events include the answers its HTTP cache gave without asking the server)."""
+
+    served: list[tuple[str, int]]
+
 
 class SiteServer:
     """A loopback HTTP server whose address is known before the site is built into ``directory``.
@@ -67,7 +79,8 @@ class SiteServer:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
         handler = functools.partial(_QuietHandler, directory=str(directory))
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.server = _RecordingServer(("127.0.0.1", 0), handler)
+        self.server.served = []
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
         self._thread: threading.Thread | None = None
 
@@ -114,6 +127,14 @@ def built_site(_site_server: SiteServer) -> Path:
     if result.returncode != 0:
         pytest.fail(f"mkdocs build --strict failed:\n{result.stdout}\n{result.stderr}")
     return destination
+
+
+@pytest.fixture
+def site_served(_site_server: SiteServer) -> list[tuple[str, int]]:
+    """What the course's server answers from now on: (path, HTTP status), in order."""
+    served = _site_server.server.served
+    served.clear()
+    return served
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,9 @@
 // It runs the calculators exactly as the build did: the zip made at build (its SHA-256 is checked against the
 // digest the page carries) is unpacked into Pyodide's file system, and calculators.browser.protocol.handle
 // answers JSON requests. Nothing is computed in JavaScript. Pyodide's own files live under a versioned path and
-// are kept in Cache Storage, so a repeat visit does not download the runtime again.
+// are kept in Cache Storage, so a repeat visit does not download the runtime again; its WebAssembly module is
+// read from the browser's HTTP cache first, where Chromium also keeps the machine code compiled from it; and a
+// copy of Python's memory with the calculators imported makes a repeat visit's start a restore (see below).
 //
 // Start-up speed (the benchmark compares it with a bare loadPyodide): every file is requested as soon as its
 // URL is known, in parallel, instead of one after another as Pyodide would ask for them (pyodide.mjs, then
@@ -64,10 +66,22 @@ const downloads = { loaded: 0, open: 0, reportedAt: 0 };
 
 // Versioned URLs never change content, so they are served from Cache Storage once fetched (cache-first).
 // `early(url)` starts a download before Pyodide asks for it; Pyodide's own request then takes that response.
+// The WebAssembly module comes from the browser's HTTP cache first, where it can: Chromium keeps the machine
+// code it compiled from a .wasm (its code cache) beside the HTTP cache's entry for that URL, and a response
+// read from Cache Storage or made in script has none, so the module was compiled again on every visit
+// (issue 23). The HTTP cache is asked alone (`only-if-cached`: never the server) and downloads go through it
+// (`force-cache`: the URL is versioned, so a stored copy is never stale, whatever caching headers the server
+// sent). Where the HTTP cache cannot keep 9.6 MB (a private window's cache lives in memory and takes no entry
+// that large), the copy in Cache Storage still saves the download.
 function cachedFetch(cacheName, prefix, onProgress) {
   const networkFetch = self.fetch.bind(self);
   const started = new Map();
   const fetchOnce = async (url, input, init) => {
+    const compiled = url.endsWith(".wasm");
+    if (compiled) {
+      const kept = await networkFetch(url, { cache: "only-if-cached", mode: "same-origin" }).catch(() => null);
+      if (kept && kept.ok) return kept;
+    }
     const cache = await caches.open(cacheName);
     const hit = await cache.match(url);
     if (hit) return hit;
@@ -82,7 +96,7 @@ function cachedFetch(cacheName, prefix, onProgress) {
     };
     let response;
     try {
-      response = await networkFetch(input, init);
+      response = await (compiled ? networkFetch(url, { cache: "force-cache" }) : networkFetch(input, init));
     } catch (error) {
       close();
       // Pyodide waits forever on a failed wasm download, so the failure is reported from here.
@@ -96,6 +110,10 @@ function cachedFetch(cacheName, prefix, onProgress) {
     }
     const copy = response.clone();
     afterFirstAnswer(() => cache.put(url, copy));
+    if (compiled) {
+      countProgress(response.clone(), onProgress, close);
+      return response; // the network's own response, which the browser compiles and keeps the code of
+    }
     return withProgress(response, onProgress, close);
   };
   const wrapped = (input, init) => {
@@ -144,6 +162,27 @@ function withProgress(response, onProgress, close) {
     },
   });
   return new Response(stream, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
+// The same count for a response handed on as it is (a copy of its body is read here, as it arrives).
+async function countProgress(response, onProgress, close) {
+  try {
+    const reader = response.body.getReader();
+    for (;;) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      downloads.loaded += chunk.value.byteLength;
+      const now = performance.now();
+      if (now - downloads.reportedAt >= PROGRESS_EVERY_MS) {
+        downloads.reportedAt = now;
+        onProgress(downloads.loaded, false);
+      }
+    }
+  } catch (error) {
+    // the response's own reader reports a broken download
+  } finally {
+    close();
+  }
 }
 
 async function sha256(bytes) {
@@ -199,6 +238,71 @@ async function dropOldCaches(cacheName) {
   }
 }
 
+// ---- Python's memory after the calculators' import, kept for the next visit (a Pyodide memory snapshot) ----
+// A repeat visit's start was Python's own start and the calculators' import (the compiled wasm is cached, see
+// cachedFetch): seconds that no browser cache keeps. After a start from scratch, the worker copies Python's
+// memory (Pyodide's makeMemorySnapshot: the wasm's linear memory, about 32 MB, with the calculators imported)
+// and keeps it in Cache Storage once the widget has answered; the next visit starts Pyodide from that copy.
+// The copy is only ever used for exactly the runtime and calculators it was taken with: its key names the
+// Pyodide version and the calculators archive's SHA-256 (both from runtime.json), Pyodide itself refuses a
+// copy of another build (its build id is in the copy), and the restored Python must name the same archive
+// hash; its bytes are checked against the SHA-256 kept beside them before Pyodide sees them. Any doubt (no
+// Cache Storage, damaged bytes, a failed restore, a mismatch) drops the copy and starts from scratch.
+const SNAPSHOT_CACHE = "ridgepoint-python-snapshot";
+const SNAPSHOT_DIGEST = "X-Ridgepoint-SHA256";
+
+function snapshotKey(version, digest) {
+  return new URL(`__ridgepoint-python-snapshot/${version}/${digest}`, self.location.origin).href;
+}
+
+// The copy with its SHA-256 (kept beside it), or null; a copy whose bytes do not match is never handed on.
+async function readSnapshot(key) {
+  if (typeof caches === "undefined") return null;
+  try {
+    const cache = await caches.open(SNAPSHOT_CACHE);
+    const hit = await cache.match(key);
+    if (!hit) return null;
+    const bytes = new Uint8Array(await hit.arrayBuffer());
+    if (hit.headers.get(SNAPSHOT_DIGEST) === (await sha256(bytes))) return bytes;
+    await dropSnapshots(null);
+  } catch (error) {
+    // no copy to start from
+  }
+  return null;
+}
+
+async function keepSnapshot(key, snapshot) {
+  const cache = await caches.open(SNAPSHOT_CACHE);
+  const headers = { "Content-Type": "application/octet-stream", [SNAPSHOT_DIGEST]: await sha256(snapshot) };
+  await cache.put(key, new Response(snapshot, { headers }));
+  await dropSnapshots(key);
+}
+
+async function dropSnapshots(keep) {
+  if (typeof caches === "undefined") return;
+  const cache = await caches.open(SNAPSHOT_CACHE);
+  for (const request of await cache.keys()) if (request.url !== keep) await cache.delete(request);
+}
+
+const QUIET = { stdout: () => {}, stderr: () => {} };
+
+// Start Pyodide from a kept copy of its memory; null (and the copy dropped) when that does not work out.
+async function restore(loadPyodide, indexURL, key, digest) {
+  const snapshot = await readSnapshot(key);
+  if (!snapshot) return null;
+  stage("snapshot read");
+  try {
+    const pyodide = await loadPyodide({ indexURL, ...QUIET, _loadSnapshot: snapshot });
+    if (pyodide.globals.get("_ridgepoint_archive") !== digest) throw new Error("the copy is of other calculators");
+    const restored = pyodide.globals.get("_ridgepoint_handle");
+    if (typeof restored !== "function") throw new Error("the copy has no calculators");
+    return { pyodide, restored };
+  } catch (error) {
+    await dropSnapshots(null).catch(() => {});
+    return null;
+  }
+}
+
 async function start() {
   const began = performance.now();
   stage("start asked");
@@ -222,17 +326,40 @@ async function start() {
   const packageBytes = fetchPackage(packageURL, digest);
   post({ type: "progress", stage: "Loading Python", loaded: 0 });
   const { loadPyodide } = await import(`${indexURL}pyodide.mjs`);
-  const pyodide = await loadPyodide({ indexURL, stdout: () => {}, stderr: () => {} });
-  stage("Pyodide loaded");
-  post({ type: "progress", stage: "Loading the calculators", loaded: 0 });
-  pyodide.unpackArchive(await packageBytes, "zip", { extractDir: EXTRACT_DIR });
-  stage("calculators unpacked");
-  pyodide.runPython(
-    `import sys\nif ${JSON.stringify(EXTRACT_DIR)} not in sys.path: sys.path.insert(0, ${JSON.stringify(EXTRACT_DIR)})\n` +
-      "from calculators.browser import handle as _ridgepoint_handle",
-  );
-  handle = pyodide.globals.get("_ridgepoint_handle");
-  stage("calculators imported");
+  const key = snapshotKey(version, digest);
+  const restoredFrom = await restore(loadPyodide, indexURL, key, digest);
+  if (restoredFrom) {
+    stage("Pyodide restored with the calculators");
+    handle = restoredFrom.restored;
+    // The copy holds Python's memory, not its files: the calculators' files (read for tracebacks and
+    // source) are unpacked again once the first answer is out.
+    const pyodide = restoredFrom.pyodide;
+    afterFirstAnswer(async () => pyodide.unpackArchive(await packageBytes, "zip", { extractDir: EXTRACT_DIR }));
+  } else {
+    const pyodide = await loadPyodide({ indexURL, ...QUIET, _makeSnapshot: typeof caches !== "undefined" });
+    stage("Pyodide loaded");
+    post({ type: "progress", stage: "Loading the calculators", loaded: 0 });
+    pyodide.unpackArchive(await packageBytes, "zip", { extractDir: EXTRACT_DIR });
+    stage("calculators unpacked");
+    pyodide.runPython(
+      `import sys\nif ${JSON.stringify(EXTRACT_DIR)} not in sys.path: sys.path.insert(0, ${JSON.stringify(EXTRACT_DIR)})\n` +
+        `from calculators.browser import handle as _ridgepoint_handle\n_ridgepoint_archive = ${JSON.stringify(digest)}`,
+    );
+    handle = pyodide.globals.get("_ridgepoint_handle");
+    stage("calculators imported");
+    if (typeof caches !== "undefined") {
+      // Taken now, before any answer: the copy is Python just after the import, whatever the reader does next.
+      let snapshot = null;
+      try {
+        snapshot = pyodide.makeMemorySnapshot();
+      } catch (error) {
+        // no copy this time; the next visit starts from scratch as this one did
+      }
+      if (snapshot) {
+        afterFirstAnswer(() => keepSnapshot(key, snapshot));
+      }
+    }
+  }
   post({ type: "ready", ms: performance.now() - began, stages });
   afterFirstAnswer(() => dropOldCaches(cacheName));
   setTimeout(runDeferred, 5000); // in case no widget asks at once

@@ -7,6 +7,7 @@ One page (one Pyodide boot) serves most tests, in order; the URL and fallback te
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -270,6 +271,165 @@ def test_static_figure_stays_when_pyodide_cannot_load(page: Any, widget_site_url
     assert len([i for i in range(2) if drawings.nth(i).is_visible()]) == 1
     assert page.is_disabled(f"{PD}-prompt")
     page.watch.console_errors.clear()  # the blocked wasm request is logged by Chromium on purpose
+
+
+# The worker's stage names (widget-worker.js): a start from a kept copy of Python's memory, or from scratch.
+RESTORED = "Pyodide restored with the calculators"
+FROM_SCRATCH = "calculators imported"
+SNAPSHOTS = "ridgepoint-python-snapshot"  # the worker's Cache Storage for the copy
+
+# The code cache's trace events (v8.dev/blog/wasm-code-caching): the compiled module stored, then found.
+WASM_TRACE = ["v8.wasm", "devtools.timeline", "disabled-by-default-devtools.timeline"]
+
+
+@contextmanager
+def persistent_browser(browser: Any, profile: Path) -> Iterator[Any]:
+    """A browser with a profile on disk, as a reader's is: its caches outlive the page and the browser."""
+    from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
+
+    context = browser.browser_type.launch_persistent_context(
+        str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+    )
+    try:
+        yield context
+    finally:
+        context.close()
+
+
+def start_stages(page: Any) -> list[str]:
+    """Start the widget and wait until it is live; the worker's start-up stages, by name."""
+    start(page)
+    return [name for name, _ in page.evaluate("window.ridgepointWidgets.stages")]
+
+
+def snapshot_keys(page: Any) -> list[str]:
+    return page.evaluate(f"async () => (await (await caches.open('{SNAPSHOTS}')).keys()).map((r) => r.url)")
+
+
+def wait_for_snapshot(page: Any) -> None:
+    """The copy is stored once the widget has answered (a Cache Storage write of ~32 MB): wait for it."""
+    for _ in range(LIVE_TIMEOUT_MS // 200):
+        if len(snapshot_keys(page)) == 1:
+            return
+        page.wait_for_timeout(200)
+    raise AssertionError(f"no copy of Python's memory was kept: {snapshot_keys(page)}")
+
+
+def test_a_repeat_visit_starts_from_the_kept_python(
+    browser: Any, widget_site_url: str, tmp_path: Path
+) -> None:
+    """The first visit starts Python and imports the calculators, then keeps a copy of Python's memory;
+    the reader's next visit (the browser restarted, same profile) starts from that copy, and its answers
+    are the calculators' own."""
+    with persistent_browser(browser, tmp_path / "profile") as context:
+        page = context.pages[0] if context.pages else context.new_page()
+        watch = PageWatch(page)
+        page.goto(widget_site_url)
+        assert FROM_SCRATCH in start_stages(page)
+        wait_for_snapshot(page)
+        (key,) = snapshot_keys(page)
+        runtime = page.evaluate("async () => (await fetch('assets/ridgepoint/runtime.json')).json()")
+        assert key.endswith(
+            f"/{runtime['pyodide'].rstrip('/').split('/')[-1]}/{runtime['package']['sha256']}"
+        )
+        watch.check()
+    with persistent_browser(browser, tmp_path / "profile") as context:
+        page = context.pages[0] if context.pages else context.new_page()
+        watch = PageWatch(page)
+        page.goto(widget_site_url)
+        stages = start_stages(page)
+        assert RESTORED in stages, stages
+        assert FROM_SCRATCH not in stages, stages
+        wait_rendered(page, PD, lambda: page.fill(f"{PD}-prompt", "8000"))
+        expected = compute("prefill-decode", {"prompt": "8000", "kv": False})["shown"]
+        got = shown(page, PD)
+        assert got == {key: expected[key] for key in got}
+        # The calculators' files are back too (the copy is memory only): the code cell imports a module the
+        # widgets had not imported when the copy was taken.
+        page.click(f"{PD} .rp-widget__python summary")
+        page.fill(f"{PD}-code", "import calculators.engine_memory as module\nprint(module.__name__)")
+        page.click(f"{PD} .rp-widget__run")
+        page.wait_for_function(f"() => document.querySelector('{PD} .rp-widget__run-output').dataset.outcome")
+        assert page.inner_text(f"{PD} .rp-widget__run-output") == "calculators.engine_memory"
+        watch.check()
+
+
+def test_a_damaged_or_foreign_python_copy_is_never_used(
+    browser: Any, widget_site_url: str, tmp_path: Path
+) -> None:
+    """A copy that does not restore (damaged, or another Pyodide build's) is dropped and Python starts from
+    scratch; a copy kept for other calculators (the site was updated) is never even read, and is replaced."""
+    with persistent_browser(browser, tmp_path / "profile") as context:
+        page = context.pages[0] if context.pages else context.new_page()
+        watch = PageWatch(page)
+        page.goto(widget_site_url)
+        runtime = page.evaluate("async () => (await fetch('assets/ridgepoint/runtime.json')).json()")
+        version = runtime["pyodide"].rstrip("/").split("/")[-1]
+        origin = widget_site_url.split("/", 3)[:3]
+        key = "/".join(origin) + f"/__ridgepoint-python-snapshot/{version}/{runtime['package']['sha256']}"
+        old = "/".join(origin) + f"/__ridgepoint-python-snapshot/{version}/{'0' * 64}"
+        # Garbage under the right key, and an older site's copy under its own.
+        page.evaluate(
+            """async ([key, old]) => { const cache = await caches.open('ridgepoint-python-snapshot');
+               await cache.put(key, new Response(new Uint8Array(4096).fill(7)));
+               await cache.put(old, new Response(new Uint8Array(4096))); }""",
+            [key, old],
+        )
+        stages = start_stages(page)
+        assert FROM_SCRATCH in stages, stages
+        assert RESTORED not in stages, stages
+        wait_rendered(page, PD, lambda: page.fill(f"{PD}-prompt", "8000"))
+        wait_for_snapshot(page)  # the damaged copy and the old site's are gone; this start's copy is kept
+        assert snapshot_keys(page) == [key]
+        size = page.evaluate(
+            "async (key) => (await (await (await caches.open('ridgepoint-python-snapshot')).match(key))"
+            ".arrayBuffer()).byteLength",
+            key,
+        )
+        assert size > 1_000_000  # Python's memory, not the 4 kB of garbage
+        watch.check()
+
+
+def _wasm_events(context: Any, page: Any, action: Any) -> set[str]:
+    """The names of the v8.wasm trace events while ``action`` runs."""
+    session = context.new_cdp_session(page)
+    events: list[dict[str, Any]] = []
+    finished: list[bool] = []
+    session.on("Tracing.dataCollected", lambda message: events.extend(message["value"]))
+    session.on("Tracing.tracingComplete", lambda message: finished.append(True))
+    config = {"traceConfig": {"includedCategories": WASM_TRACE}, "transferMode": "ReportEvents"}
+    session.send("Tracing.start", config)
+    action()
+    session.send("Tracing.end")
+    while not finished:
+        page.wait_for_timeout(100)  # the trace arrives in pieces after its end
+    session.detach()
+    return {event["name"] for event in events if event.get("name", "").startswith("v8.wasm.")}
+
+
+def test_a_repeat_visit_runs_the_wasm_compiled_on_the_first(
+    browser: Any, widget_site_url: str, tmp_path: Path
+) -> None:
+    """Chromium keeps the machine code it compiles from pyodide.asm.wasm beside its HTTP cache's entry for
+    the URL: the worker hands Pyodide the HTTP cache's response (asked for with force-cache, so the server is
+    not asked again), and the next visit skips the compilation. Read from Cache Storage or made in script,
+    the module was compiled again on every visit."""
+    with persistent_browser(browser, tmp_path / "profile") as context:
+        page = context.pages[0] if context.pages else context.new_page()
+        watch = PageWatch(page)
+        page.goto(widget_site_url)
+        stored = "v8.wasm.cachedModule" in _wasm_events(context, page, lambda: start(page))
+        for _ in range(60):  # stored once the optimising compiler has compiled enough of it
+            if stored:
+                break
+            stored = "v8.wasm.cachedModule" in _wasm_events(
+                context, page, lambda: page.wait_for_timeout(1000)
+            )
+        assert stored, "Chromium never stored the compiled module"
+        page.goto(widget_site_url)  # the reader comes back
+        events = _wasm_events(context, page, lambda: start(page))
+        assert "v8.wasm.moduleCacheHit" in events, events
+        watch.check()
 
 
 def test_every_fixture_page_loads_cleanly(page: Any, widget_site_url: str, tmp_path: Path) -> None:
