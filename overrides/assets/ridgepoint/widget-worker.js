@@ -286,9 +286,10 @@ async function dropSnapshots(keep) {
 
 const QUIET = { stdout: () => {}, stderr: () => {} };
 
-// Start Pyodide from a kept copy of its memory; null (and the copy dropped) when that does not work out.
-async function restore(loadPyodide, indexURL, key, digest) {
-  const snapshot = await readSnapshot(key);
+// Start Pyodide from a kept copy of its memory (`kept`: the promise of readSnapshot); null (and the copy
+// dropped) when there is none or it does not work out.
+async function restore(loadPyodide, indexURL, kept, digest) {
+  const snapshot = await kept;
   if (!snapshot) return null;
   stage("snapshot read");
   try {
@@ -324,10 +325,11 @@ async function start() {
   const runtimeScript = import(`${indexURL}pyodide.asm.mjs`);
   runtimeScript.catch(() => {}); // loadPyodide imports it too and reports a failure
   const packageBytes = fetchPackage(packageURL, digest);
+  const key = snapshotKey(version, digest);
+  const kept = readSnapshot(key); // read (and checked) while Pyodide's script loads
   post({ type: "progress", stage: "Loading Python", loaded: 0 });
   const { loadPyodide } = await import(`${indexURL}pyodide.mjs`);
-  const key = snapshotKey(version, digest);
-  const restoredFrom = await restore(loadPyodide, indexURL, key, digest);
+  const restoredFrom = await restore(loadPyodide, indexURL, kept, digest);
   if (restoredFrom) {
     stage("Pyodide restored with the calculators");
     handle = restoredFrom.restored;

@@ -180,6 +180,15 @@
     return JSON.stringify(a) === JSON.stringify(b);
   }
 
+  // Between two charts' updates, the browser gets a turn once this much of the task is spent (a long task is
+  // 50 ms; a slider's update of two small charts stays within one task and one frame).
+  const YIELD_AFTER_MS = 12;
+
+  function nextTask() {
+    if (window.scheduler && typeof window.scheduler.yield === "function") return window.scheduler.yield();
+    return new Promise((resolve) => setTimeout(resolve, 0));
+  }
+
   function whenIdle(callback) {
     if ("requestIdleCallback" in window) requestIdleCallback(callback, { timeout: 3000 });
     else setTimeout(callback, 200);
@@ -432,8 +441,10 @@
       return this.chartsBusy;
     }
 
+    // One chart after the other; when the charts already drawn took a while (the serving simulator's, with
+    // hundreds of marks), the browser gets a turn before the next, so no update is one long task.
     async applyCharts(charts, atDefaults) {
-      const updates = [];
+      let began = performance.now();
       for (const holder of this.root.querySelectorAll("[data-widget-chart]")) {
         const payload = charts[holder.dataset.widgetChart];
         const figure = holder.querySelector("figure.rp-chart");
@@ -448,9 +459,13 @@
           if (!this.chartsLive && atDefaults) this.shownRows.set(key, text);
           else changed.push([key, name, rows, text]);
         }
-        if (changed.length) updates.push(this.pushRows(figure, changed));
+        if (!changed.length) continue;
+        if (performance.now() - began > YIELD_AFTER_MS) {
+          await nextTask();
+          began = performance.now();
+        }
+        await this.pushRows(figure, changed);
       }
-      await Promise.all(updates);
     }
 
     async pushRows(figure, changed) {
