@@ -85,6 +85,9 @@ def serve(session: nox.Session) -> None:
     npm_assets(session)
     # Served at the root of the address, not under the published site's /ridgepoint/ path.
     local = {**ENV, "RIDGEPOINT_SITE_URL": "http://127.0.0.1:8000/"}
+    # Slow results missing from the caches are computed by worker processes while the server answers; the
+    # pages say so, and the server rebuilds when they are done (course/lesson_format/background.py).
+    local["RIDGEPOINT_BACKGROUND_RESULTS"] = "1"
     # --dirty: a rebuild writes only the edited pages, or all when what they share changed (SERVE_FLAGS in
     # course/lesson_format/partial_rebuilds.py, which the edit-to-reload benchmark and the serve tests use).
     session.run("mkdocs", "serve", "--dirty", "--dev-addr", "127.0.0.1:8000", *session.posargs, env=local)

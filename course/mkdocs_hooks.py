@@ -56,6 +56,11 @@ def on_config(config: Any) -> Any:
         from course.notebooks.scheduling import prepare_marker
 
         config.watch.append(str(prepare_marker()))
+    from course.lesson_format import background
+
+    if background.enabled():  # dev.py serve: and when the slow results computed by workers are all done
+        config.watch.append(str(background.prepare_marker()))
+    background.start_build()
     # Under --dirty, MkDocs writes only the edited pages; every page when what they share changed.
     watched = [w for w in (config.theme.custom_dir, *config.watch) if w]
     inputs = shared_inputs(config.docs_dir, config.config_file_path, watched)
@@ -213,6 +218,12 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
         from course.lesson_format.problems import problems_panel, with_problems_panel
 
         output = with_problems_panel(output, problems_panel(_BUILD["problems"], page.file.src_uri))
+    from course.lesson_format import background
+
+    if page is not None and (waiting := background.waiting()):  # only under dev.py serve
+        from course.lesson_format.problems import with_problems_panel
+
+        output = with_problems_panel(output, background.notice_html(waiting))
     from course.sanitising.csp import base_url_of
 
     # The Content-Security-Policy, first in <head>: the theme's scripts for this page's depth.
@@ -308,3 +319,13 @@ def on_post_build(config: Any) -> None:
 
         write_live_reload_script(config.site_dir)  # loaded by the pages MkDocs serves (on_serve)
     finish_build(config.site_dir, _BUILD["inputs"], had_problems=bool(_BUILD.get("problems")))
+    from course.lesson_format import background
+
+    background.end_build()  # dev.py serve: the server rebuilds when the results it waited for are done
+    from course.numbers.value_cache import flush_caches
+
+    flush_caches()  # the computed figures not written yet, for the next build
+    if _serving():
+        from course.notebooks.scheduling import pages_written
+
+        pages_written()  # the notebooks queued by on_nav start now: the server answers first

@@ -32,6 +32,7 @@ from calculators.charts import CHARTS, ChartError, chart_kind
 from calculators.charts.render import render_chart_data
 from course.charts.markup import figure_html
 from course.charts.stored_data import stored_chart_data
+from course.lesson_format.background import BeingComputed, placeholder_box
 from course.lesson_format.problems import Problem
 from course.sanitising.source_files import load_yaml
 from course.sanitising.trusted import store_trusted
@@ -94,6 +95,8 @@ def render_block(source: str, cache_dir: Path | None = None) -> str:
         block = parse_block(source)
         data = stored_chart_data(block.name, block.params, cache_dir)
         rendered = render_chart_data(data, cache_dir)
+    except BeingComputed:  # under dev.py serve: a worker is computing and drawing it
+        return placeholder_box("chart")
     except ChartError as error:
         return (
             '<div class="admonition failure rp-chart-error"><p class="admonition-title">This chart cannot be '
@@ -152,6 +155,8 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
                     )
                 )
             stored_chart_data(block.name, block.params)
+        except BeingComputed:
+            continue  # under dev.py serve: checked on the rebuild that follows, when it is computed
         except ChartError as error:
             field = f"chart '{error.chart}'" + (
                 "" if error.parameter == "(block)" else f" parameter '{error.parameter}'"

@@ -19,12 +19,26 @@ from pathlib import Path
 from typing import Any
 
 from calculators.charts import ChartData, chart_data
-from calculators.charts.render import default_cache_dir, write_atomically
-from calculators.setting import setting_key, site_setting, using
+from calculators.charts.render import default_cache_dir, render_chart_data, write_atomically
+from calculators.setting import ModelSetting, setting_key, site_setting, using
 from course.folder_digest import fingerprint_folder
+from course.lesson_format import background
 from course.numbers.value_cache import calculators_fingerprint
 
 DATA_FOLDER = "data"
+
+
+def drawn_chart_data(
+    name: str, params: dict[str, Any], setting: ModelSetting | None, folder: Path | None
+) -> ChartData:
+    """``chart_data(name, **params)`` under ``setting`` (the course's model setting, like every figure of the
+    prose); with ``folder`` (in a worker), also drawn into the chart cache there, so that the build that
+    shows it finds the drawing too."""
+    with using(setting):
+        data = chart_data(name, **params)
+    if folder is not None:
+        render_chart_data(data, folder)
+    return data
 
 
 def encoded(data: ChartData) -> str:
@@ -78,13 +92,15 @@ def stored_chart_data(name: str, params: dict[str, Any], cache_dir: Path | None 
 
     Raises :class:`~calculators.charts.params.ChartError` as ``chart_data`` does (never cached).
     """
-    path = _folder(cache_dir) / f"{_key(name, params)}.json"
+    key = _key(name, params)
+    path = _folder(cache_dir) / f"{key}.json"
     try:
         return decoded(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, KeyError, TypeError):
         pass  # not stored yet, or unreadable: compute it
-    with using(site_setting()):  # the course's model setting, like every figure of the prose
-        data = chart_data(name, **params)
+    # Under dev.py serve, a worker computes it and draws it (raises BeingComputed until it is done).
+    folder = (cache_dir if cache_dir is not None else default_cache_dir()) if background.enabled() else None
+    data = background.result(("chart", key), drawn_chart_data, name, params, site_setting(), folder)
     # Another build may be reading it; a full disk, or a build of other calculators that removed the folder,
     # leaves it computed and not stored.
     with contextlib.suppress(OSError):

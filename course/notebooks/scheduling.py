@@ -10,6 +10,8 @@ there, for a copy of the page, so it executes the notebook exactly as it would h
 included: :mod:`course.notebooks.sandbox`) and leaves its cache entry; the page then reads that entry.
 
 - ``mkdocs build`` waits for a notebook's execution when it reaches the notebook's page.
+- Under ``serve``, the executions are queued at ``on_nav`` but begin when the first build has written its
+  pages (:func:`pages_written`): their rendering runs in threads of the server and slowed that build.
 - Under ``serve``, a notebook page whose execution has not finished says so (:func:`placeholder_html`) and
   the build goes on, so the server answers while the notebooks run. When they have all run, the scheduler
   writes a marker file that the server watches (:func:`marker_path`; the hook adds it to ``watch``): the
@@ -102,10 +104,12 @@ def start(
     *,
     when_done: Callable[[], None] | None = None,
     run: Callable[[Any, Any, Any, Any], None] = _render_into_cache,
+    after: threading.Event | None = None,
 ) -> dict[Path, Future[None]]:
     """Start executing each notebook page's notebook whose executed page is not cached; returns every page's
     execution, started now or by an earlier build, by cache entry. ``when_done`` is called once all those
-    started here have finished, whether they succeeded or not."""
+    started here have finished, whether they succeeded or not. With ``after``, the executions are queued at
+    once (their pages show the placeholder) but the workers begin only when it is set."""
     runs: dict[Path, Future[None]] = {}
     waiting: list[tuple[Path, Any]] = []
     with _LOCK:
@@ -126,6 +130,8 @@ def start(
     remaining = [len(waiting)]
 
     def work() -> None:
+        if after is not None:
+            after.wait()
         yield_to_the_build()
         while True:
             with _LOCK:
@@ -204,8 +210,20 @@ def _executing_plugin(config: Any) -> Any:
     return plugin if plugin is not None and plugin.config["execute"] else None
 
 
+# Under serve, set when the first build has written its pages: the notebooks' workers wait for it. Their
+# rendering (nbconvert, in threads of the server) holds the interpreter's lock, and on 2 cores it slowed the
+# first build, which a newcomer waits for (issue 23); the notebook pages say "being executed" meanwhile.
+_PAGES_WRITTEN = threading.Event()
+
+
+def pages_written() -> None:
+    """A ``serve`` build has written its pages (``on_post_build``): the notebooks may start."""
+    _PAGES_WRITTEN.set()
+
+
 def start_notebooks(notebooks: Iterable[Notebook], config: Any, files: Any, *, serving: bool) -> None:
-    """Start the executions of a build's notebooks (MkDocs ``on_nav``, when every page exists)."""
+    """Start the executions of a build's notebooks (MkDocs ``on_nav``, when every page exists); under
+    ``serve``, queued now and run once the first build has written its pages (:func:`pages_written`)."""
     plugin = _executing_plugin(config)
     if plugin is None:
         return
@@ -215,7 +233,14 @@ def start_notebooks(notebooks: Iterable[Notebook], config: Any, files: Any, *, s
         if file is not None and file.page is not None:
             pages.append(file.page)
     marker = marker_path()
-    start(pages, plugin, config, files, when_done=(lambda: touch_marker(marker)) if serving else None)
+    start(
+        pages,
+        plugin,
+        config,
+        files,
+        when_done=(lambda: touch_marker(marker)) if serving else None,
+        after=_PAGES_WRITTEN if serving else None,
+    )
 
 
 def before_notebook_page(page: Any, notebooks: Iterable[Notebook], config: Any, *, serving: bool) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from calculators.expressions import ExpressionError, check_expression
 from calculators.setting import BOTH_MODES, ModelSetting
+from course.lesson_format.background import BeingComputed
 from course.numbers.value_cache import computed_number
 
 COMPARISON_RE = re.compile(r"""^\s*(?P<q>["'])(?P<text>.*?)(?P=q)\s+holds\s+(?P<rest>.+)$""", re.DOTALL)
@@ -98,12 +99,22 @@ def parse_comparison(source: str) -> Comparison:
 def evaluate_comparison(comparison: Comparison) -> tuple[list[ModeValues], str | None]:
     """The comparison in each mode, and what is wrong (None when it holds in all of them).
 
-    Raises :class:`~calculators.expressions.ExpressionError` when a side cannot be computed.
+    Raises :class:`~calculators.expressions.ExpressionError` when a side cannot be computed, and under
+    ``dev.py serve`` :class:`~course.lesson_format.background.BeingComputed` while any side is.
     """
+    values: dict[tuple[str, ModelSetting | None], float] = {}
+    pending: BeingComputed | None = None
+    for setting in BOTH_MODES:
+        for side in (comparison.left, comparison.right):
+            try:
+                values[side, setting] = computed_number(side, setting)
+            except BeingComputed as waiting:  # dev.py serve: every side goes to the workers at once
+                pending = waiting
+    if pending is not None:
+        raise pending
     rows = []
     for setting in BOTH_MODES:
-        left = computed_number(comparison.left, setting)
-        right = computed_number(comparison.right, setting)
+        left, right = values[comparison.left, setting], values[comparison.right, setting]
         rows.append(ModeValues(setting, left, right, comparison.test(left, right)))
     if all(row.holds for row in rows):
         return rows, None

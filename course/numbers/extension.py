@@ -16,6 +16,7 @@ computed values. The pure functions here (:func:`find_numbers`, :func:`parse_num
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import html
 import math
@@ -33,6 +34,8 @@ from markdown.util import ETX, STX, AtomicString
 from calculators.expressions import ExpressionError
 from calculators.setting import SPEC_PEAK
 from calculators.units import UNITS, format_value, with_bound
+from course.lesson_format import background
+from course.lesson_format.background import BeingComputed
 from course.lesson_format.problems import Problem
 from course.numbers.comparisons import (
     EXAMPLE_COMPARISON,
@@ -124,6 +127,7 @@ class Evaluated:
     problem: str | None = None
     fix: str | None = None
     bound_value: float | None = None  # at spec peaks, for ``| bound``
+    pending: bool = False  # under dev.py serve: being computed by a worker (course.lesson_format.background)
 
 
 def parse_number(source: str) -> NumberReference:
@@ -210,10 +214,16 @@ def evaluate_reference(reference: NumberReference) -> Evaluated:
     """Compute a reference under the course's setting and, for a claim, check the stated figure against it;
     with ``| bound``, the same expression at spec peaks is printed beside it ("6.5 ms (bound 4.78 ms)")."""
     result = _evaluate_figure(reference)
-    if not reference.bound or result.problem:
+    if reference.bound and result.pending:
+        # dev.py serve: the bound goes to the workers with the figure, not on the rebuild that follows.
+        with contextlib.suppress(BeingComputed, ExpressionError):
+            _compute(reference.expression, SPEC_PEAK)
+    if not reference.bound or result.problem or result.pending:
         return result
     try:
         bound = _compute(reference.expression, SPEC_PEAK)
+    except BeingComputed:
+        return _pending(reference)
     except ExpressionError as error:
         return replace(result, problem=f"its bound at spec peaks: {error}", fix=error.fix)
     digits, decimals = reference.digits, reference.decimals
@@ -229,6 +239,8 @@ def _evaluate_figure(reference: NumberReference) -> Evaluated:
     """Compute a reference and, for a claim, check the stated figure against it."""
     try:
         value = _compute(reference.expression)
+    except BeingComputed:
+        return _pending(reference)
     except ExpressionError as error:
         return Evaluated(
             reference,
@@ -273,6 +285,11 @@ def _evaluate_figure(reference: NumberReference) -> Evaluated:
             f'write the figure the calculators give, e.g. "{_rewrite(reference.quoted, in_unit)}"',
         )
     return Evaluated(reference, value, reference.quoted)
+
+
+def _pending(reference: NumberReference) -> Evaluated:
+    """A figure whose value a worker is computing (serve only): shown as pending, checked when it is done."""
+    return Evaluated(reference, None, background.PENDING_TEXT, pending=True)
 
 
 def _rewrite(quoted: str, value: float) -> str:
@@ -422,6 +439,7 @@ def render_html(source: str) -> etree.Element:
         ["rp-number"]
         + (["rp-number--claim"] if reference.is_claim else [])
         + (["rp-number--error"] if result.problem else [])
+        + (["rp-number--pending"] if result.pending else [])
     )
     span.set("class", " ".join(classes))
     span.set("data-expr", reference.expression)
@@ -442,6 +460,8 @@ def render_html(source: str) -> etree.Element:
             span.set("title", f"Computed by the calculators: {reference.expression}")
     if result.problem:
         span.set("title", result.problem)
+    if result.pending:
+        span.set("title", background.PENDING_TITLE)
     span.text = AtomicString(result.text)
     return span
 
@@ -456,6 +476,8 @@ def comparison_problem(source: str) -> tuple[str, str, str] | None:
     field = f'claim "{comparison.text}"'
     try:
         _, problem = evaluate_comparison(comparison)
+    except BeingComputed:
+        return None  # checked on the rebuild that follows, when its sides are computed (serve only)
     except ExpressionError as error:
         return field, str(error), error.fix
     return (field, problem, FIX_COMPARISON) if problem else None
@@ -480,7 +502,12 @@ def comparison_html(source: str) -> etree.Element:
         span.set("title", problem[1])
         return span
     comparison = parse_comparison(source)
-    rows, _ = evaluate_comparison(comparison)
+    try:
+        rows, _ = evaluate_comparison(comparison)
+    except BeingComputed:
+        span.set("class", "rp-comparison rp-number--pending")
+        span.set("title", "Not checked yet: its figures are being computed in the background")
+        return span
     span.set("data-expr", comparison.source)
     span.set("title", "Checked in both modes: " + "; ".join(str(row) for row in rows))
     return span

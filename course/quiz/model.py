@@ -22,6 +22,7 @@ import yaml
 
 from calculators.expressions import ExpressionError
 from calculators.units import UNITS
+from course.lesson_format import background
 from course.lesson_format.problems import Problem
 from course.numbers.extension import fill_figures
 from course.numbers.value_cache import computed_number
@@ -390,7 +391,8 @@ def _parse_numeric(
     else:
         expression = str(expression).strip()
         try:
-            value = computed_number(expression) / UNITS[unit].scale
+            with background.here():  # the page marks the reader's answer with it: never pending
+                value = computed_number(expression) / UNITS[unit].scale
         except ExpressionError as error:
             check.add(
                 f"{where} field 'answer'",

@@ -20,8 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from calculators.setting import active_setting, setting_key
+from calculators.setting import ModelSetting, active_setting, setting_key, using
 from course.folder_digest import fingerprint_folder
+from course.lesson_format import background
 from course.numbers.value_cache import (
     calculators_fingerprint,
     default_cache_dir,
@@ -86,8 +87,30 @@ def computed_widget(
     stored = cache.get(key)
     if stored is not None:
         return stored  # type: ignore[no-any-return]
-    result = compute(defaults)
+    # Under dev.py serve, a worker computes it and draws its charts (raises BeingComputed until it is done).
+    result = background.result(
+        ("widget", key), widget_result, compute, defaults, active_setting(), background.enabled()
+    )
     text = _exact_json(result)
     if text is not None:
         cache.put(key, text)
+    return result
+
+
+def widget_result(
+    compute: Callable[[dict[str, Any]], dict[str, Any]],
+    defaults: dict[str, Any],
+    setting: ModelSetting | None,
+    draw_charts: bool,
+) -> dict[str, Any]:
+    """``compute(defaults)`` with ``setting`` active; with ``draw_charts`` (in a worker), its charts' data
+    and drawings are stored too, so that the build that shows the widget finds them all."""
+    with using(setting):
+        result = compute(defaults)
+    if draw_charts:
+        from calculators.charts.render import render_chart_data
+        from course.charts.stored_data import stored_chart_data
+
+        for payload in result.get("charts", {}).values():
+            render_chart_data(stored_chart_data(payload["chart"], payload["params"]))
     return result

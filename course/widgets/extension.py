@@ -35,6 +35,7 @@ from calculators.charts.render import render_chart_data
 from calculators.setting import describe, site_setting, using
 from course.charts.markup import figure_html
 from course.charts.stored_data import stored_chart_data
+from course.lesson_format.background import BeingComputed, placeholder_box
 from course.lesson_format.problems import Problem
 from course.sanitising.source_files import load_yaml
 from course.sanitising.trusted import store_trusted
@@ -459,6 +460,8 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
             name, defaults = parse_block(body)
             with using(site_setting()):
                 computed_widget(name, defaults, COMPUTE[name])
+        except BeingComputed:
+            continue  # under dev.py serve: checked on the rebuild that follows, when it is computed
         except WidgetError as error:
             problems.append(Problem(path, error.field, str(error), error.fix, start + 1))
         except ValueError as error:
@@ -510,7 +513,10 @@ class WidgetPreprocessor(Preprocessor):
                 raise WidgetError(f"line {start + 1}: {error}") from None
             seen[name] = seen.get(name, 0) + 1
             widget_id, url_prefix = instance_keys(name, seen[name])
-            html = render_widget(name, defaults, widget_id, url_prefix)
+            try:
+                html = render_widget(name, defaults, widget_id, url_prefix)
+            except BeingComputed:  # under dev.py serve: its default state is being computed by a worker
+                html = placeholder_box("widget")
             out += ["", store_trusted(self.md, html), ""]
             index = end + 1
         return out

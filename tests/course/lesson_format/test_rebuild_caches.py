@@ -128,6 +128,15 @@ def test_a_stored_figure_is_read_back_by_the_next_build(tmp_path: Path) -> None:
     assert ValueCache(tmp_path, "calculators-v1").get("Scenario().decode().time_s") == 0.004776119402985075
 
 
+def test_values_put_in_quick_succession_are_all_written_by_the_flush(tmp_path: Path) -> None:
+    cache = ValueCache(tmp_path, "calculators-v1")
+    for n in range(50):  # a cold build: many values within a second
+        cache.put(f"{n} + 0", float(n))
+    assert len(ValueCache(tmp_path, "calculators-v1").values) < 50  # not the whole file per value
+    cache.flush()  # the end of the build (and the process's exit)
+    assert ValueCache(tmp_path, "calculators-v1").values == {f"{n} + 0": float(n) for n in range(50)}
+
+
 def test_figures_of_other_calculators_are_forgotten(tmp_path: Path) -> None:
     ValueCache(tmp_path, "calculators-v1").put("Scenario().decode().time_s", 0.0048)
     edited = ValueCache(tmp_path, "calculators-v2")  # a preset changed: a new fingerprint

@@ -123,6 +123,28 @@ def test_a_build_waits_for_the_notebook_and_a_served_page_says_it_is_running(
     assert log == [page.file.abs_src_path]
 
 
+def test_under_serve_queued_notebooks_show_the_placeholder_and_start_after_the_pages(
+    plugin: Any, tmp_path: Path
+) -> None:
+    (page,) = _pages(tmp_path, 1)
+    page = _notebook_page(page, page.file.abs_src_path)
+    notebook = SimpleNamespace(path="track/notebooks/n0.py", title="Worked through")
+    config = SimpleNamespace(plugins={"mkdocs-jupyter": plugin})
+    pages = threading.Event()
+    started = threading.Event()
+
+    def run(page_: Any, plugin_: Any, config_: Any, files: Any) -> None:
+        started.set()
+
+    scheduling.start([page], plugin, config, None, run=run, after=pages)
+    scheduling.before_notebook_page(page, [notebook], config, serving=True)
+    page.render(None, None)
+    assert "This notebook is being executed" in page.content  # queued, so not run by the page itself
+    assert not started.wait(timeout=0.5)  # the first build's pages come first
+    pages.set()
+    assert started.wait(timeout=30)
+
+
 def test_a_failed_execution_fails_the_build_at_its_page(plugin: Any, tmp_path: Path) -> None:
     (page,) = _pages(tmp_path, 1)
     page = _notebook_page(page, page.file.abs_src_path)
