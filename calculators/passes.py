@@ -20,9 +20,12 @@ cache and arithmetic, and the collectives of tensor, pipeline and expert paralle
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from functools import cached_property
+from typing import Any, TypeVar
 
 from calculators import calibration, setting
 from calculators.efficiency import MAX_STEP_OVERHEAD_S, Efficiency
@@ -303,6 +306,63 @@ class Setup:
         )
 
 
+R = TypeVar("R")
+
+_MEMO: ContextVar[dict[tuple[Any, ...], Any] | None] = ContextVar("pass_memo", default=None)
+
+
+@contextmanager
+def memoised() -> Iterator[None]:
+    """Within the block, a setup asked for twice is built once and a pass asked for twice is computed once.
+
+    The browser worker answers a slider move by computing one request for the numbers and again for each
+    chart (the same setups, the same prefill and decode steps, under the calibrated mode and at spec peaks):
+    inside this block the repeats are looked up instead. Setups and pass results are frozen, and a setup
+    depends only on :func:`make_setup`'s arguments and the active model setting (part of the key), so every
+    answer is the one computed without the block. Only hashable arguments are looked up (a ``Model`` object
+    is built as usual), and the memory lives as long as the block: one worker request.
+    """
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
+def _remembered(key: tuple[Any, ...], compute: Callable[[], R]) -> R:
+    """``compute()``, or what it gave for ``key`` before inside :func:`memoised` (no memory outside)."""
+    memo = _MEMO.get()
+    if memo is None:
+        return compute()
+    try:
+        found = memo.get(key, _MISSING)
+    except TypeError:  # an unhashable argument (a Model object): computed every time
+        return compute()
+    if found is _MISSING:
+        found = memo[key] = compute()
+    return found  # type: ignore[no-any-return]
+
+
+_MISSING = object()
+
+
+def _remembered_pass(
+    kind: str, setup: Setup, args: tuple[int, ...], compute: Callable[[], PassResult]
+) -> PassResult:
+    """A pass of ``setup`` (by identity: a setup's fields do not hash) remembered like :func:`_remembered`.
+
+    The setup is kept beside its result, so its ``id`` cannot be reused by another while the memory lives.
+    """
+    memo = _MEMO.get()
+    if memo is None:
+        return compute()
+    key = (kind, id(setup), *args)
+    found = memo.get(key)
+    if found is None or found[0] is not setup:
+        found = memo[key] = (setup, compute())
+    return found[1]
+
+
 def make_setup(
     model: str | Model = "dense-8b",
     gpu: str | GPU = "h100-sxm",
@@ -323,6 +383,31 @@ def make_setup(
     achieved-performance inputs at once; other keyword arguments are the :class:`Setup` fields
     (``kv_cache_format``, ``pipeline_stages``, ``ignore_memory``...).
     """
+    key = (
+        "setup", model, gpu, precision, level, gpus, compute_efficiency, memory_efficiency, weight_format,
+        efficiency, tuple(sorted(options.items())), setting.active_setting(),
+    )  # fmt: skip
+    return _remembered(
+        key,
+        lambda: _build_setup(
+            model, gpu, precision, level, gpus, compute_efficiency, memory_efficiency, weight_format,
+            efficiency, options,
+        ),
+    )  # fmt: skip
+
+
+def _build_setup(
+    model: str | Model,
+    gpu: str | GPU,
+    precision: str,
+    level: str,
+    gpus: int,
+    compute_efficiency: float,
+    memory_efficiency: float,
+    weight_format: str | None,
+    efficiency: Efficiency | None,
+    options: dict[str, object],
+) -> Setup:
     if efficiency is not None:
         if not isinstance(efficiency, Efficiency):
             raise ValueError(
@@ -1032,6 +1117,10 @@ def prefill(setup: Setup, prompt_tokens: int, *, batch: int = 1) -> PassResult:
     """
     prompt = count("prompt_tokens", prompt_tokens)
     batch = count("batch", batch)
+    return _remembered_pass("prefill", setup, (prompt, batch), lambda: _prefill(setup, prompt, batch))
+
+
+def _prefill(setup: Setup, prompt: int, batch: int) -> PassResult:
     window = setup.model.sliding_window
     written = prompt if window is None else min(prompt, window)
     return _pass(
@@ -1056,6 +1145,10 @@ def decode_step(setup: Setup, *, batch: int = 1, context_tokens: int = 1) -> Pas
     """
     batch = count("batch", batch)
     context = count("context_tokens", context_tokens)
+    return _remembered_pass("decode", setup, (batch, context), lambda: _decode_step(setup, batch, context))
+
+
+def _decode_step(setup: Setup, batch: int, context: int) -> PassResult:
     keys = float(batch * setup.model.cached_tokens(context))
     return _pass(
         setup, batch, keys, 0, 0, 0.0, 0.0, 0.0, 0.0, keys,

@@ -23,6 +23,7 @@ from calculators.browser import (
     roofline_explorer,
     serving_simulator,
 )
+from calculators.passes import memoised
 from calculators.setting import site_setting, using
 
 WIDGETS: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -40,7 +41,8 @@ def compute(widget: str, state: dict[str, Any]) -> dict[str, Any]:
         function = WIDGETS[widget]
     except KeyError:
         raise ValueError(f"unknown widget {widget!r}; known widgets: {', '.join(sorted(WIDGETS))}") from None
-    with using(site_setting()):  # the course's model setting, like every figure of the lessons
+    # One slider move computes the same setups and passes for its numbers and for each chart: each once.
+    with using(site_setting()), memoised():  # the course's model setting, like every figure of the lessons
         return function(state)
 
 
@@ -71,4 +73,12 @@ def handle(request_json: str) -> str:
         answer = {"ok": False, "error": str(error)}
     except Exception as error:  # a defect, not bad input: still reported inline, never thrown into the page
         answer = {"ok": False, "error": f"{type(error).__name__}: {error}"}
-    return json.dumps(_finite(answer), allow_nan=False)
+    return _json(answer)
+
+
+def _json(answer: dict[str, Any]) -> str:
+    """``answer`` as JSON text; only an answer holding NaN or infinity is walked to replace them by None."""
+    try:
+        return json.dumps(answer, allow_nan=False)
+    except ValueError:  # a non-finite float somewhere: the rare answer that needs the walk
+        return json.dumps(_finite(answer), allow_nan=False)
