@@ -127,7 +127,6 @@ def result(key: Hashable, function: Callable[..., R], *args: Any) -> R:
     if not enabled():
         return function(*args)
     with _LOCK:
-        _SEEN_THIS_BUILD.add(key)
         job = _JOBS.get(key)
         if job is None:
             try:
@@ -137,6 +136,8 @@ def result(key: Hashable, function: Callable[..., R], *args: Any) -> R:
             if job is not None:
                 _JOBS[key] = job
                 job.add_done_callback(_finished)
+        if job is not None:
+            _SEEN_THIS_BUILD.add(key)
         if job is not None and not job.done():
             _STATE["rebuild_wanted"] = True
             raise BeingComputed(str(key))

@@ -164,3 +164,16 @@ def test_the_notice_and_the_log_say_how_many_and_what_happens_next() -> None:
     assert "rebuilds" in notice
     assert "dev.py build" in notice
     assert "1 slow result is being computed" in background.log_line(1)
+
+
+def test_a_pool_that_cannot_take_jobs_means_computing_here(
+    serving: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Broken:
+        def submit(self, *args: Any) -> Future[Any]:
+            raise RuntimeError("cannot schedule new futures after shutdown")
+
+    monkeypatch.setattr(background, "_pool", Broken)
+    span = numbers.render_html(f" {SIMULATED}| number ")
+    assert float(span.get("data-value", "nan")) == number_under(SIMULATED, site_setting())
+    assert background.waiting() == 0
