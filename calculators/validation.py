@@ -8,7 +8,7 @@ Widgets show that message inline and the build prints it, so it has to read well
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 
 
 def _describe(value: object) -> str:
@@ -94,10 +94,14 @@ def count(field: str, value: object, *, minimum: int = 1, maximum: int = MAX_COU
 
 
 def choice(field: str, value: object, allowed: Iterable[str]) -> str:
-    """Return ``value`` if it is one of ``allowed``, else raise naming the allowed values."""
-    options = sorted(allowed)
-    if not isinstance(value, str) or value not in options:
-        raise ValueError(f"{field} must be one of {', '.join(options)}; got {_describe(value)}")
+    """Return ``value`` if it is one of ``allowed``, else raise naming the allowed values.
+
+    Every pass checks its setup's formats here, so the allowed names are sorted only for the message.
+    """
+    if isinstance(allowed, str) or not isinstance(allowed, Collection):
+        allowed = list(allowed)  # a text stands for its letters (not substrings); an iterator is read once
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{field} must be one of {', '.join(sorted(allowed))}; got {_describe(value)}")
     return value
 
 

@@ -18,6 +18,7 @@ import pytest
 from calculators.browser import protocol
 from calculators.passes import decode_step, make_setup, memoised, prefill
 from calculators.setting import COURSE_SETTING, SPEC_PEAK, using
+from calculators.validation import choice
 
 # Requests as the widgets send them: defaults, slider moves (prompt, output, batch, context, intensity), a
 # switch, other presets, a what-if that does not fit, and bad input (the error text must not change either).
@@ -107,3 +108,13 @@ def test_an_answer_with_a_non_finite_number_still_becomes_valid_json() -> None:
     # Only an answer that needs it is walked: NaN and infinity become null, as before.
     text = protocol._json({"ok": True, "result": {"a": [1.0, float("nan")], "b": {"c": float("inf")}}})
     assert json.loads(text) == {"ok": True, "result": {"a": [1.0, None], "b": {"c": None}}}
+
+
+def test_a_choice_is_checked_against_any_collection_and_named_sorted() -> None:
+    # Every pass checks its formats with ``choice``; it sorts the names only for the message now.
+    assert choice("gpu", "b", {"c": 1, "b": 2}) == "b"
+    assert choice("gpu", "b", (name for name in ("c", "b"))) == "b"  # an iterator, read once
+    with pytest.raises(ValueError, match=r"gpu must be one of a, b, c; got 'd'"):
+        choice("gpu", "d", ["c", "a", "b"])
+    with pytest.raises(ValueError, match="must be one of"):
+        choice("gpu", "ab", "abc")  # a text stands for its letters, as before, not its substrings
