@@ -278,6 +278,12 @@ def on_serve(server: Any, config: Any, builder: Any) -> Any:
     return server
 
 
+def on_shutdown() -> None:
+    from course.lesson_format import background
+
+    background.shutdown()  # dev.py serve stopped: its background jobs must not hold the exit
+
+
 def on_build_error(error: Exception) -> None:
     import logging
 

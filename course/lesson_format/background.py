@@ -196,6 +196,21 @@ def _rebuild_when_done() -> None:
     print("INFO    -  The results computed in the background are done: rebuilding.", file=sys.stderr)
 
 
+def shutdown() -> None:
+    """The server stops (MkDocs ``on_shutdown``): drop what the workers have not finished, at once.
+
+    Python would otherwise wait, at exit, for every job still queued (minutes on a first run); nothing is
+    lost but cache entries, which the next run computes again."""
+    with _LOCK:
+        pools = list(_POOL)
+        _POOL.clear()
+    for pool in pools:
+        processes = list((getattr(pool, "_processes", None) or {}).values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        for process in processes:
+            process.terminate()
+
+
 def waiting() -> int:
     """How many results that this build needed are still being computed."""
     with _LOCK:

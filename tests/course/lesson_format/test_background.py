@@ -177,3 +177,19 @@ def test_a_pool_that_cannot_take_jobs_means_computing_here(
     span = numbers.render_html(f" {SIMULATED}| number ")
     assert float(span.get("data-value", "nan")) == number_under(SIMULATED, site_setting())
     assert background.waiting() == 0
+
+
+def test_stopping_the_server_drops_the_jobs_at_once(serving: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(background, "_POOL", [])  # a pool of this test's own
+    for n in range(4):  # more jobs than workers, each far longer than the test may wait
+        with pytest.raises(background.BeingComputed):
+            background.result(("sleep", n), time.sleep, 600)
+    (pool,) = background._POOL
+    processes = list(pool._processes.values())  # type: ignore[attr-defined]
+    assert processes
+    background.shutdown()
+    deadline = time.monotonic() + 30
+    while any(process.is_alive() for process in processes):
+        assert time.monotonic() < deadline, "a worker outlived the server"
+        time.sleep(0.05)
+    assert background._POOL == []
