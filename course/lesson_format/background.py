@@ -204,6 +204,7 @@ def shutdown() -> None:
     with _LOCK:
         pools = list(_POOL)
         _POOL.clear()
+        _STATE["rebuild_wanted"] = False  # the cancelled jobs are not results: no rebuild, no message
     for pool in pools:
         processes = list((getattr(pool, "_processes", None) or {}).values())
         pool.shutdown(wait=False, cancel_futures=True)
