@@ -88,11 +88,9 @@ def marker_path() -> Path:
 
 def prepare_marker() -> Path:
     """Make sure the marker exists (a watched path must), and return it."""
-    marker = marker_path()
-    marker.parent.mkdir(parents=True, exist_ok=True)
-    if not marker.exists():
-        marker.write_text("none yet\n", encoding="utf-8")
-    return marker
+    from course.notebooks.scheduling import prepare_marker as prepare
+
+    return prepare(marker_path())
 
 
 def _start_worker(project: str, niceness: int) -> None:

@@ -79,9 +79,10 @@ def marker_path() -> Path:
     return Path(os.environ.get(CACHE_ENV) or Path.cwd() / CACHE_ROOT) / MARKER_NAME
 
 
-def prepare_marker() -> Path:
-    """Make sure the marker exists (a watched path must), and return it."""
-    marker = marker_path()
+def prepare_marker(marker: Path | None = None) -> Path:
+    """Make sure the marker exists (a watched path must), and return it: the notebooks' by default, or
+    ``marker`` (the background results' marker beside it, :mod:`course.lesson_format.background`)."""
+    marker = marker or marker_path()
     marker.parent.mkdir(parents=True, exist_ok=True)
     if not marker.exists():
         marker.write_text("none yet\n", encoding="utf-8")
