@@ -135,6 +135,16 @@ function cachedFetch(cacheName, prefix, onProgress) {
   return wrapped;
 }
 
+// Count `bytes` more downloaded, and tell the page at most every PROGRESS_EVERY_MS.
+function counted(bytes, onProgress) {
+  downloads.loaded += bytes;
+  const now = performance.now();
+  if (now - downloads.reportedAt >= PROGRESS_EVERY_MS) {
+    downloads.reportedAt = now;
+    onProgress(downloads.loaded, false);
+  }
+}
+
 // The body is read as fast as it arrives, whether or not Pyodide reads yet (a started download keeps going
 // while Pyodide is still evaluating its scripts), and counted on the way.
 function withProgress(response, onProgress, close) {
@@ -145,12 +155,7 @@ function withProgress(response, onProgress, close) {
         for (;;) {
           const chunk = await reader.read();
           if (chunk.done) break;
-          downloads.loaded += chunk.value.byteLength;
-          const now = performance.now();
-          if (now - downloads.reportedAt >= PROGRESS_EVERY_MS) {
-            downloads.reportedAt = now;
-            onProgress(downloads.loaded, false);
-          }
+          counted(chunk.value.byteLength, onProgress);
           controller.enqueue(chunk.value);
         }
         controller.close();
@@ -171,12 +176,7 @@ async function countProgress(response, onProgress, close) {
     for (;;) {
       const chunk = await reader.read();
       if (chunk.done) break;
-      downloads.loaded += chunk.value.byteLength;
-      const now = performance.now();
-      if (now - downloads.reportedAt >= PROGRESS_EVERY_MS) {
-        downloads.reportedAt = now;
-        onProgress(downloads.loaded, false);
-      }
+      counted(chunk.value.byteLength, onProgress);
     }
   } catch (error) {
     // the response's own reader reports a broken download

@@ -92,13 +92,18 @@ def _notebook_page(page: Any, source: str) -> Any:
     return page
 
 
-def test_a_build_waits_for_the_notebook_and_a_served_page_says_it_is_running(
-    plugin: Any, tmp_path: Path
-) -> None:
+def _one_notebook(plugin: Any, tmp_path: Path) -> tuple[Any, Any, Any]:
+    """A notebook page (failing if the plugin renders it), its notebook and a config using ``plugin``."""
     (page,) = _pages(tmp_path, 1)
     page = _notebook_page(page, page.file.abs_src_path)
     notebook = SimpleNamespace(path="track/notebooks/n0.py", title="Worked through")
-    config = SimpleNamespace(plugins={"mkdocs-jupyter": plugin})
+    return page, notebook, SimpleNamespace(plugins={"mkdocs-jupyter": plugin})
+
+
+def test_a_build_waits_for_the_notebook_and_a_served_page_says_it_is_running(
+    plugin: Any, tmp_path: Path
+) -> None:
+    page, notebook, config = _one_notebook(plugin, tmp_path)
     release = threading.Event()
     log: list[str] = []
     writes = _writes_entry(plugin, log)
@@ -126,10 +131,7 @@ def test_a_build_waits_for_the_notebook_and_a_served_page_says_it_is_running(
 def test_under_serve_queued_notebooks_show_the_placeholder_and_start_after_the_pages(
     plugin: Any, tmp_path: Path
 ) -> None:
-    (page,) = _pages(tmp_path, 1)
-    page = _notebook_page(page, page.file.abs_src_path)
-    notebook = SimpleNamespace(path="track/notebooks/n0.py", title="Worked through")
-    config = SimpleNamespace(plugins={"mkdocs-jupyter": plugin})
+    page, notebook, config = _one_notebook(plugin, tmp_path)
     pages = threading.Event()
     started = threading.Event()
 
