@@ -11,8 +11,9 @@ functions the MkDocs hook calls:
 - :func:`nav_companions` says which pages the navigation places after each lesson.
 - :func:`configure_execution_cache` keys mkdocs-jupyter's cache on the calculators' sources too: the plugin's
   own key is the notebook text alone, so a changed preset would otherwise keep serving stale numbers.
-- :func:`finish_notebook_page` removes the CDN scripts nbconvert's template writes (MathJax, Mermaid,
-  RequireJS) and adds the links to the lesson and to the download.
+- :func:`finish_notebook_page` removes what nbconvert's template writes around the cells (its CDN scripts:
+  MathJax, Mermaid, RequireJS; its inline stylesheets: JupyterLab's theme, 590 kB on every page, which the
+  site's own ``notebooks.css`` replaces) and adds the links to the lesson and to the download.
 - :func:`write_downloads` writes each notebook as ``.ipynb`` into the built site.
 """
 
@@ -315,13 +316,28 @@ def warn_of_dangerous_output(content: str, notebook_path: str = "a notebook") ->
     return found
 
 
-def sanitise_cells(content: str, notebook_path: str = "a notebook", *, warn: bool = True) -> str:
-    """The notebook page with its cells (code, Markdown and every output) sanitised by allow-list.
+def without_template_head(content: str) -> str:
+    """A rendered notebook from its first cell on: without what mkdocs-jupyter's template writes before it.
 
-    What comes before the first cell is mkdocs-jupyter's template (its stylesheets); a notebook cannot write
-    there. The cells are the contributor's: their outputs may hold any HTML the code printed, so they get the
-    lessons' allow-list plus the static SVG of charts (see ``sanitise_notebook_html`` in
-    :mod:`course.sanitising.policy`). ``warn``: say what was dropped (:func:`warn_of_dangerous_output`).
+    That is its scripts (a copy button's, MathJax's and Mermaid's, from CDNs) and its inline stylesheets:
+    JupyterLab's whole theme (574 kB of variables and rules for Lab's own interface, nearly all of them scoped
+    to a ``.jupyter-wrapper`` the page does not keep), its light theme's variables, a Pygments theme written
+    in those variables and Mermaid's rules, 590 kB that every notebook page downloaded and every build
+    sanitised, scanned and indexed again. The site styles notebooks itself (``notebooks.css``, in the site's
+    one stylesheet bundle), and a notebook cannot write there: the cells are all that is its own.
+    """
+    first = _FIRST_CELL_RE.search(content)
+    return content if first is None else content[first.start() :]
+
+
+def sanitise_cells(content: str, notebook_path: str = "a notebook", *, warn: bool = True) -> str:
+    """The notebook's cells (code, Markdown and every output) sanitised by allow-list, in one ``jp-Notebook``.
+
+    What comes before the first cell is mkdocs-jupyter's template, which is not kept
+    (:func:`without_template_head`). The cells are the contributor's: their outputs may hold any HTML the code
+    printed, so they get the lessons' allow-list plus the static SVG of charts (see
+    ``sanitise_notebook_html`` in :mod:`course.sanitising.policy`). ``warn``: say what was dropped
+    (:func:`warn_of_dangerous_output`).
     """
     from course.sanitising.policy import sanitise_notebook_html
 
@@ -330,9 +346,8 @@ def sanitise_cells(content: str, notebook_path: str = "a notebook", *, warn: boo
     first = _FIRST_CELL_RE.search(content)
     if first is None:
         return sanitise_notebook_html(content)
-    head = "".join(re.findall(r"<style[^>]*>.*?</style>", content[: first.start()], flags=re.DOTALL))
-    cells = exclude_code_cells_from_search(sanitise_notebook_html(content[first.start() :]))
-    return head + '<div class="jp-Notebook">' + cells + "</div>"
+    cells = exclude_code_cells_from_search(sanitise_notebook_html(without_template_head(content)))
+    return '<div class="jp-Notebook">' + cells + "</div>"
 
 
 # Material's search indexer skips an element marked data-search-exclude only until the first element of the
@@ -375,7 +390,8 @@ def exclude_code_cells_from_search(cells: str) -> str:
 def finish_notebook_page(
     content: str, notebook: Notebook, lesson_title: str, lesson_url: str, stored: StoredResults | None = None
 ) -> str:
-    """Strip the template's CDN scripts from a rendered notebook; open it with its lesson and download links.
+    """Strip the template's scripts and stylesheets from a rendered notebook; open it with its lesson and
+    download links.
 
     Raises ``ValueError`` if anything in the page would still load from another host, so that a new
     nbconvert template cannot quietly bring a CDN back. The finished cells are kept in ``stored`` when
@@ -390,10 +406,22 @@ def finish_notebook_page(
     return notebook_links_html(notebook, lesson_title, lesson_url) + cells
 
 
+# Tags that load nothing, skipped by the scan for external loads: most of a notebook's tags are Pygments'
+# token spans and the cells' nested divs (62,000 of 80,000 over the course), and Python's HTML parser took
+# 0.8 s of a build to read them. Only bare tags or tags with a plain class qualify; the sanitiser escapes
+# `"`, `<` and `>` in attribute values and `<` in text, so the pattern matches whole tags and nothing else.
+_INERT_TAGS_RE = re.compile(
+    r'<(?:span|div|td|th|tr|p|pre|code)(?: class="[\w -]*")?>|</(?:span|div|td|th|tr|p|pre|code)>'
+)
+
+
 @functools.lru_cache(maxsize=64)
 def _finished_cells(content: str, notebook_path: str) -> str:
-    """The rendered notebook without CDN scripts, sanitised, checked to load nothing from another host.
+    """The rendered notebook's cells without the template's scripts and inline stylesheets, sanitised, checked
+    to load nothing from another host.
 
+    The template's head goes first (:func:`without_template_head`): the scan for external loads read its
+    590 kB of stylesheets on every build, and the search index and every reader after it.
     A function of the rendered notebook alone, which mkdocs-jupyter reads from its cache while the notebook
     and the calculators are unchanged; so ``serve`` sanitises a notebook again only when it was executed
     again, not on every edit of a lesson (sanitising and scanning its outputs was a fifth of a rebuild).
@@ -401,12 +429,13 @@ def _finished_cells(content: str, notebook_path: str) -> str:
     """
     from course.sanitising.external_loads import html_loads, js_loads
 
+    content = without_template_head(content)
     for pattern in _EXTERNAL_SCRIPTS:
         content = pattern.sub("", content)
     cells = sanitise_cells(without_template_copy_button(content), notebook_path, warn=False)
     content = copyable_code_cells(cells)
     # html_loads reads tags and styles; js_loads also catches import()/fetch() of a URL in an inline script
-    external = [url for _, url in html_loads(content)] + js_loads(content)
+    external = [url for _, url in html_loads(_INERT_TAGS_RE.sub("", content))] + js_loads(content)
     if external:
         raise ValueError(
             f"{notebook_path}: the rendered notebook would load {', '.join(sorted(set(external)))} from "
