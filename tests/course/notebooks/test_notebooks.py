@@ -667,7 +667,11 @@ def test_a_notebook_pages_finished_cells_are_read_back_by_the_next_build(
     assert pages[0] == pages[1]
     assert "onerror" not in pages[1]
     assert len(runs) == 1
-    external = '<style>@import url("https://cdn.example.org/vega.css");</style><div class="jp-Cell x"></div>'
+    # A load the allow-list let through (as in the test above): refused, and never kept.
+    import course.sanitising.policy
+
+    monkeypatch.setattr(course.sanitising.policy, "sanitise_notebook_html", lambda cells: cells)
+    external = '<div class="jp-Cell x"><img src="https://cdn.example.org/vega.png"></div>'
     stored = stored_results.StoredResults(tmp_path)
     with pytest.raises(ValueError, match=r"cdn\.example\.org"):
         finish_notebook_page(external, notebook, "L", "../", stored)
