@@ -39,6 +39,7 @@ from course.lesson_format.problems import Problem
 from course.sanitising.source_files import SOURCE_FIELD, YamlLimitError, load_yaml
 from course.sanitising.source_tree import is_plain_file
 from course.sanitising.titles import text_of_html
+from course.stored_results import StoredResults, text_key
 
 NOTEBOOK_FOLDER = "notebooks"
 NOTEBOOK_GLOB = f"*/{NOTEBOOK_FOLDER}/*.py"  # relative to docs/; also mkdocs-jupyter's `include` pattern
@@ -386,15 +387,23 @@ def exclude_code_cells_from_search(cells: str) -> str:
     return "".join(parts)
 
 
-def finish_notebook_page(content: str, notebook: Notebook, lesson_title: str, lesson_url: str) -> str:
+def finish_notebook_page(
+    content: str, notebook: Notebook, lesson_title: str, lesson_url: str, stored: StoredResults | None = None
+) -> str:
     """Strip the template's scripts and stylesheets from a rendered notebook; open it with its lesson and
     download links.
 
     Raises ``ValueError`` if anything in the page would still load from another host, so that a new
-    nbconvert template cannot quietly bring a CDN back.
+    nbconvert template cannot quietly bring a CDN back. The finished cells are kept in ``stored`` when
+    given (the build's: a warm build sanitised and scanned the twenty notebook pages again, a tenth of it).
     """
     warn_of_dangerous_output(content, notebook.path)  # on every build, like any other warning
-    return notebook_links_html(notebook, lesson_title, lesson_url) + _finished_cells(content, notebook.path)
+    key = text_key(notebook.path, content)
+    if stored is None or (cells := stored.get(key)) is None:
+        cells = _finished_cells(content, notebook.path)
+        if stored is not None:
+            stored.put(key, cells)
+    return notebook_links_html(notebook, lesson_title, lesson_url) + cells
 
 
 # Tags that load nothing, skipped by the scan for external loads: most of a notebook's tags are Pygments'
@@ -416,6 +425,7 @@ def _finished_cells(content: str, notebook_path: str) -> str:
     A function of the rendered notebook alone, which mkdocs-jupyter reads from its cache while the notebook
     and the calculators are unchanged; so ``serve`` sanitises a notebook again only when it was executed
     again, not on every edit of a lesson (sanitising and scanning its outputs was a fifth of a rebuild).
+    A page that would load from another host raises, and is never stored.
     """
     from course.sanitising.external_loads import html_loads, js_loads
 
@@ -457,13 +467,16 @@ def write_downloads(
     ``page_dirs`` maps a notebook's path to the folder its built page sits in (from MkDocs).
     """
     written: list[Path] = []
+    stored = StoredResults(notebook_cache_root() / DOWNLOADS)  # converted by an earlier build
     for notebook in notebooks:
         if notebook.path not in page_dirs:
             continue
         source = (Path(docs_dir) / notebook.path).read_text(encoding="utf-8")
         target = Path(page_dirs[notebook.path]) / notebook.download_name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(ipynb_text(source), encoding="utf-8")
+        if (text := stored.get(key := text_key(source))) is None:
+            stored.put(key, text := ipynb_text(source))
+        target.write_text(text, encoding="utf-8")
         written.append(target)
     return written
 
@@ -483,6 +496,14 @@ JUPYTER_PLUGIN = "mkdocs-jupyter"
 # Under the working directory, like the charts' cache (a fresh one makes a cold build), unless overridden.
 CACHE_ROOT = ".cache/mkdocs-jupyter"
 CACHE_ENV = "RIDGEPOINT_NOTEBOOK_CACHE"
+# Beside the docs folders' caches (named by their path, never these): the notebook pages' sanitised cells,
+# and the notebooks converted to .ipynb for download.
+FINISHED_CELLS, DOWNLOADS = "finished-cells", "downloads"
+
+
+def notebook_cache_root() -> Path:
+    """``$RIDGEPOINT_NOTEBOOK_CACHE``, else ``.cache/mkdocs-jupyter`` under the working directory."""
+    return Path(os.environ.get(CACHE_ENV) or Path.cwd() / CACHE_ROOT)
 
 
 def configure_execution_cache(
@@ -509,8 +530,7 @@ def configure_execution_cache(
         site_key = "-".join(docs.relative_to(root).parts)
     except ValueError:  # docs outside the project (a temporary test site): name the cache by the path's hash
         site_key = "outside-" + hashlib.sha256(str(docs).encode()).hexdigest()[:12]
-    cache_root = Path(os.environ.get(CACHE_ENV) or Path.cwd() / CACHE_ROOT)
-    folder = fingerprint_folder(cache_root / site_key, outputs_fingerprint(root))
+    folder = fingerprint_folder(notebook_cache_root() / site_key, outputs_fingerprint(root))
     plugin.config["cache_dir"] = str(folder)
     return folder
 
@@ -528,7 +548,8 @@ def notebook_page_content(
     lesson = course.lesson_by_id(notebook.lesson)
     if lesson is None:  # reported as a problem when the notebooks were loaded
         return content
-    return finish_notebook_page(content, notebook, lesson.title, lesson_link(lesson.path))
+    stored = StoredResults(notebook_cache_root() / FINISHED_CELLS)
+    return finish_notebook_page(content, notebook, lesson.title, lesson_link(lesson.path), stored)
 
 
 def notebook_page_folders(notebooks: Iterable[Notebook], files: Any) -> dict[str, str]:

@@ -639,3 +639,40 @@ def test_a_notebook_code_cell_has_a_copy_button_that_copies_its_code(browser: An
     assert copied.strip() == code.strip()
     context.close()
     watch.check()
+
+
+def test_a_notebook_pages_finished_cells_are_read_back_by_the_next_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A warm build reads the sanitised cells of an unchanged notebook from disk; the warning still shows."""
+    from course import stored_results
+    from course.notebooks import lesson_notebooks
+
+    notebook = Notebook("fixture/notebooks/stored.py", "Stored", "fixture-lesson")
+    cells = '<div class="jp-Cell x"><img src="a.png" onerror="alert(1)"></div>'
+    runs = []
+    finished = lesson_notebooks._finished_cells.__wrapped__  # past this process's own memo
+
+    def counted(content: str, path: str) -> str:
+        runs.append(path)
+        return finished(content, path)
+
+    monkeypatch.setattr(lesson_notebooks, "_finished_cells", counted)
+    pages = []
+    for _ in range(2):  # two builds, each with its own store of the same folder
+        caplog.clear()
+        stored = stored_results.StoredResults(tmp_path)
+        pages.append(finish_notebook_page(cells, notebook, "L", "../", stored))
+        assert "an inline event handler" in caplog.text
+    assert pages[0] == pages[1]
+    assert "onerror" not in pages[1]
+    assert len(runs) == 1
+    # A load the allow-list let through (as in the test above): refused, and never kept.
+    import course.sanitising.policy
+
+    monkeypatch.setattr(course.sanitising.policy, "sanitise_notebook_html", lambda cells: cells)
+    external = '<div class="jp-Cell x"><img src="https://cdn.example.org/vega.png"></div>'
+    stored = stored_results.StoredResults(tmp_path)
+    with pytest.raises(ValueError, match=r"cdn\.example\.org"):
+        finish_notebook_page(external, notebook, "L", "../", stored)
+    assert len(list(stored.folder.iterdir())) == 1  # only the good page's cells: a refusal is never kept
