@@ -67,7 +67,8 @@ def on_config(config: Any) -> Any:
     dirty = os.environ.get(DIRTY_ENV) == "1"
     partial = not prepare_rebuild(config.site_dir, inputs, code_changed=code_changed, dirty=dirty)
     from course.lesson_format.lessons import load_course
-    from course.lesson_format.validation import block_validators
+    from course.lesson_format.validation import PassedChecks, block_validators
+    from course.numbers.value_cache import default_cache_dir
 
     course = load_course(config.docs_dir)
     from mkdocs.exceptions import PluginError
@@ -100,6 +101,7 @@ def on_config(config: Any) -> Any:
         course=course,
         problems=list(course.problems),
         validators=block_validators(config.markdown_extensions),
+        passed_checks=PassedChecks(default_cache_dir(), config.docs_dir),  # what earlier builds checked
         inputs=inputs,
         site_dir=config.site_dir,
     )
@@ -180,7 +182,11 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
 
     # The problems use the file's line numbers; the takeaways box is placed by its Markdown extension.
     source = Path(page.file.abs_src_path).read_text(encoding="utf-8") if page.file.abs_src_path else markdown
-    _BUILD["problems"].extend(validate_page(source, page.file.src_uri, _BUILD["validators"], config.docs_dir))
+    _BUILD["problems"].extend(
+        validate_page(
+            source, page.file.src_uri, _BUILD["validators"], config.docs_dir, _BUILD["passed_checks"]
+        )
+    )
     return markdown
 
 

@@ -4,7 +4,8 @@ Each of the course's Markdown extensions (``course.<feature>.extension``) that c
 ``find_problems(markdown, path)`` (optionally also taking ``docs_dir``) returning
 :class:`~course.lesson_format.problems.Problem` records. This module finds
 those functions by module name, so adding a block means writing its ``find_problems`` and nothing here.
-The MkDocs hook calls :func:`validate_page` per page; tests and pre-commit call :func:`validate_docs`.
+The MkDocs hook calls :func:`validate_page` per page, with the :class:`PassedChecks` of earlier builds; tests
+and pre-commit call :func:`validate_docs`.
 """
 
 from __future__ import annotations
@@ -15,12 +16,16 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from calculators.expressions import spending
+from calculators.setting import setting_key, site_setting
+from course.folder_digest import folder_digest
+from course.lesson_format import background
 from course.lesson_format.expression_budget import build_budget, page_budget
 from course.lesson_format.lessons import front_matter_prose_only, load_course, split_front_matter
 from course.lesson_format.problems import Problem
 from course.sanitising.front_matter import front_matter_problems
 from course.sanitising.source_files import read_source
 from course.sanitising.source_tree import markdown_sources
+from course.stored_results import StoredResults, text_key
 
 Validator = Callable[..., list[Problem]]
 # The course's own extensions; third-party ones (pymdownx, toc, ...) have no find_problems to look for.
@@ -50,10 +55,43 @@ def block_validators(module_names: Iterable[str]) -> list[tuple[str, Validator]]
     return found
 
 
+class PassedChecks:
+    """Which block checks passed on which page text, kept between builds (:mod:`course.stored_results`).
+
+    A check is a function of the page's text and path, the code (the stored results' fingerprint), the model
+    setting, and, for a check that reads other files of the docs (it takes ``docs_dir``: the lesson lists,
+    the references), the whole docs folder. Unchanged, it passes again, so a warm build does not run it.
+    Passes found while ``dev.py serve`` computes slow results in the background are not kept: a check then
+    passes a figure that is still being computed.
+    """
+
+    def __init__(self, cache_root: str | Path, docs_dir: str | Path) -> None:
+        self.stored = StoredResults(Path(cache_root) / "page-checks")
+        self.setting = setting_key(site_setting())
+        self.docs_dir = docs_dir
+        self._docs_digest = ""
+
+    def key(self, name: str, path: str, source: str, reads_docs: bool) -> str:
+        if reads_docs and not self._docs_digest:
+            self._docs_digest = folder_digest(self.docs_dir)
+        return text_key(name, path, self.setting, self._docs_digest if reads_docs else "", source)
+
+    def passed(self, key: str) -> bool:
+        return self.stored.get(key) is not None
+
+    def remember(self, key: str) -> None:
+        if not background.enabled():
+            self.stored.put(key, "")
+
+
 def validate_page(
-    text: str, path: str, validators: Sequence[tuple[str, Validator]], docs_dir: str | Path = "docs"
+    text: str,
+    path: str,
+    validators: Sequence[tuple[str, Validator]],
+    docs_dir: str | Path = "docs",
+    passed: PassedChecks | None = None,
 ) -> list[Problem]:
-    """Run every block validator on one page's full text.
+    """Run every block validator on one page's full text (except those ``passed`` on this same text before).
 
     The front matter is blanked, so that line numbers match the file, except its summary and takeaways: they
     are prose the reader sees, and a figure quoted there is checked like any other. The page's expressions
@@ -65,10 +103,17 @@ def validate_page(
         problems += front_matter_problems(front.data, path, front.key_lines)
     budget = page_budget(path)
     for name, function in validators:
-        keywords = {"docs_dir": str(docs_dir)} if "docs_dir" in inspect.signature(function).parameters else {}
+        reads_docs = "docs_dir" in inspect.signature(function).parameters
+        keywords = {"docs_dir": str(docs_dir)} if reads_docs else {}
+        key = passed.key(name, path, source, reads_docs) if passed is not None else ""
+        if passed is not None and passed.passed(key):
+            continue
         try:
             with spending(budget):
-                problems.extend(function(source, path, **keywords))
+                found = function(source, path, **keywords)
+            problems.extend(found)
+            if passed is not None and not found:
+                passed.remember(key)
         except Exception as error:  # a validator's own bug must not hide the other problems of the build
             problems.append(
                 Problem(

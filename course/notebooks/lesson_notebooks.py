@@ -11,8 +11,9 @@ functions the MkDocs hook calls:
 - :func:`nav_companions` says which pages the navigation places after each lesson.
 - :func:`configure_execution_cache` keys mkdocs-jupyter's cache on the calculators' sources too: the plugin's
   own key is the notebook text alone, so a changed preset would otherwise keep serving stale numbers.
-- :func:`finish_notebook_page` removes the CDN scripts nbconvert's template writes (MathJax, Mermaid,
-  RequireJS) and adds the links to the lesson and to the download.
+- :func:`finish_notebook_page` removes what nbconvert's template writes around the cells (its CDN scripts:
+  MathJax, Mermaid, RequireJS; its inline stylesheets: JupyterLab's theme, 590 kB on every page, which the
+  site's own ``notebooks.css`` replaces) and adds the links to the lesson and to the download.
 - :func:`write_downloads` writes each notebook as ``.ipynb`` into the built site.
 """
 
@@ -38,6 +39,7 @@ from course.lesson_format.problems import Problem
 from course.sanitising.source_files import SOURCE_FIELD, YamlLimitError, load_yaml
 from course.sanitising.source_tree import is_plain_file
 from course.sanitising.titles import text_of_html
+from course.stored_results import StoredResults, text_key
 
 NOTEBOOK_FOLDER = "notebooks"
 NOTEBOOK_GLOB = f"*/{NOTEBOOK_FOLDER}/*.py"  # relative to docs/; also mkdocs-jupyter's `include` pattern
@@ -314,13 +316,28 @@ def warn_of_dangerous_output(content: str, notebook_path: str = "a notebook") ->
     return found
 
 
-def sanitise_cells(content: str, notebook_path: str = "a notebook", *, warn: bool = True) -> str:
-    """The notebook page with its cells (code, Markdown and every output) sanitised by allow-list.
+def without_template_head(content: str) -> str:
+    """A rendered notebook from its first cell on: without what mkdocs-jupyter's template writes before it.
 
-    What comes before the first cell is mkdocs-jupyter's template (its stylesheets); a notebook cannot write
-    there. The cells are the contributor's: their outputs may hold any HTML the code printed, so they get the
-    lessons' allow-list plus the static SVG of charts (see ``sanitise_notebook_html`` in
-    :mod:`course.sanitising.policy`). ``warn``: say what was dropped (:func:`warn_of_dangerous_output`).
+    That is its scripts (a copy button's, MathJax's and Mermaid's, from CDNs) and its inline stylesheets:
+    JupyterLab's whole theme (574 kB of variables and rules for Lab's own interface, nearly all of them scoped
+    to a ``.jupyter-wrapper`` the page does not keep), its light theme's variables, a Pygments theme written
+    in those variables and Mermaid's rules, 590 kB that every notebook page downloaded and every build
+    sanitised, scanned and indexed again. The site styles notebooks itself (``notebooks.css``, in the site's
+    one stylesheet bundle), and a notebook cannot write there: the cells are all that is its own.
+    """
+    first = _FIRST_CELL_RE.search(content)
+    return content if first is None else content[first.start() :]
+
+
+def sanitise_cells(content: str, notebook_path: str = "a notebook", *, warn: bool = True) -> str:
+    """The notebook's cells (code, Markdown and every output) sanitised by allow-list, in one ``jp-Notebook``.
+
+    What comes before the first cell is mkdocs-jupyter's template, which is not kept
+    (:func:`without_template_head`). The cells are the contributor's: their outputs may hold any HTML the code
+    printed, so they get the lessons' allow-list plus the static SVG of charts (see
+    ``sanitise_notebook_html`` in :mod:`course.sanitising.policy`). ``warn``: say what was dropped
+    (:func:`warn_of_dangerous_output`).
     """
     from course.sanitising.policy import sanitise_notebook_html
 
@@ -329,9 +346,8 @@ def sanitise_cells(content: str, notebook_path: str = "a notebook", *, warn: boo
     first = _FIRST_CELL_RE.search(content)
     if first is None:
         return sanitise_notebook_html(content)
-    head = "".join(re.findall(r"<style[^>]*>.*?</style>", content[: first.start()], flags=re.DOTALL))
-    cells = exclude_code_cells_from_search(sanitise_notebook_html(content[first.start() :]))
-    return head + '<div class="jp-Notebook">' + cells + "</div>"
+    cells = exclude_code_cells_from_search(sanitise_notebook_html(without_template_head(content)))
+    return '<div class="jp-Notebook">' + cells + "</div>"
 
 
 # Material's search indexer skips an element marked data-search-exclude only until the first element of the
@@ -371,32 +387,55 @@ def exclude_code_cells_from_search(cells: str) -> str:
     return "".join(parts)
 
 
-def finish_notebook_page(content: str, notebook: Notebook, lesson_title: str, lesson_url: str) -> str:
-    """Strip the template's CDN scripts from a rendered notebook; open it with its lesson and download links.
+def finish_notebook_page(
+    content: str, notebook: Notebook, lesson_title: str, lesson_url: str, stored: StoredResults | None = None
+) -> str:
+    """Strip the template's scripts and stylesheets from a rendered notebook; open it with its lesson and
+    download links.
 
     Raises ``ValueError`` if anything in the page would still load from another host, so that a new
-    nbconvert template cannot quietly bring a CDN back.
+    nbconvert template cannot quietly bring a CDN back. The finished cells are kept in ``stored`` when
+    given (the build's: a warm build sanitised and scanned the twenty notebook pages again, a tenth of it).
     """
     warn_of_dangerous_output(content, notebook.path)  # on every build, like any other warning
-    return notebook_links_html(notebook, lesson_title, lesson_url) + _finished_cells(content, notebook.path)
+    key = text_key(notebook.path, content)
+    if stored is None or (cells := stored.get(key)) is None:
+        cells = _finished_cells(content, notebook.path)
+        if stored is not None:
+            stored.put(key, cells)
+    return notebook_links_html(notebook, lesson_title, lesson_url) + cells
+
+
+# Tags that load nothing, skipped by the scan for external loads: most of a notebook's tags are Pygments'
+# token spans and the cells' nested divs (62,000 of 80,000 over the course), and Python's HTML parser took
+# 0.8 s of a build to read them. Only bare tags or tags with a plain class qualify; the sanitiser escapes
+# `"`, `<` and `>` in attribute values and `<` in text, so the pattern matches whole tags and nothing else.
+_INERT_TAGS_RE = re.compile(
+    r'<(?:span|div|td|th|tr|p|pre|code)(?: class="[\w -]*")?>|</(?:span|div|td|th|tr|p|pre|code)>'
+)
 
 
 @functools.lru_cache(maxsize=64)
 def _finished_cells(content: str, notebook_path: str) -> str:
-    """The rendered notebook without CDN scripts, sanitised, checked to load nothing from another host.
+    """The rendered notebook's cells without the template's scripts and inline stylesheets, sanitised, checked
+    to load nothing from another host.
 
+    The template's head goes first (:func:`without_template_head`): the scan for external loads read its
+    590 kB of stylesheets on every build, and the search index and every reader after it.
     A function of the rendered notebook alone, which mkdocs-jupyter reads from its cache while the notebook
     and the calculators are unchanged; so ``serve`` sanitises a notebook again only when it was executed
     again, not on every edit of a lesson (sanitising and scanning its outputs was a fifth of a rebuild).
+    A page that would load from another host raises, and is never stored.
     """
     from course.sanitising.external_loads import html_loads, js_loads
 
+    content = without_template_head(content)
     for pattern in _EXTERNAL_SCRIPTS:
         content = pattern.sub("", content)
     cells = sanitise_cells(without_template_copy_button(content), notebook_path, warn=False)
     content = copyable_code_cells(cells)
     # html_loads reads tags and styles; js_loads also catches import()/fetch() of a URL in an inline script
-    external = [url for _, url in html_loads(content)] + js_loads(content)
+    external = [url for _, url in html_loads(_INERT_TAGS_RE.sub("", content))] + js_loads(content)
     if external:
         raise ValueError(
             f"{notebook_path}: the rendered notebook would load {', '.join(sorted(set(external)))} from "
@@ -428,13 +467,16 @@ def write_downloads(
     ``page_dirs`` maps a notebook's path to the folder its built page sits in (from MkDocs).
     """
     written: list[Path] = []
+    stored = StoredResults(notebook_cache_root() / DOWNLOADS)  # converted by an earlier build
     for notebook in notebooks:
         if notebook.path not in page_dirs:
             continue
         source = (Path(docs_dir) / notebook.path).read_text(encoding="utf-8")
         target = Path(page_dirs[notebook.path]) / notebook.download_name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(ipynb_text(source), encoding="utf-8")
+        if (text := stored.get(key := text_key(source))) is None:
+            stored.put(key, text := ipynb_text(source))
+        target.write_text(text, encoding="utf-8")
         written.append(target)
     return written
 
@@ -454,6 +496,14 @@ JUPYTER_PLUGIN = "mkdocs-jupyter"
 # Under the working directory, like the charts' cache (a fresh one makes a cold build), unless overridden.
 CACHE_ROOT = ".cache/mkdocs-jupyter"
 CACHE_ENV = "RIDGEPOINT_NOTEBOOK_CACHE"
+# Beside the docs folders' caches (named by their path, never these): the notebook pages' sanitised cells,
+# and the notebooks converted to .ipynb for download.
+FINISHED_CELLS, DOWNLOADS = "finished-cells", "downloads"
+
+
+def notebook_cache_root() -> Path:
+    """``$RIDGEPOINT_NOTEBOOK_CACHE``, else ``.cache/mkdocs-jupyter`` under the working directory."""
+    return Path(os.environ.get(CACHE_ENV) or Path.cwd() / CACHE_ROOT)
 
 
 def configure_execution_cache(
@@ -480,8 +530,7 @@ def configure_execution_cache(
         site_key = "-".join(docs.relative_to(root).parts)
     except ValueError:  # docs outside the project (a temporary test site): name the cache by the path's hash
         site_key = "outside-" + hashlib.sha256(str(docs).encode()).hexdigest()[:12]
-    cache_root = Path(os.environ.get(CACHE_ENV) or Path.cwd() / CACHE_ROOT)
-    folder = fingerprint_folder(cache_root / site_key, outputs_fingerprint(root))
+    folder = fingerprint_folder(notebook_cache_root() / site_key, outputs_fingerprint(root))
     plugin.config["cache_dir"] = str(folder)
     return folder
 
@@ -499,7 +548,8 @@ def notebook_page_content(
     lesson = course.lesson_by_id(notebook.lesson)
     if lesson is None:  # reported as a problem when the notebooks were loaded
         return content
-    return finish_notebook_page(content, notebook, lesson.title, lesson_link(lesson.path))
+    stored = StoredResults(notebook_cache_root() / FINISHED_CELLS)
+    return finish_notebook_page(content, notebook, lesson.title, lesson_link(lesson.path), stored)
 
 
 def notebook_page_folders(notebooks: Iterable[Notebook], files: Any) -> dict[str, str]:

@@ -110,12 +110,14 @@ def check_scripts(paths: Iterable[Path]) -> None:
     """Parse each minified script with Node (``node --check``) when Node is installed; raise if one fails.
 
     The widget worker is an ES module (``new Worker(url, {type: "module"})``), so it is checked as one. A
-    script this process has seen parse is not parsed again.
+    script this process has seen parse is not parsed again. The Node processes run side by side: one after
+    another, their start-up was 0.6 s of a warm build.
     """
     node = shutil.which("node")
     if node is None:
         return
     with tempfile.TemporaryDirectory(prefix="ridgepoint-minified-") as folder:
+        running = []
         for path in paths:
             if path.suffix != ".js":
                 continue
@@ -124,10 +126,19 @@ def check_scripts(paths: Iterable[Path]) -> None:
                 continue
             copy = Path(folder) / (path.stem + (".mjs" if "worker" in path.name else ".cjs"))
             shutil.copyfile(path, copy)
-            result = subprocess.run([node, "--check", str(copy)], capture_output=True, text=True, check=False)
-            if result.returncode != 0:
-                raise AssetBundleError(
-                    f"{path}: the minified script does not parse ({result.stderr.strip()}); "
-                    "Fix: simplify the construct the minifier mangles, or pin the rjsmin that handled it"
-                )
-            _PARSED.add(seen)
+            check = subprocess.Popen(
+                [node, "--check", str(copy)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+            )
+            running.append((path, seen, check))
+        failures = []
+        for path, seen, check in running:
+            _, stderr = check.communicate()
+            if check.returncode == 0:
+                _PARSED.add(seen)
+            else:
+                failures.append(f"{path}: the minified script does not parse ({stderr.strip()})")
+        if failures:
+            raise AssetBundleError(
+                "; ".join(failures)
+                + "; Fix: simplify the construct the minifier mangles, or pin the rjsmin that handled it"
+            )

@@ -18,11 +18,12 @@ expression interpreter).
 or ``<style>`` element, and its scripts set styles through the CSSOM, which the policy does not govern). What
 needs it: vega-embed inserts its stylesheet as a ``<style id="vega-embed-style">`` element each time a chart
 is drawn in the browser (``defaultStyle``), and vega-tooltip inserts another for its tooltips, whose text
-depends on the tooltip theme; a worked notebook's page carries mkdocs-jupyter's ``<style>`` blocks and its
-tables' cell ``text-align`` attributes. Styles run no script, and with ``img-src``, ``font-src`` and
-``connect-src`` limited to this site CSS cannot send anything elsewhere; what a lesson could do with CSS (a
-page-wide overlay) is the sanitiser's to stop: it drops every ``style`` attribute and ``<style>`` a lesson or
-formula writes (a table cell's ``text-align`` excepted).
+depends on the tooltip theme; a worked notebook's tables carry cell ``text-align`` attributes (its page
+no longer carries mkdocs-jupyter's ``<style>`` blocks: the site's ``notebooks.css`` styles it). Styles run
+no script, and with ``img-src``, ``font-src`` and ``connect-src`` limited to this site CSS cannot send
+anything elsewhere; what a lesson could do with CSS (a page-wide overlay) is the sanitiser's to stop: it
+drops every ``style`` attribute and ``<style>`` a lesson or formula writes (a table cell's ``text-align``
+excepted).
 
 The ``<meta>`` works on any static host; ``_headers`` (read by Netlify, Cloudflare Pages and others) adds
 ``frame-ancestors``, which a ``<meta>`` cannot carry, and covers the widget worker, which a page's ``<meta>``

@@ -203,11 +203,45 @@ def test_notebook_code_cells_are_code_blocks_without_the_templates_inert_copy_bu
     assert "Copied!" not in body
 
 
-def test_an_external_load_left_in_a_notebook_page_is_an_error() -> None:
+def test_a_notebook_page_keeps_none_of_the_templates_inline_stylesheets() -> None:
+    """mkdocs-jupyter's template writes JupyterLab's whole theme into every notebook page (590 kB of
+    ``<style>``, nearly all for Lab's own interface); the site styles notebooks with notebooks.css instead."""
+    from mkdocs_jupyter.convert import nb2html
+
+    raw = nb2html(str(FIXTURE_SITE / "docs/fixture/notebooks/broken-cell.py"), execute=False)
+    styles = re.findall(r"<style\b.*?</style>", raw, re.DOTALL)
+    assert sum(map(len, styles)) > 100_000  # what the template brings: the test would be vacuous without it
+    notebook = Notebook("fixture/notebooks/broken-cell.py", "A notebook", "fixture-lesson")
+    page = finish_notebook_page(raw, notebook, "A fixture lesson", "../../fixture-lesson/")
+    assert "<style" not in page
+    assert "jupyter-wrapper" not in page  # nor the template's wrapper, which its theme is scoped to
+    assert page.count('<div class="jp-Notebook">') == 1  # the cells are all there, in one notebook
+    assert '<div class="highlight-ipynb hl-python" id="rp-notebook-code-2">' in page
+
+
+def test_the_templates_head_is_dropped_with_what_it_would_load() -> None:
     notebook = Notebook("fixture/notebooks/x.py", "X", "fixture-lesson")
     template = '<style>@import url("https://cdn.example.org/vega.css");</style><div class="jp-Cell x"></div>'
-    with pytest.raises(ValueError, match=r"fixture/notebooks/x\.py.*https://cdn\.example\.org/vega\.css"):
-        finish_notebook_page(template, notebook, "L", "../")
+    page = finish_notebook_page(template, notebook, "L", "../")
+    assert "example.org" not in page
+    assert page.endswith('<div class="jp-Notebook"><div class="jp-Cell x"></div></div>')
+
+
+def test_an_external_load_left_in_a_notebook_page_is_an_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The scan after sanitising is the second wall: if the allow-list let a load through, the build stops."""
+    import course.sanitising.policy
+
+    monkeypatch.setattr(course.sanitising.policy, "sanitise_notebook_html", lambda cells: cells)
+    notebook = Notebook("fixture/notebooks/leak.py", "X", "fixture-lesson")
+    # Among the token spans and plain divs that the scan skips (they load nothing): each load is still found.
+    cells = (
+        '<div class="jp-Cell x"><pre><span class="n">x</span><img src="https://cdn.example.org/vega.png">'
+        '<span class="o">=</span></pre><div class="p"><td style="background: url(//cdn.example.org/t.png)">'
+        "</td></div></div>"
+    )
+    urls = r"//cdn\.example\.org/t\.png, https://cdn\.example\.org/vega\.png"  # sorted
+    with pytest.raises(ValueError, match=rf"fixture/notebooks/leak\.py.*{urls}"):
+        finish_notebook_page(cells, notebook, "L", "../")
 
 
 def test_notebook_cells_and_outputs_are_sanitised() -> None:
@@ -481,6 +515,9 @@ def test_built_notebook_page_has_outputs_charts_links_and_no_external_loads(
     assert js_loads(page) == []
     assert "cdnjs" not in page
     assert "require.js" not in page
+    # The template's inline stylesheets (JupyterLab's theme, 590 kB a page) stay out; notebooks.css styles it.
+    assert re.findall(r"<style\b", page) == []
+    assert len(page.encode("utf-8")) < 400_000  # 680 to 770 kB with them, 87 to 177 kB without
     lesson = COURSE.lesson_by_id(notebook.lesson)
     assert lesson is not None
     lesson_url = "../../" + Path(lesson.path).stem + "/"
@@ -602,3 +639,40 @@ def test_a_notebook_code_cell_has_a_copy_button_that_copies_its_code(browser: An
     assert copied.strip() == code.strip()
     context.close()
     watch.check()
+
+
+def test_a_notebook_pages_finished_cells_are_read_back_by_the_next_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A warm build reads the sanitised cells of an unchanged notebook from disk; the warning still shows."""
+    from course import stored_results
+    from course.notebooks import lesson_notebooks
+
+    notebook = Notebook("fixture/notebooks/stored.py", "Stored", "fixture-lesson")
+    cells = '<div class="jp-Cell x"><img src="a.png" onerror="alert(1)"></div>'
+    runs = []
+    finished = lesson_notebooks._finished_cells.__wrapped__  # past this process's own memo
+
+    def counted(content: str, path: str) -> str:
+        runs.append(path)
+        return finished(content, path)
+
+    monkeypatch.setattr(lesson_notebooks, "_finished_cells", counted)
+    pages = []
+    for _ in range(2):  # two builds, each with its own store of the same folder
+        caplog.clear()
+        stored = stored_results.StoredResults(tmp_path)
+        pages.append(finish_notebook_page(cells, notebook, "L", "../", stored))
+        assert "an inline event handler" in caplog.text
+    assert pages[0] == pages[1]
+    assert "onerror" not in pages[1]
+    assert len(runs) == 1
+    # A load the allow-list let through (as in the test above): refused, and never kept.
+    import course.sanitising.policy
+
+    monkeypatch.setattr(course.sanitising.policy, "sanitise_notebook_html", lambda cells: cells)
+    external = '<div class="jp-Cell x"><img src="https://cdn.example.org/vega.png"></div>'
+    stored = stored_results.StoredResults(tmp_path)
+    with pytest.raises(ValueError, match=r"cdn\.example\.org"):
+        finish_notebook_page(external, notebook, "L", "../", stored)
+    assert len(list(stored.folder.iterdir())) == 1  # only the good page's cells: a refusal is never kept
