@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Iterable
+from types import MappingProxyType
 
 
 def _describe(value: object) -> str:
@@ -93,11 +94,18 @@ def count(field: str, value: object, *, minimum: int = 1, maximum: int = MAX_COU
     return value
 
 
+_LOOKUPS = (dict, MappingProxyType, frozenset, set, tuple, list)  # collections whose ``in`` is a plain lookup
+
+
 def choice(field: str, value: object, allowed: Iterable[str]) -> str:
     """Return ``value`` if it is one of ``allowed``, else raise naming the allowed values.
 
-    Every pass checks its setup's formats here, so the allowed names are sorted only for the message.
+    Every pass checks its setup's formats here, so the allowed names are sorted only for the message; a
+    name found in a dict, set or tuple returns at once (a widget's answer asks this about a hundred times,
+    and the general checks below cost more under Pyodide than the lookup).
     """
+    if type(value) is str and type(allowed) in _LOOKUPS and value in allowed:
+        return value
     if isinstance(allowed, str) or not isinstance(allowed, Collection):
         allowed = list(allowed)  # a text stands for its letters (not substrings); an iterator is read once
     if not isinstance(value, str) or value not in allowed:

@@ -12,7 +12,7 @@ import itertools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
 from calculators.charts import (
@@ -155,6 +155,18 @@ ROOFLINE_PARAMS = (
 FULL_SPAN = (0.01, 1e6)
 
 
+@cache
+def _frame_corners(low: float, high: float) -> tuple[tuple[tuple[str, float], ...], ...]:
+    """The corners the axes of ``span: all`` must reach: the lowest roof of any preset GPU and precision at
+    ``low``, the highest peak at ``high``. The presets are read-only, so each span is computed once (it was
+    about a quarter of a widget roofline's time, per slider move, for the same two corners)."""
+    every = [(key, name) for key in GPUS for name in GPUS[key].dense_flops_per_s]
+    return (
+        (("intensity", low), ("tflops", min(_in("TFLOP/s", attainable_flops_per_s(low, *k)) for k in every))),
+        (("intensity", high), ("tflops", max(_in("TFLOP/s", GPUS[k].peak_flops_per_s(n)) for k, n in every))),
+    )
+
+
 def roofline(**given: Any) -> ChartData:
     """Rooflines of ``gpus`` (attainable FLOP/s against intensity), ridge points marked, passes placed.
 
@@ -233,11 +245,7 @@ def roofline(**given: Any) -> ChartData:
     frame: list[Row] = []
     if p["span"] == "all":
         low, high = min(low, FULL_SPAN[0]), max(high, FULL_SPAN[1])
-        every = [(key, name) for key in GPUS for name in GPUS[key].dense_flops_per_s]
-        frame = [
-            {"intensity": low, "tflops": min(_in("TFLOP/s", attainable_flops_per_s(low, *k)) for k in every)},
-            {"intensity": high, "tflops": max(_in("TFLOP/s", GPUS[k].peak_flops_per_s(n)) for k, n in every)},
-        ]
+        frame = [dict(corner) for corner in _frame_corners(low, high)]
     lines: list[Row] = []
     ridge_rows: list[Row] = []
     for key in gpus:

@@ -194,6 +194,31 @@
     else setTimeout(callback, 200);
   }
 
+  // Put `rows` into a view's dataset. A slider move changes a few values of the same rows (same count, same
+  // fields): those values are changed in the rows the view holds, so Vega keeps its marks and their SVG
+  // elements and only updates them. Replacing the rows (view.data) removed every mark and drew it anew: a
+  // third more of Vega's work per move (encode and SVG), for the same drawing. Rows of another shape are
+  // replaced.
+  function setRows(view, name, rows) {
+    const current = view.data(name); // throws for a dataset the view does not have
+    const sameShape =
+      current.length === rows.length &&
+      rows.every((row, index) => {
+        const fields = Object.keys(row);
+        return fields.length === Object.keys(current[index]).length && fields.every((field) => field in current[index]);
+      });
+    if (!sameShape) {
+      view.data(name, rows);
+      return;
+    }
+    const changes = view.changeset();
+    rows.forEach((row, index) => {
+      const tuple = current[index];
+      for (const [field, value] of Object.entries(row)) if (tuple[field] !== value) changes.modify(tuple, field, value);
+    });
+    view.change(name, changes);
+  }
+
   // ---- one widget ----
   class Widget {
     constructor(root) {
@@ -481,7 +506,7 @@
       this.chartsLive = true;
       for (const [key, name, rows, text] of changed) {
         try {
-          view.data(name, rows);
+          setRows(view, name, rows);
         } catch (error) {
           continue; // a dataset no mark draws (the axes' frame) is not in the view
         }

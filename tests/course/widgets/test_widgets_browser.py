@@ -160,6 +160,38 @@ def test_one_output_token_draws_without_vega_warnings(live_page: Any) -> None:
     wait_rendered(live_page, PD, lambda: live_page.fill(f"{PD}-output", "256"))
 
 
+def test_a_move_updates_the_charts_marks_in_place_and_draws_what_new_rows_draw(live_page: Any) -> None:
+    """A slider move changes values of the same rows: Vega keeps the bars' SVG elements and updates them
+    (widgets.js setRows; replacing the rows drew every mark anew, a third more work per move), and the
+    drawing is exactly the one that the answer's rows put in afresh draw."""
+    figure = f'{PD} [data-widget-chart="timeline"] figure.rp-chart'
+    bar = f"{figure} .rp-chart__view .mark-rect path"
+    live_page.wait_for_selector(f"{figure}.rp-chart--live")
+    live_page.eval_on_selector(bar, "path => { path.rpKept = true; }")
+    before = live_page.inner_html(f"{figure} .rp-chart__view")
+    live_page.evaluate(
+        f"""() => document.querySelector('{PD}').addEventListener('ridgepoint:rendered',
+          (event) => {{ window.rpAnswer = event.detail.result; }}, {{ once: true }})"""
+    )
+    wait_rendered(live_page, PD, lambda: live_page.fill(f"{PD}-prompt", "3000"))
+    assert live_page.eval_on_selector(bar, "path => path.rpKept === true")  # the same element, moved
+    drawn = live_page.inner_html(f"{figure} .rp-chart__view")
+    assert drawn != before  # the bars moved
+    # The same rows put in afresh (the view's rows replaced by copies of the answer's): the same drawing,
+    # from new elements.
+    live_page.evaluate(
+        f"""async () => {{
+          const {{ view }} = await window.ridgepoint.charts.activate(document.querySelector('{figure}'));
+          for (const [name, rows] of Object.entries(window.rpAnswer.charts.timeline.datasets)) {{
+            view.data(name, JSON.parse(JSON.stringify(rows)));
+          }}
+          await view.runAsync();
+        }}"""
+    )
+    assert not live_page.eval_on_selector(bar, "path => path.rpKept === true")
+    assert live_page.inner_html(f"{figure} .rp-chart__view") == drawn
+
+
 def test_code_cell_runs_and_shows_tracebacks(live_page: Any) -> None:
     live_page.click(f"{PD} .rp-widget__python summary")
     code = live_page.input_value(f"{PD}-code")
