@@ -40,12 +40,27 @@ Measured on the same build and machine (load average 5-9), touch to live on a re
 restarted on the same profile: 3.1 s and 3.9 s before; 0.61, 0.66 and 0.70 s after (reading and checking
 the copy 0.23-0.25 s, Pyodide's start from it 0.28-0.37 s, the first answer and its paint under 0.1 s).
 Slider to repaint (issue 23's target: p95 within a frame, 16.7 ms) is not met on the 2-core machine under a
-load of 4-9: prefill-vs-decode p50 16-18 ms / p95 25-35 ms, KV cache 16-30 / 26-54 ms, roofline explorer
-10-16 / 14-41 ms (runs a few minutes apart: the load, not the code, made the spread). Where a move's time goes
-(prefill-vs-decode, traced): Python in the worker 7-10 ms at p50 (the same answer takes 1.2 ms in CPython on
-this machine; 60% of it is the two charts' rows), then on the main thread Vega's dataflow and SVG update
-7-9 ms, paint 5 ms and layout 4 ms; widgets.js itself 0.2 ms. One request is in flight at a time and only
-the latest inputs are sent next (no timer), so a drag never queues up work. While a lesson loads, no long
+load of 2-4 (other sessions' builds and browsers; it was never quiet): prefill-vs-decode p50 13.5-15.5 ms /
+p95 18-31 ms, KV cache 17-30 / 34-74 ms, roofline explorer 10-17 / 19-30 ms, the same ranges before and
+after the changes below (four runs interleaved, two of each: the load, not the code, made the spread). The
+page stays at its top while the benchmark moves a slider, so the widget is off screen: its paint is cheaper
+than a reader's. Where a move's time goes (prefill-vs-decode, traced): Python in the worker 3-8 ms at p50 (the
+same answer takes 0.9 ms in CPython on this machine); meanwhile the main thread draws the slider's own change
+(layout, paint, layerize, commit: 3-4 ms from the input event), and the answer waits for that frame; then
+Vega 4-6 ms (its dataflow about 3.4 ms, most of it the marks' encoders under the AST expression interpreter
+that the Content-Security-Policy requires, and its SVG update about 1.8 ms), widgets.js under 0.5 ms; the
+next frame's layout (2-4 ms) and paint follow. A move changes values of the same chart rows, so widgets.js
+changes them in place in the Vega view (``setRows``): Vega keeps its marks and their SVG elements, where
+replacing the rows made it remove and draw every mark again. Measured in one page, modes interleaved, two
+runs (load 3-4): a move's chart update p50 2.4-2.5 ms replaced, 1.8-2.1 ms in place (prefill-vs-decode);
+7.1-14.3 and 6.0-6.7 ms (KV cache's 45-row lines). The worker's answer lost 16% in CPython (1.09 to 0.92 ms):
+the roofline's ``span: all`` frame corners are computed once per span, not over every GPU and precision on
+each move, and ``validation.choice`` finds a name in a dict without the abstract-class checks. Left: the
+input's own frame, the encoders and the minor garbage collections (a few per 40 moves, 4-40 ms each under
+load, which make the p95).
+
+One request is in flight at a time and only the latest inputs are sent next (no timer), so a drag never
+queues up work. While a lesson loads, no long
 task is ours: the tasks over 50 ms of CPU are Material's bundle.min.js (its evaluation and its
 DOMContentLoaded handler, 90-150 ms on a cold page, with the style recalculations they force) and, on three
 lessons, one rendering task (style, layout, paint) of 53-59 ms; charts.js takes under 2 ms in any of them.
