@@ -41,23 +41,24 @@ restarted on the same profile: 3.1 s and 3.9 s before; 0.61, 0.66 and 0.70 s aft
 the copy 0.23-0.25 s, Pyodide's start from it 0.28-0.37 s, the first answer and its paint under 0.1 s).
 Slider to repaint (issue 23's target: p95 within a frame, 16.7 ms) is not met on the 2-core machine under a
 load of 2-4 (other sessions' builds and browsers; it was never quiet): prefill-vs-decode p50 13.5-15.5 ms /
-p95 18-31 ms, KV cache 17-30 / 34-74 ms, roofline explorer 10-17 / 19-30 ms, the same ranges before and
-after the changes below (four runs interleaved, two of each: the load, not the code, made the spread). The
-page stays at its top while the benchmark moves a slider, so the widget is off screen: its paint is cheaper
-than a reader's. Where a move's time goes (prefill-vs-decode, traced): Python in the worker 3-8 ms at p50 (the
-same answer takes 0.9 ms in CPython on this machine); meanwhile the main thread draws the slider's own change
-(layout, paint, layerize, commit: 3-4 ms from the input event), and the answer waits for that frame; then
-Vega 4-6 ms (its dataflow about 3.4 ms, most of it the marks' encoders under the AST expression interpreter
-that the Content-Security-Policy requires, and its SVG update about 1.8 ms), widgets.js under 0.5 ms; the
-next frame's layout (2-4 ms) and paint follow. A move changes values of the same chart rows, so widgets.js
-changes them in place in the Vega view (``setRows``): Vega keeps its marks and their SVG elements, where
-replacing the rows made it remove and draw every mark again. Measured in one page, modes interleaved, two
-runs (load 3-4): a move's chart update p50 2.4-2.5 ms replaced, 1.8-2.1 ms in place (prefill-vs-decode);
-7.1-14.3 and 6.0-6.7 ms (KV cache's 45-row lines). The worker's answer lost 16% in CPython (1.09 to 0.92 ms):
-the roofline's ``span: all`` frame corners are computed once per span, not over every GPU and precision on
-each move, and ``validation.choice`` finds a name in a dict without the abstract-class checks. Left: the
-input's own frame, the encoders and the minor garbage collections (a few per 40 moves, 4-40 ms each under
-load, which make the p95).
+p95 18-31 ms, KV cache 17-30 / 34-74 ms, roofline explorer 10-17 / 19-30 ms, the same ranges before and after
+the changes below (four runs interleaved, two of each: the load, not the code, made the spread). Those runs
+left the page at its top, with the widget off screen and its paint cheaper than a reader's; since then the
+benchmark scrolls the slider (or field) into view before it moves it, as a reader's is, so its figures are not
+comparable with those before. Where a move's time goes (prefill-vs-decode, traced): Python in the worker 3-8
+ms at p50 (the same answer takes 0.9 ms in CPython on this machine); meanwhile the main thread draws the
+slider's own change (layout, paint, layerize, commit: 3-4 ms from the input event), and the answer waits for
+that frame; then Vega 4-6 ms (its dataflow about 3.4 ms, most of it the marks' encoders under the AST
+expression interpreter that the Content-Security-Policy requires, and its SVG update about 1.8 ms), widgets.js
+under 0.5 ms; the next frame's layout (2-4 ms) and paint follow. A move changes values of the same chart rows,
+so widgets.js changes them in place in the Vega view (``setRows``): Vega keeps its marks and their SVG
+elements, where replacing the rows made it remove and draw every mark again. Measured in one page, modes
+interleaved, two runs (load 3-4): a move's chart update p50 2.4-2.5 ms replaced, 1.8-2.1 ms in place
+(prefill-vs-decode); 7.1-14.3 and 6.0-6.7 ms (KV cache's 45-row lines). The worker's answer lost 16% in
+CPython (1.09 to 0.92 ms): the roofline's ``span: all`` frame corners are computed once per span, not over
+every GPU and precision on each move, and ``validation.choice`` finds a name in a dict without the
+abstract-class checks. Left: the input's own frame, the encoders and the minor garbage collections (a few per
+40 moves, 4-40 ms each under load, which make the p95).
 
 One request is in flight at a time and only the latest inputs are sent next (no timer), so a drag never
 queues up work. While a lesson loads, no long
@@ -132,6 +133,8 @@ TOUCH_TO_LIVE = """async ([selector, timeoutMs]) => {
 SLIDER_LATENCY = """async ([selector, moves, index = 0]) => {
   const root = document.querySelector(selector);
   const slider = root.querySelectorAll("input[type=range]")[index];
+  slider.scrollIntoView({ block: "center" }); // in view, as a reader's slider is: its charts are painted
+  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
   const rows = [];
   for (let i = 0; i < moves; i++) {
     await new Promise((resolve) => setTimeout(resolve, 30)); // a reader's drag, not a flood of events
@@ -155,6 +158,8 @@ SLIDER_LATENCY = """async ([selector, moves, index = 0]) => {
 FIELD_LATENCY = """async ([selector, values]) => {
   const root = document.querySelector(selector);
   const field = root.querySelector("input[inputmode=decimal]");
+  field.scrollIntoView({ block: "center" });
+  await new Promise((resolve) => requestAnimationFrame(() => requestAnimationFrame(resolve)));
   const rows = [];
   for (const value of values) {
     const rendered = new Promise((resolve) =>
