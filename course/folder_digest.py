@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from collections.abc import Iterable
+from importlib import metadata
 from pathlib import Path
 
 
@@ -24,6 +26,19 @@ def fingerprint_folder(cache_root: str | Path, fingerprint: str) -> Path:
             if stale.is_dir() and stale.name != fingerprint:
                 shutil.rmtree(stale, ignore_errors=True)
     return root / fingerprint
+
+
+def installed_versions(distributions: Iterable[str]) -> str:
+    """``name==version`` of each distribution, run together (``absent`` where it is not installed): what a
+    cache's fingerprint adds for the libraries whose behaviour its results depend on."""
+    found = []
+    for name in distributions:
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            version = "absent"
+        found.append(f"{name}=={version}")
+    return "".join(found)
 
 
 def folder_digest(folder: Path | str) -> str:

@@ -18,10 +18,9 @@ import os
 import sys
 import tempfile
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 
-from course.folder_digest import fingerprint_folder, folder_digest
+from course.folder_digest import fingerprint_folder, folder_digest, installed_versions
 
 PROJECT = Path(__file__).resolve().parents[1]
 # The libraries whose behaviour a stored result depends on: Markdown and its extensions render the pages that
@@ -37,12 +36,7 @@ def code_fingerprint() -> str:
     digest = hashlib.sha256(sys.version.encode())
     for folder in ("course", "calculators"):
         digest.update(f"\0{folder}\0{folder_digest(PROJECT / folder)}".encode())
-    for library in LIBRARIES:
-        try:
-            version = metadata.version(library)
-        except metadata.PackageNotFoundError:
-            version = "absent"
-        digest.update(f"\0{library}={version}".encode())
+    digest.update(f"\0{installed_versions(LIBRARIES)}".encode())
     return digest.hexdigest()[:16]
 
 

@@ -26,13 +26,12 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 import yaml
 
-from course.folder_digest import fingerprint_folder
+from course.folder_digest import fingerprint_folder, installed_versions
 from course.lesson_format.lessons import Course
 from course.lesson_format.navigation import NavItem
 from course.lesson_format.problems import Problem
@@ -225,12 +224,7 @@ def outputs_fingerprint(project_root: str | Path) -> str:
         for file in sorted(path.rglob("*.py")) if path.is_dir() else [path]:
             digest.update(file.relative_to(root).as_posix().encode())
             digest.update(file.read_bytes() if file.exists() else b"absent")
-    for distribution in OUTPUT_DISTRIBUTIONS:
-        try:
-            version = metadata.version(distribution)
-        except metadata.PackageNotFoundError:
-            version = "absent"
-        digest.update(f"{distribution}=={version}".encode())
+    digest.update(installed_versions(OUTPUT_DISTRIBUTIONS).encode())  # the same bytes as one at a time
     return digest.hexdigest()[:16]
 
 

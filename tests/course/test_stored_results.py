@@ -31,12 +31,14 @@ def test_results_of_other_code_are_never_read_and_are_removed(
 def test_a_new_version_of_a_library_the_steps_call_is_new_code(monkeypatch: pytest.MonkeyPatch) -> None:
     """nh3 sanitises the notebook pages: a stored page sanitised by another nh3 must not be read back."""
     before = code_fingerprint()
-    real_version = stored_results.metadata.version
+    from course import folder_digest
+
+    real_version = folder_digest.metadata.version
 
     def upgraded(name: str) -> str:
         return "99.0" if name == "nh3" else real_version(name)
 
-    monkeypatch.setattr(stored_results.metadata, "version", upgraded)
+    monkeypatch.setattr(folder_digest.metadata, "version", upgraded)
     code_fingerprint.cache_clear()
     try:
         assert code_fingerprint() != before
