@@ -30,7 +30,7 @@ from calculators.charts.content import ChartData
 from calculators.charts.data import chart_data
 
 # Bump when tidy_svg or the stored files change, so that old cache entries are not reused.
-RENDER_FORMAT = "5"
+RENDER_FORMAT = "6"
 CACHE_ENV = "RIDGEPOINT_CHART_CACHE"
 
 
@@ -100,6 +100,9 @@ _DROP = re.compile(
     r'|aria-roledescription="[^"]*"|font-family="sans-serif"|version="1\.1")'
 )
 _EMPTY = re.compile(r'<path class="(?:background|foreground)" d="(?:M0,0h0v0h0Z|)"(?: display="none")?/>')
+# Marks drawn fully transparent: a chart's hover targets (504 points on the GEMM-efficiency chart, a fifth of
+# its lesson's elements) and the axis labels Vega hides where they would overlap. The live view has its own.
+_INVISIBLE = re.compile(r'<path [^>]* opacity="0"[^>]*/>|<text [^>]* opacity="0"[^>]*>[^<]*</text>')
 
 
 # A rectangle as Vega writes a rect mark: from its top-left corner, right, down, back left by the same width.
@@ -140,8 +143,8 @@ def _round(match: re.Match[str]) -> str:
 
 
 def tidy_svg(svg: str, prefix: str) -> str:
-    """Make vl-convert's SVG fit for inlining: unique ids, no redundant attributes, rounded coordinates,
-    runs of same-coloured rectangles drawn as one path (:func:`merged_rects`).
+    """Make vl-convert's SVG fit for inlining: unique ids, no redundant attributes, rounded coordinates, no
+    marks drawn fully transparent, runs of same-coloured rectangles drawn as one path (:func:`merged_rects`).
 
     Only markup inside tags is touched; text content (axis labels such as "0.864") is kept as written.
     The font family moves to the root element (inherited), so page CSS can restyle it in one place.
@@ -161,7 +164,7 @@ def tidy_svg(svg: str, prefix: str) -> str:
         return text
 
     svg = re.sub(r"<[^>]+>", tag, svg)
-    svg = merged_rects(_EMPTY.sub("", svg))
+    svg = merged_rects(_INVISIBLE.sub("", _EMPTY.sub("", svg)))
     if "xlink:" not in svg.replace("xmlns:xlink", ""):
         svg = re.sub(r' xmlns:xlink="[^"]*"', "", svg, count=1)
     return svg.replace("<svg ", '<svg font-family="sans-serif" ', 1)

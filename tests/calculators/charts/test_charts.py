@@ -390,6 +390,18 @@ def test_tidy_svg_numbers_ids_by_the_drawing_not_by_what_the_process_drew_before
     assert tidy.count("url(#rpab-clip2)") == 1
 
 
+def test_marks_drawn_fully_transparent_are_left_out_of_the_static_drawing() -> None:
+    svg = (
+        '<svg><path transform="translate(1,2)" d="M0,0" stroke="#4c78a8" opacity="0"/>'  # a hover target
+        '<path d="M1,1" fill-opacity="0" stroke="#000"/><path d="M2,2" fill="#000" opacity="0.5"/>'
+        '<text x="1" opacity="0">overlapping label</text><text x="2">shown</text></svg>'
+    )
+    assert tidy_svg(svg, "rpab") == (
+        '<svg><path d="M1,1" fill-opacity="0" stroke="#000"/><path d="M2,2" fill="#000" opacity="0.5"/>'
+        '<text x="2">shown</text></svg>'
+    )
+
+
 def _rect(x: int, fill: str, extra: str = "") -> str:
     return f'<path d="M{x},2h3v4h-3Z" fill="{fill}"{extra}/>'
 
@@ -484,6 +496,31 @@ def test_merged_rectangles_draw_the_same_picture(
         page.close()
     assert difference["largest"] <= 64
     assert difference["differing"] < 0.01 * difference["pixels"]
+
+
+@pytest.mark.browser
+def test_leaving_out_transparent_marks_changes_no_pixel(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The GEMM-efficiency chart carries 504 transparent hover points: without them, the same picture."""
+    import vl_convert
+
+    from calculators.charts import render
+    from calculators.charts.specs import course_spec
+
+    data, _ = render_course_chart("gemm-efficiency", {}, tmp_path)
+    drawn = vl_convert.vegalite_to_svg(course_spec(data, narrow=False))
+    lean = tidy_svg(drawn, "rpab")
+    monkeypatch.setattr(render, "_INVISIBLE", re.compile(r"(?!)"))  # matches nothing: every mark kept
+    full = tidy_svg(drawn, "rpab")
+    assert lean.count("<path") < full.count("<path") - 100
+    page = browser.new_page()
+    try:
+        page.set_content("<body></body>")
+        difference = page.evaluate(_PIXEL_DIFFERENCE, [full, lean])
+    finally:
+        page.close()
+    assert difference["differing"] == 0
 
 
 def test_any_altair_chart_becomes_chart_markup(tmp_path: Path) -> None:
