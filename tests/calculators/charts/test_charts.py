@@ -469,6 +469,32 @@ _PIXEL_DIFFERENCE = """async ([first, second]) => {
 }"""
 
 
+def _drawn_both_ways(
+    chart: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: str, skipped: object
+) -> tuple[str, str]:
+    """A course chart's tidied drawing with ``calculators.charts.render``'s ``step`` and with it replaced by
+    ``skipped`` (a step that does nothing): (with the step, without it)."""
+    import vl_convert
+
+    from calculators.charts import render
+    from calculators.charts.specs import course_spec
+
+    data, _ = render_course_chart(chart, {}, tmp_path)
+    drawn = vl_convert.vegalite_to_svg(course_spec(data, narrow=False))
+    done = tidy_svg(drawn, "rpab")
+    monkeypatch.setattr(render, step, skipped)
+    return done, tidy_svg(drawn, "rpab")
+
+
+def _pixel_difference(browser: Any, first: str, second: str) -> dict[str, int]:
+    page = browser.new_page()
+    try:
+        page.set_content("<body></body>")
+        return dict(page.evaluate(_PIXEL_DIFFERENCE, [first, second]))
+    finally:
+        page.close()
+
+
 @pytest.mark.browser
 def test_merged_rectangles_draw_the_same_picture(
     browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -477,23 +503,11 @@ def test_merged_rectangles_draw_the_same_picture(
     two rectangles drawn apart each half-cover the pixels along their shared edge, and the page showed
     through (measured: 0.45% of the timeline's pixels, by at most 50 of 255). A rectangle lost or added
     would change hundreds of pixels by far more."""
-    import vl_convert
-
-    from calculators.charts import render
-    from calculators.charts.specs import course_spec
-
-    data, _ = render_course_chart("serving-timeline", {}, tmp_path)
-    drawn = vl_convert.vegalite_to_svg(course_spec(data, narrow=False))
-    merged = tidy_svg(drawn, "rpab")
-    monkeypatch.setattr(render, "merged_rects", lambda svg: svg)
-    one_by_one = tidy_svg(drawn, "rpab")
+    merged, one_by_one = _drawn_both_ways(
+        "serving-timeline", tmp_path, monkeypatch, "merged_rects", lambda svg: svg
+    )
     assert merged.count("<path") < one_by_one.count("<path")
-    page = browser.new_page()
-    try:
-        page.set_content("<body></body>")
-        difference = page.evaluate(_PIXEL_DIFFERENCE, [one_by_one, merged])
-    finally:
-        page.close()
+    difference = _pixel_difference(browser, one_by_one, merged)
     assert difference["largest"] <= 64
     assert difference["differing"] < 0.01 * difference["pixels"]
 
@@ -503,24 +517,10 @@ def test_leaving_out_transparent_marks_changes_no_pixel(
     browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The GEMM-efficiency chart carries 504 transparent hover points: without them, the same picture."""
-    import vl_convert
-
-    from calculators.charts import render
-    from calculators.charts.specs import course_spec
-
-    data, _ = render_course_chart("gemm-efficiency", {}, tmp_path)
-    drawn = vl_convert.vegalite_to_svg(course_spec(data, narrow=False))
-    lean = tidy_svg(drawn, "rpab")
-    monkeypatch.setattr(render, "_INVISIBLE", re.compile(r"(?!)"))  # matches nothing: every mark kept
-    full = tidy_svg(drawn, "rpab")
+    # A pattern that matches nothing: every mark kept.
+    lean, full = _drawn_both_ways("gemm-efficiency", tmp_path, monkeypatch, "_INVISIBLE", re.compile(r"(?!)"))
     assert lean.count("<path") < full.count("<path") - 100
-    page = browser.new_page()
-    try:
-        page.set_content("<body></body>")
-        difference = page.evaluate(_PIXEL_DIFFERENCE, [full, lean])
-    finally:
-        page.close()
-    assert difference["differing"] == 0
+    assert _pixel_difference(browser, full, lean)["differing"] == 0
 
 
 def test_any_altair_chart_becomes_chart_markup(tmp_path: Path) -> None:
