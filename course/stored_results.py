@@ -13,13 +13,14 @@ depend on the machine, as the expressions' time limit does).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import os
 import sys
-import tempfile
+from collections.abc import Callable
 from functools import lru_cache
 from pathlib import Path
 
+from calculators.charts.render import write_atomically
 from course.folder_digest import fingerprint_folder, folder_digest, installed_versions
 
 PROJECT = Path(__file__).resolve().parents[1]
@@ -48,8 +49,9 @@ def text_key(*parts: str) -> str:
 class StoredResults:
     """Key -> text under ``root``, for the current :func:`code_fingerprint`; a file per key.
 
-    Reading a missing or unreadable file is a miss. Writing goes through a temporary file replaced whole, so
-    that two builds sharing the cache (a test run beside ``serve``) never read half a result.
+    Reading a missing or unreadable file is a miss. Writing goes through a temporary file replaced whole
+    (:func:`~calculators.charts.render.write_atomically`), so that two builds sharing the cache (a test run
+    beside ``serve``) never read half a result.
     """
 
     def __init__(self, root: str | Path) -> None:
@@ -62,11 +64,11 @@ class StoredResults:
             return None
 
     def put(self, key: str, text: str) -> None:
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            handle, temporary = tempfile.mkstemp(dir=self.folder, prefix=key[:16], suffix=".tmp")
-            with os.fdopen(handle, "w", encoding="utf-8") as stream:
-                stream.write(text)
-            os.replace(temporary, self.folder / key)
-        except OSError:
-            pass  # a cache that cannot be written makes the next build a cold one, nothing worse
+        with contextlib.suppress(OSError):  # a cache that cannot be written makes the next build a cold one
+            write_atomically(self.folder / key, text)
+
+    def kept(self, key: str, make: Callable[[], str]) -> str:
+        """The result stored under ``key``, else ``make()``, stored for the next build."""
+        if (text := self.get(key)) is None:
+            self.put(key, text := make())
+        return text

@@ -340,7 +340,7 @@ def sanitise_cells(content: str, notebook_path: str = "a notebook", *, warn: boo
     first = _FIRST_CELL_RE.search(content)
     if first is None:
         return sanitise_notebook_html(content)
-    cells = exclude_code_cells_from_search(sanitise_notebook_html(without_template_head(content)))
+    cells = exclude_code_cells_from_search(sanitise_notebook_html(content[first.start() :]))  # no head
     return '<div class="jp-Notebook">' + cells + "</div>"
 
 
@@ -392,11 +392,8 @@ def finish_notebook_page(
     given (the build's: a warm build sanitised and scanned the twenty notebook pages again, a tenth of it).
     """
     warn_of_dangerous_output(content, notebook.path)  # on every build, like any other warning
-    key = text_key(notebook.path, content)
-    if stored is None or (cells := stored.get(key)) is None:
-        cells = _finished_cells(content, notebook.path)
-        if stored is not None:
-            stored.put(key, cells)
+    finished = functools.partial(_finished_cells, content, notebook.path)
+    cells = finished() if stored is None else stored.kept(text_key(notebook.path, content), finished)
     return notebook_links_html(notebook, lesson_title, lesson_url) + cells
 
 
@@ -468,8 +465,7 @@ def write_downloads(
         source = (Path(docs_dir) / notebook.path).read_text(encoding="utf-8")
         target = Path(page_dirs[notebook.path]) / notebook.download_name
         target.parent.mkdir(parents=True, exist_ok=True)
-        if (text := stored.get(key := text_key(source))) is None:
-            stored.put(key, text := ipynb_text(source))
+        text = stored.kept(text_key(source), functools.partial(ipynb_text, source))
         target.write_text(text, encoding="utf-8")
         written.append(target)
     return written

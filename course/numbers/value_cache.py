@@ -22,12 +22,12 @@ import atexit
 import json
 import math
 import os
-import tempfile
 import time
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 
+from calculators.charts.render import write_atomically
 from calculators.expressions import NAMESPACE, ExpressionError, check_expression, evaluate_number
 from calculators.setting import ModelSetting, setting_key, site_setting, using
 from course.folder_digest import folder_digest
@@ -60,11 +60,7 @@ def read_json_object(path: Path) -> dict[str, object]:
 def write_json_object(path: Path, values: Mapping[str, object]) -> None:
     """Store ``values`` at ``path`` through a temporary file, replaced whole: another build reading the cache
     meanwhile sees the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    with os.fdopen(handle, "w", encoding="utf-8") as stream:
-        json.dump(values, stream, sort_keys=True)
-    os.replace(temporary, path)
+    write_atomically(path, json.dumps(values, sort_keys=True))
 
 
 class ValueCache:
