@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import gzip
 import http.server
+import io
 import os
 import re
 import resource
@@ -26,6 +27,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -182,9 +184,35 @@ def build_all(work: Path) -> Sites:
 
 
 # ------------------------------------------------------------------------------------------- page weight
+# What GitHub Pages, where the course is published, sends gzip-compressed to a browser that accepts it.
+COMPRESSED_SUFFIXES = (".html", ".css", ".js", ".mjs", ".json", ".svg", ".xml", ".txt")
+
+
 class _Quiet(http.server.SimpleHTTPRequestHandler):
+    """Serves a built site as its static host does: text gzip-compressed, the rest as it is.
+
+    Python's own handler sends every file uncompressed, so a page-speed run priced a lesson's HTML at its full
+    size on the simulated slow network, which no reader of the published site pays (issue 23). Both sites of
+    a comparison are served by this same handler.
+    """
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
+
+    def send_head(self) -> Any:
+        path = Path(self.translate_path(self.path))
+        if path.is_dir() and urllib.parse.urlsplit(self.path).path.endswith("/"):
+            path = path / "index.html"
+        accepts = "gzip" in self.headers.get("Accept-Encoding", "")
+        if not (accepts and path.suffix in COMPRESSED_SUFFIXES and path.is_file()):
+            return super().send_head()  # redirects, 404s and binary files, as Python sends them
+        body = gzip.compress(path.read_bytes(), 6)
+        self.send_response(200)
+        self.send_header("Content-Type", self.guess_type(str(path)))
+        self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        return io.BytesIO(body)
 
 
 @contextmanager
@@ -197,6 +225,7 @@ def serve(site_dir: Path) -> Iterator[str]:
         yield f"http://127.0.0.1:{server.server_address[1]}/"
     finally:
         server.shutdown()
+        server.server_close()
 
 
 @dataclass(frozen=True)

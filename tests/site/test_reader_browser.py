@@ -113,6 +113,7 @@ PROBE = """() => {
 CHARTS_DRAWN = """() => [...document.querySelectorAll("figure.rp-chart[data-rp-wide]")].every((figure) =>
   figure.classList.contains("rp-chart--wide") || figure.querySelector(".rp-chart__view").clientWidth < 640)"""
 
+DRAW_EVERYTHING = "* { content-visibility: visible !important; }"
 AXE_RUN = """async () => {
   const result = await axe.run(document, { resultTypes: ["violations"] });
   return result.violations
@@ -156,6 +157,9 @@ def findings(browser: Any, built_site: Path, site_url: str) -> dict[tuple[str, i
             expected = "slate" if scheme == "dark" else "default"
             assert page.get_attribute("body", "data-md-color-scheme") == expected, path
             found["pages"][path] = page.evaluate(PROBE)
+            # axe samples the colours the page paints; a chart or question off screen is not painted until
+            # the reader scrolls to it (content-visibility), so axe sees each as the reader will: drawn.
+            page.add_style_tag(content=DRAW_EVERYTHING)
             page.add_script_tag(path=str(AXE))
             found["axe"][path] = page.evaluate(AXE_RUN)
         context.close()
@@ -301,3 +305,48 @@ def test_print_from_dark_mode_gives_white_paper_inputs_with_results_and_no_contr
         assert widget.locator("[data-shown=prefill_time_s]").is_visible()
     finally:
         context.close()
+
+
+NEXT_FRAME = "() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)))"
+# Whether each chart's drawing or quiz question has its contents drawn (the browser skips them otherwise).
+RENDERED = """(selector) => [...document.querySelectorAll(selector)]
+  .map((box) => [...box.children].some((child) => child.checkVisibility({ contentVisibilityAuto: true })))"""
+
+
+def test_charts_and_questions_below_the_fold_are_drawn_when_the_reader_nears_them(page: Any, site_url: str) -> None:
+    # Issue 23: the browser styled and laid out every chart's drawing while the page loaded; a lesson has
+    # 1,000-1,500 of those elements, most of them screens below.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(site_url + "serving/batching/", wait_until="load")
+    page.evaluate(NEXT_FRAME)
+    charts, questions = page.evaluate(RENDERED, ".rp-chart__view"), page.evaluate(RENDERED, ".rp-quiz__question")
+    assert len(charts) >= 3 and len(questions) >= 3
+    assert charts[-1] is False and questions[-1] is False, (charts, questions)
+    last = page.locator(".rp-quiz__question").last
+    last.scroll_into_view_if_needed()
+    last.wait_for(state="visible")
+    page.wait_for_function(f"() => ({RENDERED})('.rp-quiz__question').at(-1) === true")
+    # On paper every chart and question is drawn.
+    page.emulate_media(media="print")
+    page.evaluate(NEXT_FRAME)  # the skipped state follows the media at the next rendering update
+    assert all(page.evaluate(RENDERED, ".rp-chart__view")), "a chart is left out of the printed page"
+    assert all(page.evaluate(RENDERED, ".rp-quiz__question")), "a question is left out of the printed page"
+
+
+def test_a_wide_box_is_a_tab_stop_once_its_section_is_open(page: Any, site_url: str) -> None:
+    # A table wider than a phone scrolls in its own box, which keyboard users reach by Tab; boxes in a closed
+    # "Data behind the chart" are measured when it opens, not while the page loads.
+    page.set_viewport_size({"width": 390, "height": 844})
+    page.goto(site_url + "gpu/number-formats/", wait_until="load")
+    shown = """() => [...document.querySelectorAll('.md-typeset__scrollwrap')]
+      .filter((box) => !box.closest('details:not([open])') && box.scrollWidth > box.clientWidth + 1)
+      .map((box) => box.getAttribute('tabindex'))"""
+    page.wait_for_function(f"() => ({shown})().length > 0 && ({shown})().every((tab) => tab === '0')")
+    data = page.locator("details.rp-chart__data").first
+    assert data.evaluate("(details) => !details.open")
+    data.locator("summary").click()
+    page.wait_for_function(
+        "(details) => [...details.querySelectorAll('.md-typeset__scrollwrap')]"
+        ".some((box) => box.scrollWidth > box.clientWidth + 1 && box.getAttribute('tabindex') === '0')",
+        arg=data.element_handle(),
+    )

@@ -60,11 +60,15 @@
   // A box that scrolls sideways (wide code, display math, a wide table) must be reachable by keyboard, or its
   // hidden part is out of reach; boxes inside a section opened later are checked when it opens.
   var SCROLLERS = "pre, .highlight-ipynb, .rp-math--display, .md-typeset__scrollwrap, .jp-OutputArea-output";
+  // Every box is measured before any is changed, and none inside a closed section (it is measured when the
+  // section opens): a tabindex set between two measurements, or a measurement in content the browser has not
+  // laid out, made it lay out the page again (issue 23: up to five layouts in the task that shows the page).
   function focusableScrollers(root) {
-    root.querySelectorAll(SCROLLERS).forEach(function (box) {
-      if (!box.hasAttribute("tabindex") && box.scrollWidth > box.clientWidth + 1 && !box.querySelector(SCROLLERS)) {
-        box.setAttribute("tabindex", "0");
-      }
+    var boxes = Array.prototype.filter.call(root.querySelectorAll(SCROLLERS), function (box) {
+      return !box.hasAttribute("tabindex") && !box.querySelector(SCROLLERS) && !box.closest("details:not([open])");
+    });
+    boxes.filter(function (box) { return box.scrollWidth > box.clientWidth + 1; }).forEach(function (box) {
+      box.setAttribute("tabindex", "0");
     });
   }
   onEachPage(function (root) {

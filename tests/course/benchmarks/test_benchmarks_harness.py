@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gzip
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
-from course.benchmarks.harness import Build, Sites, _children_cpu_seconds, build_figures
+from course.benchmarks.harness import Build, Sites, _children_cpu_seconds, build_figures, serve
 
 
 def test_the_warm_build_is_compared_in_cpu_seconds_too() -> None:
@@ -29,3 +31,25 @@ def test_a_child_process_cpu_is_counted_once_it_has_finished() -> None:
     spin = "import time\nend = time.process_time() + 0.2\nwhile time.process_time() < end: pass"
     subprocess.run([sys.executable, "-c", spin], check=True)
     assert _children_cpu_seconds() - before >= 0.2  # at least what the child spun (its start-up comes on top)
+
+
+def test_sites_are_served_as_their_static_host_serves_them_text_compressed(tmp_path: Path) -> None:
+    page = "<!doctype html><title>t</title>" + "<p>a lesson's text</p>" * 200
+    (tmp_path / "lesson").mkdir()
+    (tmp_path / "lesson" / "index.html").write_text(page)
+    (tmp_path / "image.png").write_bytes(b"\x89PNG" + bytes(300))
+
+    def fetch(path: str, encoding: str | None) -> tuple[str | None, bytes]:
+        headers = {"Accept-Encoding": encoding} if encoding else {}
+        with serve(tmp_path) as base:
+            response = urllib.request.urlopen(urllib.request.Request(base + path, headers=headers))
+            with response:
+                return response.headers.get("Content-Encoding"), response.read()
+
+    encoding, body = fetch("lesson/", "gzip, deflate")
+    assert encoding == "gzip"
+    assert gzip.decompress(body).decode() == page
+    assert len(body) < len(page) / 10
+    assert fetch("lesson/", None) == (None, page.encode())  # a client that does not accept gzip
+    assert fetch("lesson", "gzip")[0] == "gzip"  # after the redirect to the folder's address
+    assert fetch("image.png", "gzip") == (None, b"\x89PNG" + bytes(300))  # images are sent as they are
