@@ -230,10 +230,11 @@ def serve(site_dir: Path) -> Iterator[str]:
 
 @dataclass(frozen=True)
 class PageWeight:
-    """Bytes a page loads before the reader interacts: as served here, and gzip-compressed.
+    """Bytes a page loads before the reader interacts: uncompressed, and gzip-compressed.
 
-    Python's test server sends files uncompressed; static hosts (GitHub Pages, Netlify, nginx) compress text,
-    so the gzip figure is closer to what a reader downloads. Both are printed.
+    ``raw`` counts each response's body as the browser hands it over (after decompression), so it is the
+    files' own size; ``gzip`` is what a host that compresses text (GitHub Pages, Netlify, nginx, and
+    :func:`serve` here) sends, closer to what a reader downloads. Both are printed.
     """
 
     raw: int
@@ -292,6 +293,6 @@ def weight_figures(sites: Sites) -> list[tuple[str, str]]:
     for page in sites.lesson_pages:
         course = bytes_before_interaction(sites.course_warm.site_dir, page)
         plain = bytes_before_interaction(sites.plain_warm.site_dir, page)
-        rows.append((f"{page} as served (target <= 1.25x)", _weight(course.raw, plain.raw)))
+        rows.append((f"{page} uncompressed (target <= 1.25x)", _weight(course.raw, plain.raw)))
         rows.append((f"{page} gzip-compressed, as hosts send it", _weight(course.gzip, plain.gzip)))
     return rows

@@ -30,6 +30,18 @@ def _figures(site: Path, page: str) -> list[re.Match[str]]:
 
 
 @pytest.mark.site
+def test_search_finds_a_charts_caption_but_not_its_drawing_or_table(built_site: Path) -> None:
+    # The drawing's ticks and legend ran together ("p50p90p99010,00020,00030,000TTFT (ms)") in the index.
+    index = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    docs = index["docs"]
+    batching = " ".join(doc["text"] for doc in docs if doc["location"].startswith("serving/batching/"))
+    assert "The same 200 requests served by static batching" in batching  # a caption, in words
+    assert "p50p90p99" not in batching
+    assert "TTFT (ms)" not in batching  # an axis title
+    assert "Data behind the chart" not in batching
+
+
+@pytest.mark.site
 @pytest.mark.parametrize(
     ("page", "charts"),
     [(LESSON, ["roofline", "prefill-vs-decode"]), ("foundations/memory-wall/", ["roofline", "ridge-points"])],
@@ -41,7 +53,7 @@ def test_lesson_charts_have_svg_caption_table_and_spec(
     assert [figure.group(1) for figure in figures] == charts
     for figure in figures:
         html = figure.group(0)
-        view = r'<div class="rp-chart__view" role="img" aria-label="[^"]+" tabindex="0">'
+        view = r'<div class="rp-chart__view" role="img" aria-label="[^"]+" tabindex="0" data-search-exclude>'
         frame = (
             r'<svg class="rp-chart__frame" width="(\d+)" height="(\d+)" viewBox="0 0 \1 \2" '
             r'aria-hidden="true"></svg>'
