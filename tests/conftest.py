@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # in several folders share stays here: fixtures/ (small sites and broken lessons), snapshots/, data/.
 TESTS = ROOT / "tests"
 BUILD_ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+# For page.evaluate: resolves once the browser has rendered a frame after the call (style, layout, paint).
+NEXT_FRAME = "() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)))"
 
 
 def build_site(

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.conftest import PageWatch
+from tests.conftest import NEXT_FRAME, PageWatch
 
 from course.benchmarks.main_thread import (
     LONG_TASK_BUDGET_MS,
@@ -31,7 +31,6 @@ from course.benchmarks.main_thread import (
 
 OUR_SCRIPTS = ("ridgepoint.js", "widgets.js", "quiz.js", "charts.js", "vega-runtime-")
 LIVE_TIMEOUT_MS = 120_000  # Pyodide's first start on a busy machine (a wait, not a measurement)
-NEXT_FRAME = "() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)))"
 WHEN_IDLE = "() => new Promise((done) => requestIdleCallback(done, { timeout: 5000 }))"
 
 

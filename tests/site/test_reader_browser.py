@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import ROOT, PageWatch
+from tests.conftest import NEXT_FRAME, ROOT, PageWatch
 
 from calculators.charts.content import short_gpu_name
 from calculators.charts.palette import GPU_COLOURS, PHASE_COLOURS
@@ -307,7 +307,6 @@ def test_print_from_dark_mode_gives_white_paper_inputs_with_results_and_no_contr
         context.close()
 
 
-NEXT_FRAME = "() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)))"
 # Whether each chart's drawing or quiz question has its contents drawn (the browser skips them otherwise).
 RENDERED = """(selector) => [...document.querySelectorAll(selector)]
   .map((box) => [...box.children].some((child) => child.checkVisibility({ contentVisibilityAuto: true })))"""
