@@ -38,6 +38,7 @@ _ATTR_NAME_RE = re.compile(r"([^\s=/>\"']+)(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>
 # Tags as (end slash, name, self-closing slash); a comment gives three empty strings.
 _TOKEN_RE = re.compile(r"<!--.*?-->|<(/?)([A-Za-z][^\s/>]*)(?:[^>\"']|\"[^\"]*\"|'[^']*')*?(/?)>", re.DOTALL)
 _STRAY_RE = re.compile(r"<(?!/?[A-Za-z]|!--)")  # a "<" that starts no tag or comment
+_RAW_TEXT_RE = re.compile(r"<(?:script|style)(?=[\s/>])", re.IGNORECASE)
 # Headings, the tags skipped for good, and a data-search- attribute with a value.
 _STAYS_RE = re.compile(r"<(?:h[1-6]|script|style|object)(?=[\s/>])|data-search-\w+=\"[^\"]", re.IGNORECASE)
 _EXCLUDE_MARK = "data-search-exclude"
@@ -90,7 +91,8 @@ def put_back(html: str, parts: list[str]) -> str:
 def _stretches(html: str) -> Iterator[tuple[int, int]]:
     """The ``(start, end)`` offsets, in order and apart, of the insides that can be set aside."""
     # Each excluded element: its tag, where it starts, where the inside that could be set aside starts, and
-    # where its skipping ends (the first end tag of its tag; None if there is none, and it never ends).
+    # where its skipping ends: at the first end of its tag if the indexer's nesting takes it there (the inside
+    # before it is closed in order), else None (it may never end).
     excluded: list[tuple[str, int, int, int | None]] = []
     for tag in _excluded_start_tags(html):
         name = tag.group("name").lower()
@@ -98,18 +100,19 @@ def _stretches(html: str) -> Iterator[tuple[int, int]]:
             continue  # never skipping (a void tag), or done at once (a tag closing itself)
         end_tag = rf"</{re.escape(name)}\s*>|<{re.escape(name)}(?=[\s/]){_ATTRS}/\s*>"  # "<g/>" ends one too
         closing = re.compile(end_tag, re.IGNORECASE).search(html, tag.end())
-        ends = closing.start() if closing else None
+        ends = closing.start() if closing else len(html)
         inner_tags = re.compile(rf"<{re.escape(name)}(?=[\s/>]){_ATTRS}>", re.IGNORECASE)
         opening = tag.end()
-        for inner in inner_tags.finditer(html, tag.end(), len(html) if ends is None else ends):
+        for inner in inner_tags.finditer(html, tag.end(), ends):
             opening = inner.end()
-        excluded.append((name, tag.start(), opening, ends))
+        ended = closing is not None and _closed_in_order(html[opening:ends])
+        excluded.append((name, tag.start(), opening, ends if ended else None))
     after = 0
     for name, begins, opening, ends in excluded:
-        if begins < after or ends is None or ends <= opening:  # inside a part set aside, unclosed, or empty
+        if begins < after or ends is None or ends == opening:  # inside a part set aside, unclear, or empty
             continue
         skipping = {other for other, starts, _, stops in excluded if starts < opening <= (stops or len(html))}
-        if _can_set_aside(html[opening:ends], skipping | {name}):
+        if _leaves_nothing_behind(html[opening:ends], skipping | {name}):
             yield opening, ends
             after = ends
 
@@ -132,12 +135,10 @@ def _has_exclude_attribute(attrs: str) -> bool:
     return any(name.lower() == _EXCLUDE_MARK for name in _ATTR_NAME_RE.findall(attrs))
 
 
-def _can_set_aside(inside: str, skipping: set[str]) -> bool:
-    """Whether the indexer ends ``inside`` in the state it began it, having recorded nothing."""
-    if _STAYS_RE.search(inside) or _STRAY_RE.search(inside):
-        return False
-    names = "|".join(re.escape(name) for name in sorted(skipping))
-    if re.search(rf"</?(?:{names})(?=[\s/>])", inside, re.IGNORECASE):
+def _closed_in_order(inside: str) -> bool:
+    """Whether the indexer reads ``inside`` back to the nesting it began it in: every tag it nests is closed,
+    in order, and every "<" starts a tag or a comment (no script or style, whose text holds no tags)."""
+    if _STRAY_RE.search(inside) or _RAW_TEXT_RE.search(inside):
         return False
     open_tags: list[str] = []
     for end, tag, self_closing in _TOKEN_RE.findall(inside):
@@ -147,3 +148,12 @@ def _can_set_aside(inside: str, skipping: set[str]) -> bool:
         elif tag and not self_closing and tag.lower() not in _VOID:
             open_tags.append(tag)
     return not open_tags
+
+
+def _leaves_nothing_behind(inside: str, skipping: set[str]) -> bool:
+    """Whether the indexer, reading ``inside`` (closed in order) while ``skipping`` tags, records nothing
+    and ends no skipping: no heading, no tag skipped for good, no tag whose skipping is in force."""
+    if _STAYS_RE.search(inside):
+        return False
+    names = "|".join(re.escape(name) for name in sorted(skipping))
+    return re.search(rf"</?(?:{names})(?=[\s/>])", inside, re.IGNORECASE) is None
