@@ -108,13 +108,15 @@ def _stretches(html: str) -> Iterator[tuple[int, int]]:
         ended = closing is not None and _closed_in_order(html[opening:ends])
         excluded.append((name, tag.start(), opening, ends if ended else None))
     after = 0
-    for name, begins, opening, ends in excluded:
-        if begins < after or ends is None or ends == opening:  # inside a part set aside, unclear, or empty
-            continue
+    for name, begins, opening, skipping_ends in excluded:
+        if (
+            begins < after or skipping_ends is None or skipping_ends == opening
+        ):  # in a part set aside, unclear
+            continue  # or empty
         skipping = {other for other, starts, _, stops in excluded if starts < opening <= (stops or len(html))}
-        if _leaves_nothing_behind(html[opening:ends], skipping | {name}):
-            yield opening, ends
-            after = ends
+        if _leaves_nothing_behind(html[opening:skipping_ends], skipping | {name}):
+            yield opening, skipping_ends
+            after = skipping_ends
 
 
 def _excluded_start_tags(html: str) -> Iterator[re.Match[str]]:
