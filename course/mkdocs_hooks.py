@@ -15,6 +15,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from mkdocs.plugins import event_priority
+
 _BUILD: dict[str, Any] = {}  # per-build state, reset by on_config (mkdocs serve rebuilds in one process)
 UNCHECKED_BUILD_ENV = "RIDGEPOINT_UNCHECKED_BUILD"  # the attack corpus builds despite lesson problems
 _SERVING = (
@@ -205,12 +207,30 @@ def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
     quote_edit_url(page)  # the file name in the edit button's address
     if notebook is not None:
         # Not Markdown: mkdocs-jupyter's page, whose cells the notebooks' own allow-list sanitises here.
-        return notebook_page_content(
+        html = notebook_page_content(
             html, page.file.src_uri, _BUILD["notebooks"], _BUILD["course"], lesson_link
         )
-    from course.sanitising.trusted import marked_content
+    else:
+        from course.sanitising.trusted import marked_content
 
-    return marked_content(html)  # sanitised, with the theme around it, at on_post_page
+        html = marked_content(html)  # sanitised, with the theme around it, at on_post_page
+    if not any(name.endswith("search") for name in config.plugins):
+        return html
+    from course.search_index.excluded_parts import set_aside
+
+    # What the search index skips is set aside while Material's search plugin reads the page, and put back
+    # before the theme writes it (on_page_context).
+    aside = set_aside(html)
+    _BUILD.setdefault("set_aside", {})[page.file.src_uri] = aside.parts
+    return aside.html
+
+
+@event_priority(-100)  # after every plugin's, Material's search among them
+def on_page_context(context: Any, page: Any, config: Any, nav: Any) -> Any:
+    from course.search_index.excluded_parts import put_back
+
+    page.content = put_back(page.content, _BUILD.get("set_aside", {}).pop(page.file.src_uri, []))
+    return context
 
 
 def on_post_page(output: str, page: Any, config: Any) -> str:
