@@ -24,9 +24,10 @@ from calculators.passes import PassResult
 from calculators.precision import PRECISIONS
 from calculators.scenario import Scenario
 from calculators.serving import MemoryFootprint, RequestTiming
-from calculators.setting import ModelSetting, site_setting, using
+from calculators.setting import ModelSetting, setting_key, site_setting, using
 from calculators.speculative import SpeculativeResult
 from calculators.units import UNITS, format_value
+from course.numbers.value_cache import value_cache
 
 # Example arguments for methods whose parameters have no default, by parameter name.
 EXAMPLE_ARGUMENTS: dict[str, str] = {
@@ -172,12 +173,30 @@ def quantities(cls: type, reached_by: str) -> list[Quantity]:
         if call is None:
             continue
         expression = f"{reached_by}.{call}"
-        with using(site_setting()):  # what the insertion prints in a lesson, not the calculators' defaults
-            value = evaluate(expression)  # an example that stops working fails the build, as it should
+        value = _example_value(expression)  # an example that stops working fails the build, as it should
         doc = first_paragraph(member) if member is not None else comments.get(name, "")
         signature = _signature(member) if kind == "method" else ""
         found.append(Quantity(name, signature, kind, doc, expression, value))
     return found
+
+
+def _example_value(expression: str) -> Any:
+    """``expression`` evaluated in the site's setting, as a lesson's insertion prints it.
+
+    A number is kept in the figures' cache (:mod:`course.numbers.value_cache`, per state of the calculators):
+    one example, the speculative break-even batch, runs the simulator for most of a second, every build.
+    """
+    setting = site_setting()
+    cache = value_cache()
+    key = f"{setting_key(setting)} {expression}"
+    stored = cache.get(key)
+    if stored is not None:
+        return stored
+    with using(setting):
+        value = evaluate(expression)
+    if type(value) is float:  # not an int, a bool or an object: those are given back as they were
+        cache.put(key, value)
+    return value
 
 
 def field_comments(cls: type) -> dict[str, str]:

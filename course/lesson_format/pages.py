@@ -30,8 +30,7 @@ def purge_project_modules(packages: Sequence[str] = PROJECT_PACKAGES, keep: Sequ
     modules, so the modules are dropped from ``sys.modules`` and imported afresh on first use. The modules
     named in ``keep`` stay.
     """
-    prefixes = tuple(f"{p}." for p in packages)
-    names = [n for n in sys.modules if (n in packages or n.startswith(prefixes)) and n not in keep]
+    names = [n for n in _project_module_names(packages) if n not in keep]
     for name in names:
         del sys.modules[name]
     return names
@@ -70,9 +69,15 @@ def purge_changed_project_modules(
     if previous == stamps:
         return []
     if previous is None:  # the first build: keep what MkDocs imported from here a moment ago
-        keep = [name for name, module in list(sys.modules.items()) if _comes_from(module, root)]
+        keep = [n for n in _project_module_names(packages) if _comes_from(sys.modules[n], root)]
         return purge_project_modules(packages, keep=[__name__, *keep])
     return purge_project_modules(packages, keep=(__name__,))
+
+
+def _project_module_names(packages: Sequence[str]) -> list[str]:
+    """The imported modules of ``packages``, by name."""
+    prefixes = tuple(f"{p}." for p in packages)
+    return [name for name in list(sys.modules) if name in packages or name.startswith(prefixes)]
 
 
 def _comes_from(module: object, root: Path) -> bool:

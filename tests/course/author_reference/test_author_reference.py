@@ -83,3 +83,21 @@ def test_a_section_is_written_once_per_model_setting(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(setting, "SITE_SETTING", None)  # another setting (a test's): written again for it
     assert section_markdown("probe-section") != first
     assert len(calls) == 2
+
+
+def test_example_numbers_are_kept_for_the_next_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference's examples go through the figures' cache: a stored number is read back, not computed
+    (the speculative break-even example runs the simulator), and only floats are stored."""
+    from calculators.setting import setting_key, site_setting
+    from course.author_reference import sections
+    from course.numbers.value_cache import value_cache
+
+    monkeypatch.setenv("RIDGEPOINT_NUMBER_CACHE", str(tmp_path))
+    expression = "Scenario().decode().time_s"
+    computed = sections._example_value(expression)
+    assert isinstance(computed, float)
+    key = f"{setting_key(site_setting())} {expression}"
+    assert value_cache().get(key) == computed  # stored
+    value_cache().put(key, 123.0)
+    assert sections._example_value(expression) == 123.0  # read back, not computed again
+    assert sections._example_value('gpu("h100-sxm").name') == "NVIDIA H100 SXM5 80GB"  # not a number
