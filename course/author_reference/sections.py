@@ -184,18 +184,21 @@ def _example_value(expression: str) -> Any:
     """``expression`` evaluated in the site's setting, as a lesson's insertion prints it.
 
     A number is kept in the figures' cache (:mod:`course.numbers.value_cache`, per state of the calculators):
-    one example, the speculative break-even batch, runs the simulator for most of a second, every build.
+    one example, the speculative break-even batch, runs the simulator for most of a second, every build. A
+    float is kept under the key the lessons' figures use; a whole number under its own, so that it comes
+    back an ``int`` (the cache holds floats).
     """
     setting = site_setting()
     cache = value_cache()
-    key = f"{setting_key(setting)} {expression}"
-    stored = cache.get(key)
-    if stored is not None:
-        return stored
+    keys = {float: f"{setting_key(setting)} {expression}", int: f"{setting_key(setting)} int {expression}"}
+    for kind, key in keys.items():
+        stored = cache.get(key)
+        if stored is not None:
+            return kind(stored)
     with using(setting):
         value = evaluate(expression)
-    if type(value) is float:  # not an int, a bool or an object: those are given back as they were
-        cache.put(key, value)
+    if type(value) in keys:  # not a bool or an object: those are computed each time, cheaply
+        cache.put(keys[type(value)], value)
     return value
 
 

@@ -87,7 +87,7 @@ def test_a_section_is_written_once_per_model_setting(monkeypatch: pytest.MonkeyP
 
 def test_example_numbers_are_kept_for_the_next_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The reference's examples go through the figures' cache: a stored number is read back, not computed
-    (the speculative break-even example runs the simulator), and only floats are stored."""
+    (the speculative break-even example runs the simulator), a whole number as an int."""
     from calculators.setting import setting_key, site_setting
     from course.author_reference import sections
     from course.numbers.value_cache import value_cache
@@ -101,3 +101,7 @@ def test_example_numbers_are_kept_for_the_next_build(tmp_path: Path, monkeypatch
     value_cache().put(key, 123.0)
     assert sections._example_value(expression) == 123.0  # read back, not computed again
     assert sections._example_value('gpu("h100-sxm").name') == "NVIDIA H100 SXM5 80GB"  # not a number
+    whole = 'model("llama-3.1-8b").layers'
+    assert type(sections._example_value(whole)) is int
+    assert value_cache().get(f"{setting_key(site_setting())} int {whole}") == 32
+    assert type(sections._example_value(whole)) is int  # read back as it was
