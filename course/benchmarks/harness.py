@@ -174,6 +174,10 @@ def _children_cpu_seconds() -> float:
 def build_all(work: Path) -> Sites:
     env = {key: value for key, value in os.environ.items() if not key.startswith("RIDGEPOINT_")}
     env["NO_MKDOCS_2_WARNING"] = "1"
+    # Plain Material's code was compiled to byte code when it was installed; ours is compiled at its first
+    # import and kept, unless this is set (some development shells set it), when every build compiled the
+    # project's 140 modules again: 0.2 s that only the course's warm build paid.
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     course_cold = timed_build(ROOT / "mkdocs.yml", work / "course-cold", env, work / "course-caches")
     course_warm = timed_build(ROOT / "mkdocs.yml", work / "course-warm", env, work / "course-caches")
     plain_config = write_plain_site(work / "plain")
