@@ -24,6 +24,9 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from course.numbers.value_cache import default_cache_dir
+from course.stored_results import StoredResults, text_key
+
 FOLDER = "assets/ridgepoint"
 BUNDLE_STEM = "ridgepoint"
 
@@ -104,25 +107,28 @@ def minify_in_place(site_dir: str | Path) -> list[Path]:
 # Scripts Node parsed in this process, by content (and module kind): a full ``serve`` rebuild minifies the
 # same scripts again, and six Node processes took 0.8 s of it.
 _PARSED: set[tuple[str, bool]] = set()
+PARSED_STORE = "parsed-scripts"  # beside the page checks, in the figures' cache: scripts that parsed
 
 
 def check_scripts(paths: Iterable[Path]) -> None:
     """Parse each minified script with Node (``node --check``) when Node is installed; raise if one fails.
 
     The widget worker is an ES module (``new Worker(url, {type: "module"})``), so it is checked as one. A
-    script this process has seen parse is not parsed again. The Node processes run side by side: one after
-    another, their start-up was 0.6 s of a warm build.
+    script that parsed is not parsed again, in this process or a later build (a warm build started six Node
+    processes for 0.25 s). The Node processes run side by side: one after another, their start-up was 0.6 s
+    of a warm build.
     """
     node = shutil.which("node")
     if node is None:
         return
+    stored = StoredResults(default_cache_dir() / PARSED_STORE)
     with tempfile.TemporaryDirectory(prefix="ridgepoint-minified-") as folder:
         running = []
         for path in paths:
             if path.suffix != ".js":
                 continue
             seen = (hashlib.sha256(path.read_bytes()).hexdigest(), "worker" in path.name)
-            if seen in _PARSED:
+            if seen in _PARSED or stored.get(_parsed_key(seen, node)) is not None:
                 continue
             copy = Path(folder) / (path.stem + (".mjs" if "worker" in path.name else ".cjs"))
             shutil.copyfile(path, copy)
@@ -135,6 +141,7 @@ def check_scripts(paths: Iterable[Path]) -> None:
             _, stderr = check.communicate()
             if check.returncode == 0:
                 _PARSED.add(seen)
+                stored.put(_parsed_key(seen, node), "parsed")
             else:
                 failures.append(f"{path}: the minified script does not parse ({stderr.strip()})")
         if failures:
@@ -142,3 +149,8 @@ def check_scripts(paths: Iterable[Path]) -> None:
                 "; ".join(failures)
                 + "; Fix: simplify the construct the minifier mangles, or pin the rjsmin that handled it"
             )
+
+
+def _parsed_key(seen: tuple[str, bool], node: str) -> str:
+    """The stored key of a script's content and kind, as this Node parses it."""
+    return text_key(seen[0], "module" if seen[1] else "script", node)

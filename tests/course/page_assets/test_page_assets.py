@@ -85,6 +85,35 @@ def test_a_script_is_parsed_once_per_process_and_a_broken_one_every_time(
     assert len(runs) == 3
 
 
+def test_a_script_that_parsed_in_an_earlier_build_is_not_parsed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Kept in the figures' cache (six Node processes a warm build); a cold cache parses."""
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    from course.page_assets import bundle
+
+    script = tmp_path / "kept.js"
+    script.write_text(f"window.kept = {tmp_path.stat().st_ino};\n", encoding="utf-8")
+    runs: list[list[str]] = []
+    real_popen = subprocess.Popen
+
+    def counted(argv: list[str], **kwargs: object) -> object:
+        runs.append(argv)
+        return real_popen(argv, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(subprocess, "Popen", counted)
+    monkeypatch.setenv("RIDGEPOINT_NUMBER_CACHE", str(tmp_path / "cache"))
+    check_scripts([script])
+    monkeypatch.setattr(bundle, "_PARSED", set())  # the next build's process
+    check_scripts([script])
+    assert len(runs) == 1
+    monkeypatch.setenv("RIDGEPOINT_NUMBER_CACHE", str(tmp_path / "cold"))
+    monkeypatch.setattr(bundle, "_PARSED", set())
+    check_scripts([script])
+    assert len(runs) == 2
+
+
 def test_a_script_that_no_longer_parses_fails_the_build(tmp_path: Path) -> None:
     """The scripts are parsed side by side: a broken one is named, whichever of them it is."""
     if shutil.which("node") is None:
