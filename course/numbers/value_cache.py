@@ -113,11 +113,16 @@ def flush_caches() -> None:
 
 def value_cache(folder: Path | None = None) -> ValueCache:
     """The cache for the calculators as they are now (the fingerprint is taken once per import of them)."""
-    folder = (folder or default_cache_dir()).resolve()
-    key = (folder, calculators_fingerprint())
+    key = (_resolved(folder or default_cache_dir()), calculators_fingerprint())
     if key not in _OPEN:
         _OPEN[key] = ValueCache(*key)
     return _OPEN[key]
+
+
+@lru_cache(maxsize=64)
+def _resolved(folder: Path) -> Path:
+    """``folder`` made absolute, once per path: every figure asks for its cache, a few thousand a build."""
+    return folder.resolve()
 
 
 _FINGERPRINT: list[str] = []

@@ -22,8 +22,6 @@ import codecs
 import copy
 import functools
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -177,28 +175,30 @@ else:
             Resolver.__init__(self)
 
         # libyaml refuses nesting past 1,000 levels itself, while scanning ahead of what the composer has
-        # seen: that is the composer's refusal too, said as the composer says it.
+        # seen: that is the composer's refusal too, said as the composer says it (a try in each method, not a
+        # shared context manager: these run for every event, 30,000 a build).
         def check_event(self, *choices: Any) -> bool:
-            with _libyaml_depth_as_ours():
+            try:
                 return bool(CParser.check_event(self, *choices))
+            except yaml.MarkedYAMLError as error:
+                raise _as_ours(error) from None
 
         def peek_event(self) -> Any:
-            with _libyaml_depth_as_ours():
+            try:
                 return CParser.peek_event(self)
+            except yaml.MarkedYAMLError as error:
+                raise _as_ours(error) from None
 
         def get_event(self) -> Any:
-            with _libyaml_depth_as_ours():
+            try:
                 return CParser.get_event(self)
+            except yaml.MarkedYAMLError as error:
+                raise _as_ours(error) from None
 
 
-@contextmanager
-def _libyaml_depth_as_ours() -> Iterator[None]:
-    try:
-        yield
-    except yaml.MarkedYAMLError as error:
-        if "maximum nesting depth" not in str(error.problem):
-            raise
-        raise too_deep(error.problem_mark) from None
+def _as_ours(error: yaml.MarkedYAMLError) -> yaml.MarkedYAMLError:
+    """libyaml's refusal of deep nesting as :func:`too_deep`; any other error as it is."""
+    return too_deep(error.problem_mark) if "maximum nesting depth" in str(error.problem) else error
 
 
 def too_deep(mark: Any) -> YamlLimitError:
