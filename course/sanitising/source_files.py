@@ -173,6 +173,7 @@ else:
             Composer.__init__(self)
             SafeConstructor.__init__(self)
             Resolver.__init__(self)
+            self.text = stream if isinstance(stream, str) else None
 
         # libyaml refuses nesting past 1,000 levels itself, while scanning ahead of what the composer has
         # seen: that is the composer's refusal too, said as the composer says it (a try in each method, not a
@@ -181,24 +182,31 @@ else:
             try:
                 return bool(CParser.check_event(self, *choices))
             except yaml.MarkedYAMLError as error:
-                raise _as_ours(error) from None
+                raise _as_ours(error, self.text) from None
 
         def peek_event(self) -> Any:
             try:
                 return CParser.peek_event(self)
             except yaml.MarkedYAMLError as error:
-                raise _as_ours(error) from None
+                raise _as_ours(error, self.text) from None
 
         def get_event(self) -> Any:
             try:
                 return CParser.get_event(self)
             except yaml.MarkedYAMLError as error:
-                raise _as_ours(error) from None
+                raise _as_ours(error, self.text) from None
 
 
-def _as_ours(error: yaml.MarkedYAMLError) -> yaml.MarkedYAMLError:
-    """libyaml's refusal of deep nesting as :func:`too_deep`; any other error as it is."""
-    return too_deep(error.problem_mark) if "maximum nesting depth" in str(error.problem) else error
+def _as_ours(error: yaml.MarkedYAMLError, text: str | None) -> yaml.MarkedYAMLError:
+    """libyaml's error as PyYAML's parser gives it: its refusal of deep nesting as :func:`too_deep`, and a
+    mark past the end of a text without a final line break moved back to the end of the last line (libyaml
+    starts a line of its own there; a problem would name the line after the block)."""
+    mark = error.problem_mark
+    if text is not None and mark is not None and mark.line > text.count("\n"):
+        last = text.rsplit("\n", 1)[-1]
+        error.problem_mark = yaml.Mark(mark.name, len(text), text.count("\n"), len(last), None, 0)
+        mark = error.problem_mark
+    return too_deep(mark) if "maximum nesting depth" in str(error.problem) else error
 
 
 def too_deep(mark: Any) -> YamlLimitError:

@@ -154,6 +154,22 @@ def test_yaml_aliases_are_refused() -> None:
 
 
 @pytest.mark.parametrize(
+    "text", ["name: [unclosed", "name: [unclosed\n", "a: 1\nb: {x", "key: 'open", "a: b: c\n", "- a\nb: c\n"]
+)
+def test_yaml_errors_point_where_pure_python_pyyaml_points(text: str) -> None:
+    """The loader reads with libyaml, whose end of a text without a last line break is a line further on:
+    a problem would name the line after the block. Every mark is where PyYAML's own parser puts it."""
+    with pytest.raises(yaml.MarkedYAMLError) as ours:
+        load_yaml(text)
+    with pytest.raises(yaml.MarkedYAMLError) as reference:
+        yaml.load(text, Loader=yaml.SafeLoader)
+    mark, expected = ours.value.problem_mark, reference.value.problem_mark
+    assert mark is not None
+    assert expected is not None
+    assert (mark.line, mark.column) == (expected.line, expected.column)
+
+
+@pytest.mark.parametrize(
     ("content", "words"),
     [
         (b"\xef\xbb\xbf# T\n", "byte-order mark"),
