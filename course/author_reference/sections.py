@@ -184,13 +184,13 @@ def _example_value(expression: str) -> Any:
     """``expression`` evaluated in the site's setting, as a lesson's insertion prints it.
 
     A number is kept in the figures' cache (:mod:`course.numbers.value_cache`, per state of the calculators):
-    one example, the speculative break-even batch, runs the simulator for most of a second, every build. A
-    float is kept under the key the lessons' figures use; a whole number under its own, so that it comes
-    back an ``int`` (the cache holds floats).
+    one example, the speculative break-even batch, runs the simulator for most of a second, every build. Its
+    keys are the reference's own, by type: the cache holds floats, a lesson's figure of the same expression is
+    stored as a float, and the reference shows an ``int`` as one (``| number``, not ``| number | .0f``).
     """
     setting = site_setting()
     cache = value_cache()
-    keys = {float: f"{setting_key(setting)} {expression}", int: f"{setting_key(setting)} int {expression}"}
+    keys = {kind: f"{setting_key(setting)} reference {kind.__name__} {expression}" for kind in (int, float)}
     for kind, key in keys.items():
         stored = cache.get(key)
         if stored is not None:
