@@ -59,42 +59,11 @@ def test_our_scripts_minify_to_scripts_that_still_parse(tmp_path: Path) -> None:
     check_scripts(changed)  # raises if one no longer parses
 
 
-def test_a_script_is_parsed_once_per_process_and_a_broken_one_every_time(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A full serve rebuild minifies the same scripts again; Node parses each content once."""
+@pytest.fixture
+def node_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The Node processes ``check_scripts`` starts from now on, with the figures' cache in ``tmp_path``."""
     if shutil.which("node") is None:
         pytest.skip("node is not installed")
-    script, broken = tmp_path / "fine.js", tmp_path / "broken.js"
-    script.write_text(f"window.checked = {tmp_path.stat().st_ino};\n", encoding="utf-8")  # new content
-    broken.write_text("(() => { const x = ; })();\n", encoding="utf-8")
-    runs: list[list[str]] = []
-    real_popen = subprocess.Popen
-
-    def counted(argv: list[str], **kwargs: object) -> object:
-        runs.append(argv)
-        return real_popen(argv, **kwargs)  # type: ignore[call-overload]
-
-    monkeypatch.setattr(subprocess, "Popen", counted)
-    check_scripts([script])
-    check_scripts([script])
-    assert len(runs) == 1
-    for _ in range(2):
-        with pytest.raises(AssetBundleError):
-            check_scripts([broken])
-    assert len(runs) == 3
-
-
-def test_a_script_that_parsed_in_an_earlier_build_is_not_parsed_again(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Kept in the figures' cache (six Node processes a warm build); a cold cache parses."""
-    if shutil.which("node") is None:
-        pytest.skip("node is not installed")
-    from course.page_assets import bundle
-
-    script = tmp_path / "kept.js"
-    script.write_text(f"window.kept = {tmp_path.stat().st_ino};\n", encoding="utf-8")
     runs: list[list[str]] = []
     real_popen = subprocess.Popen
 
@@ -104,14 +73,41 @@ def test_a_script_that_parsed_in_an_earlier_build_is_not_parsed_again(
 
     monkeypatch.setattr(subprocess, "Popen", counted)
     monkeypatch.setenv("RIDGEPOINT_NUMBER_CACHE", str(tmp_path / "cache"))
+    return runs
+
+
+def test_a_script_is_parsed_once_per_process_and_a_broken_one_every_time(
+    tmp_path: Path, node_runs: list[list[str]]
+) -> None:
+    """A full serve rebuild minifies the same scripts again; Node parses each content once."""
+    script, broken = tmp_path / "fine.js", tmp_path / "broken.js"
+    script.write_text(f"window.checked = {tmp_path.stat().st_ino};\n", encoding="utf-8")  # new content
+    broken.write_text("(() => { const x = ; })();\n", encoding="utf-8")
+    check_scripts([script])
+    check_scripts([script])
+    assert len(node_runs) == 1
+    for _ in range(2):
+        with pytest.raises(AssetBundleError):
+            check_scripts([broken])
+    assert len(node_runs) == 3
+
+
+def test_a_script_that_parsed_in_an_earlier_build_is_not_parsed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, node_runs: list[list[str]]
+) -> None:
+    """Kept in the figures' cache (six Node processes a warm build); a cold cache parses."""
+    from course.page_assets import bundle
+
+    script = tmp_path / "kept.js"
+    script.write_text(f"window.kept = {tmp_path.stat().st_ino};\n", encoding="utf-8")
     check_scripts([script])
     monkeypatch.setattr(bundle, "_PARSED", set())  # the next build's process
     check_scripts([script])
-    assert len(runs) == 1
+    assert len(node_runs) == 1
     monkeypatch.setenv("RIDGEPOINT_NUMBER_CACHE", str(tmp_path / "cold"))
     monkeypatch.setattr(bundle, "_PARSED", set())
     check_scripts([script])
-    assert len(runs) == 2
+    assert len(node_runs) == 2
 
 
 def test_a_script_that_no_longer_parses_fails_the_build(tmp_path: Path) -> None:
