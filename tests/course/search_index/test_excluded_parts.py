@@ -76,6 +76,18 @@ def test_a_part_holding_a_tag_whose_skipping_is_in_force_stays() -> None:
     assert "y" in str(indexed(html))
 
 
+def test_a_page_too_costly_to_sort_out_is_read_whole() -> None:
+    """A hostile lesson cannot make setting aside quadratic: past the bounds, nothing is set aside."""
+    from course.search_index.excluded_parts import MAX_PARTS
+
+    nested = "<details data-search-exclude>" * 6_000 + "<span>x</span>" + "</details>" * 6_000
+    assert set_aside(nested).html == nested  # without the bound, "<span>x</span>" was set aside (in 36 s)
+    many = "<details data-search-exclude><summary>x</summary></details>" * (MAX_PARTS + 1)
+    assert set_aside(many).html == many
+    fewer = "<details data-search-exclude><summary>x</summary></details>" * 10
+    assert set_aside(fewer).html != fewer
+
+
 def test_put_back_refuses_a_page_that_lost_a_part() -> None:
     aside = set_aside("<details data-search-exclude><summary>x</summary></details>")
     with pytest.raises(RuntimeError, match="1 of 1 parts"):
