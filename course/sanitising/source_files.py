@@ -202,10 +202,9 @@ def _as_ours(error: yaml.MarkedYAMLError, text: str | None) -> yaml.MarkedYAMLEr
     mark past the end of a text without a final line break moved back to the end of the last line (libyaml
     starts a line of its own there; a problem would name the line after the block)."""
     mark = error.problem_mark
-    if text is not None and mark is not None and mark.line > text.count("\n"):
-        last = text.rsplit("\n", 1)[-1]
-        error.problem_mark = yaml.Mark(mark.name, len(text), text.count("\n"), len(last), None, 0)
-        mark = error.problem_mark
+    if text is not None and mark is not None and mark.line > (last_line := text.count("\n")):
+        mark = yaml.Mark(mark.name, len(text), last_line, len(text.rsplit("\n", 1)[-1]), None, 0)
+        error.problem_mark = mark
     return too_deep(mark) if "maximum nesting depth" in str(error.problem) else error
 
 

@@ -32,15 +32,17 @@ from dataclasses import dataclass, field
 _NONCE = secrets.token_hex(8)  # the page's own comments are gone by now; a mark cannot be written ahead
 _MARK_RE = re.compile(rf"<!--rpS{_NONCE}:(\d+)-->")
 
-_ATTRS = r"(?:[^>\"']|\"[^\"]*\"|'[^']*')*"  # a tag's attributes: values may hold ">" in quotes
+_ATTR_CHARACTER = r"(?:[^>\"']|\"[^\"]*\"|'[^']*')"  # in a tag's attributes: values may hold ">" in quotes
+_ATTRS = rf"{_ATTR_CHARACTER}*"
 _TAG_RE = re.compile(rf"<(?P<name>[A-Za-z][^\s/>]*)(?P<attrs>{_ATTRS})>")
 _ATTR_NAME_RE = re.compile(r"([^\s=/>\"']+)(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]*))?")
 # Tags as (end slash, name, self-closing slash); a comment gives three empty strings.
-_TOKEN_RE = re.compile(r"<!--.*?-->|<(/?)([A-Za-z][^\s/>]*)(?:[^>\"']|\"[^\"]*\"|'[^']*')*?(/?)>", re.DOTALL)
+_TOKEN_RE = re.compile(rf"<!--.*?-->|<(/?)([A-Za-z][^\s/>]*){_ATTR_CHARACTER}*?(/?)>", re.DOTALL)
 _STRAY_RE = re.compile(r"<(?!/?[A-Za-z]|!--)")  # a "<" that starts no tag or comment
 _RAW_TEXT_RE = re.compile(r"<(?:script|style)(?=[\s/>])", re.IGNORECASE)
-# Headings, the tags skipped for good, and a data-search- attribute with a value.
-_STAYS_RE = re.compile(r"<(?:h[1-6]|script|style|object)(?=[\s/>])|data-search-\w+=\"[^\"]", re.IGNORECASE)
+# Headings, object (skipped for good) and a data-search- attribute with a value; script and style, skipped for
+# good too, already fail _closed_in_order (_RAW_TEXT_RE).
+_STAYS_RE = re.compile(r"<(?:h[1-6]|object)(?=[\s/>])|data-search-\w+=\"[^\"]", re.IGNORECASE)
 _EXCLUDE_MARK = "data-search-exclude"
 # The tags the indexer does not nest (its ``void`` list); any other tag written "<x/>" opens and closes.
 _VOID = frozenset(["area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param"])
@@ -120,10 +122,8 @@ def _stretches(html: str) -> Iterator[tuple[int, int]]:
         excluded.append((name, tag.start(), opening, ends if ended else None))
     after = 0
     for name, begins, opening, skipping_ends in excluded:
-        if (
-            begins < after or skipping_ends is None or skipping_ends == opening
-        ):  # in a part set aside, unclear
-            continue  # or empty
+        if begins < after or skipping_ends is None or skipping_ends == opening:
+            continue  # inside a part set aside, an end that is unclear, or nothing inside
         skipping = {other for other, starts, _, stops in excluded if starts < opening <= (stops or len(html))}
         if _leaves_nothing_behind(html[opening:skipping_ends], skipping | {name}):
             yield opening, skipping_ends

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from material.plugins.search.plugin import Parser
 
-from course.search_index.excluded_parts import put_back, set_aside
+from course.search_index.excluded_parts import MAX_PARTS, put_back, set_aside
 
 Sections = list[tuple[str | None, str, str, bool]]
 
@@ -78,8 +78,6 @@ def test_a_part_holding_a_tag_whose_skipping_is_in_force_stays() -> None:
 
 def test_a_page_too_costly_to_sort_out_is_read_whole() -> None:
     """A hostile lesson cannot make setting aside quadratic: past the bounds, nothing is set aside."""
-    from course.search_index.excluded_parts import MAX_PARTS
-
     nested = "<details data-search-exclude>" * 6_000 + "<span>x</span>" + "</details>" * 6_000
     assert set_aside(nested).html == nested  # without the bound, "<span>x</span>" was set aside (in 36 s)
     many = "<details data-search-exclude><summary>x</summary></details>" * (MAX_PARTS + 1)
