@@ -69,8 +69,10 @@ def on_config(config: Any) -> Any:
     dirty = os.environ.get(DIRTY_ENV) == "1"
     partial = not prepare_rebuild(config.site_dir, inputs, code_changed=code_changed, dirty=dirty)
     from course.lesson_format.lessons import load_course
+    from course.lesson_format.rendered_pages import STORE as RENDERED_PAGES
     from course.lesson_format.validation import PassedChecks, block_validators
     from course.numbers.value_cache import default_cache_dir
+    from course.stored_results import StoredResults
 
     course = load_course(config.docs_dir)
     from mkdocs.exceptions import PluginError
@@ -106,6 +108,7 @@ def on_config(config: Any) -> Any:
         passed_checks=PassedChecks(default_cache_dir(), config.docs_dir),  # what earlier builds checked
         inputs=inputs,
         site_dir=config.site_dir,
+        rendered_pages=StoredResults(default_cache_dir() / RENDERED_PAGES),
     )
     config.mdx_configs.setdefault("course.lesson_lists.extension", {})["docs_dir"] = config.docs_dir
     config.mdx_configs.setdefault("course.references.extension", {})["docs_dir"] = config.docs_dir
@@ -189,6 +192,10 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
             source, page.file.src_uri, _BUILD["validators"], config.docs_dir, _BUILD["passed_checks"]
         )
     )
+    if page.file.src_uri.endswith(".md") and not _serving():  # under serve a figure may still be computing
+        from course.lesson_format.rendered_pages import keep_render
+
+        keep_render(page, source, _BUILD["inputs"], _BUILD["rendered_pages"])  # reused for the same inputs
     return markdown
 
 
