@@ -131,6 +131,14 @@ def on_config(config: Any) -> Any:
     # Our stylesheets as one minified file (written at on_post_build), linked instead of the four.
     _BUILD["stylesheet_bundle"] = site_stylesheet_bundle(config.extra_css, config.theme.dirs)
     config.extra_css = [_BUILD["stylesheet_bundle"][0]]
+    if search := next((p for name, p in config.plugins.items() if name.endswith("search")), None):
+        from course.sanitising.trusted import BUILD_NONCE
+        from course.search_index.excluded_parts import MARK_NONCE
+        from course.search_index.kept_entries import STORE, keep_entries
+
+        # A page's search entries are reused while what Material's indexer reads of it is unchanged.
+        stored = StoredResults(default_cache_dir() / STORE)
+        keep_entries(search.search_index, stored, (BUILD_NONCE, MARK_NONCE))
     return config
 
 
