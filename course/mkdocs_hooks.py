@@ -69,8 +69,10 @@ def on_config(config: Any) -> Any:
     dirty = os.environ.get(DIRTY_ENV) == "1"
     partial = not prepare_rebuild(config.site_dir, inputs, code_changed=code_changed, dirty=dirty)
     from course.lesson_format.lessons import load_course
+    from course.lesson_format.rendered_pages import STORE as RENDERED_PAGES
     from course.lesson_format.validation import PassedChecks, block_validators
     from course.numbers.value_cache import default_cache_dir
+    from course.stored_results import StoredResults
 
     course = load_course(config.docs_dir)
     from mkdocs.exceptions import PluginError
@@ -106,6 +108,7 @@ def on_config(config: Any) -> Any:
         passed_checks=PassedChecks(default_cache_dir(), config.docs_dir),  # what earlier builds checked
         inputs=inputs,
         site_dir=config.site_dir,
+        rendered_pages=StoredResults(default_cache_dir() / RENDERED_PAGES),
     )
     config.mdx_configs.setdefault("course.lesson_lists.extension", {})["docs_dir"] = config.docs_dir
     config.mdx_configs.setdefault("course.references.extension", {})["docs_dir"] = config.docs_dir
@@ -128,6 +131,14 @@ def on_config(config: Any) -> Any:
     # Our stylesheets as one minified file (written at on_post_build), linked instead of the four.
     _BUILD["stylesheet_bundle"] = site_stylesheet_bundle(config.extra_css, config.theme.dirs)
     config.extra_css = [_BUILD["stylesheet_bundle"][0]]
+    if search := next((p for name, p in config.plugins.items() if name.endswith("search")), None):
+        from course.sanitising.trusted import BUILD_NONCE
+        from course.search_index.excluded_parts import MARK_NONCE
+        from course.search_index.kept_entries import STORE, keep_entries
+
+        # A page's search entries are reused while what Material's indexer reads of it is unchanged.
+        stored = StoredResults(default_cache_dir() / STORE)
+        keep_entries(search.search_index, stored, (BUILD_NONCE, MARK_NONCE))
     return config
 
 
@@ -189,6 +200,10 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
             source, page.file.src_uri, _BUILD["validators"], config.docs_dir, _BUILD["passed_checks"]
         )
     )
+    if page.file.src_uri.endswith(".md") and not _serving():  # under serve a figure may still be computing
+        from course.lesson_format.rendered_pages import keep_render
+
+        keep_render(page, source, _BUILD["inputs"], _BUILD["rendered_pages"])  # reused for the same inputs
     return markdown
 
 

@@ -29,8 +29,8 @@ import secrets
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-_NONCE = secrets.token_hex(8)  # the page's own comments are gone by now; a mark cannot be written ahead
-_MARK_RE = re.compile(rf"<!--rpS{_NONCE}:(\d+)-->")
+MARK_NONCE = secrets.token_hex(8)  # the page's own comments are gone by now; a mark cannot be written ahead
+_MARK_RE = re.compile(rf"<!--rpS{MARK_NONCE}:(\d+)-->")
 
 _ATTR_CHARACTER = r"(?:[^>\"']|\"[^\"]*\"|'[^']*')"  # in a tag's attributes: values may hold ">" in quotes
 _ATTRS = rf"{_ATTR_CHARACTER}*"
@@ -64,7 +64,7 @@ def set_aside(html: str) -> SetAside:
     position = 0
     for start, end in _stretches(html):
         pieces.append(html[position:start])
-        pieces.append(f"<!--rpS{_NONCE}:{len(parts)}-->")
+        pieces.append(f"<!--rpS{MARK_NONCE}:{len(parts)}-->")
         parts.append(html[start:end])
         position = end
     if not parts:
