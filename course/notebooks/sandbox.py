@@ -561,14 +561,23 @@ def configure_kernel_sandbox(project_root: str | Path) -> None:
 
     mkdocs-jupyter enables nbconvert's ``ExecutePreprocessor`` in the configuration it builds for each
     notebook; that one stays disabled, and the exporter's default preprocessors list ours in its place, with
-    its settings. Also starts a new build's time limit (:func:`start_build`).
+    its settings. The converter is patched as it is loaded, before any use
+    (:mod:`course.notebooks.deferred_converter`: a warm build converts nothing, and loads none of it). Also
+    starts a new build's time limit (:func:`start_build`).
     """
+    from course.notebooks.deferred_converter import when_loaded
+
+    start_build()
+    root = Path(project_root).resolve()
+    when_loaded("kernel sandbox", lambda: _patch_converter(root))
+
+
+def _patch_converter(root: Path) -> None:
+    """Patch mkdocs-jupyter's converter to execute with :func:`execute_notebook` (see above)."""
     from mkdocs_jupyter import convert, nbconvert2
     from nbconvert.exporters import Exporter
     from traitlets.config import Config
 
-    start_build()
-    root = Path(project_root).resolve()
     original_app = getattr(nbconvert2.get_nbconvert_app, "__wrapped__", nbconvert2.get_nbconvert_app)
     original_html = getattr(convert.nb2html, "__wrapped__", convert.nb2html)
     preprocessor = isolated_execute_preprocessor(root)
