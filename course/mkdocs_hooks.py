@@ -134,11 +134,11 @@ def on_config(config: Any) -> Any:
     if search := next((p for name, p in config.plugins.items() if name.endswith("search")), None):
         from course.sanitising.trusted import BUILD_NONCE
         from course.search_index.excluded_parts import MARK_NONCE
-        from course.search_index.kept_entries import STORE, keep_entries
+        from course.search_index.kept_entries import STORE, keep_plugin_entries
 
         # A page's search entries are reused while what Material's indexer reads of it is unchanged.
         stored = StoredResults(default_cache_dir() / STORE)
-        keep_entries(search.search_index, stored, (BUILD_NONCE, MARK_NONCE))
+        keep_plugin_entries(search, stored, (BUILD_NONCE, MARK_NONCE))
     return config
 
 

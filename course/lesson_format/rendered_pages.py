@@ -89,7 +89,10 @@ def keep_render(page: Any, source: str, shared_inputs: str, stored: StoredResult
             return
         with _warnings() as warned:
             render(config, files)
-        if not warned and (text := _without_nonce(json.dumps(_snapshot(page)))) is not None:
+        # MkDocs records the links to check for anchors only when it is not logging at debug level.
+        if warned or page.links_to_anchors is None:
+            return
+        if (text := _without_nonce(json.dumps(_snapshot(page)))) is not None:
             stored.put(key, text)
 
     page.render = render_or_reuse
@@ -103,7 +106,7 @@ def _snapshot(page: Any) -> dict[str, Any]:
         "toc": [_token(item) for item in page.toc],
         "title": page._title_from_render,
         "anchors": None if page.present_anchor_ids is None else sorted(page.present_anchor_ids),
-        "links": None if links is None else {file.src_uri: dict(to) for file, to in links.items()},
+        "links": {file.src_uri: dict(to) for file, to in links.items()},
     }
 
 
@@ -130,12 +133,9 @@ def _restorer(text: str, files: Any) -> Callable[[Any], None] | None:
     to a page the build no longer has (rendering again then reports the link as MkDocs does)."""
     try:
         stored = json.loads(text.replace(NONCE_STAND_IN, BUILD_NONCE))
-        links = stored["links"]
-        linked = None
-        if links is not None:
-            linked = {files.get_file_from_path(uri): dict(to) for uri, to in links.items()}
-            if None in linked:
-                return None
+        linked = {files.get_file_from_path(uri): dict(to) for uri, to in stored["links"].items()}
+        if None in linked:
+            return None
         content, toc, title, anchors = stored["content"], stored["toc"], stored["title"], stored["anchors"]
     except (ValueError, KeyError, TypeError, AttributeError):
         return None

@@ -25,6 +25,18 @@ STORE = "search-entries"
 FORMAT = "entries-1"  # changes when what is stored does
 
 
+def keep_plugin_entries(plugin: Any, stored: StoredResults, nonces: Iterable[str]) -> bool:
+    """:func:`keep_entries` for the index of Material's search ``plugin`` (after its ``on_config``); False,
+    and nothing changed, where the plugin is another's (MkDocs' own keeps its entries elsewhere) or off."""
+    index = getattr(plugin, "search_index", None)
+    if not type(index).__module__.startswith("material.") or not isinstance(
+        getattr(index, "entries", None), list
+    ):
+        return False
+    keep_entries(index, stored, nonces)
+    return True
+
+
 def keep_entries(index: Any, stored: StoredResults, nonces: Iterable[str]) -> None:
     """Make Material's ``index`` (a ``SearchIndex``) add a page's entries from ``stored`` where an earlier
     build stored them for the same inputs, and store them where it reads the page."""

@@ -132,3 +132,18 @@ def test_a_render_holding_the_stand_in_is_not_kept(site: Path, conversions: list
     page = build(site)
     assert len(conversions) == 2
     assert rendered_pages.BUILD_NONCE not in page.content
+
+
+def test_a_render_at_debug_level_is_not_kept(site: Path, conversions: list[str]) -> None:
+    """At debug level MkDocs records no links to check for anchors: a render kept then would have a later
+    build check none of this page's links."""
+    logger = logging.getLogger("mkdocs.structure.pages")
+    level = logger.level
+    logger.setLevel(logging.DEBUG)
+    try:
+        build(site)
+    finally:
+        logger.setLevel(level)
+    page = build(site)
+    assert len(conversions) == 2
+    assert page.links_to_anchors is not None

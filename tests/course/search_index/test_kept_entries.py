@@ -15,7 +15,7 @@ import pytest
 from material.plugins.search import plugin as search
 from mkdocs.structure.toc import get_toc
 
-from course.search_index.kept_entries import keep_entries
+from course.search_index.kept_entries import keep_entries, keep_plugin_entries
 from course.stored_results import StoredResults
 
 HTML = '<h1 id="a">A lesson</h1><p>Batching<!--rpT{nonce}:1--> grows.</p><h2 id="b">More</h2><p>Text.</p>'
@@ -97,3 +97,18 @@ def test_a_change_that_material_reads_indexes_the_page_again(
     assert entries(tmp_path, changed) == expected  # read again
     assert entries(tmp_path, changed) == expected  # and its new entries kept in turn
     assert len(reads) == (1 if changed.meta.get("search") else 2)  # an excluded page is not read at all
+
+
+def test_only_an_enabled_material_search_index_is_wrapped(tmp_path: Path) -> None:
+    """With search off, Material's plugin has no index; MkDocs' own plugin keeps its entries elsewhere."""
+    from mkdocs.contrib.search import SearchPlugin as MkDocsSearch
+
+    off = search.SearchPlugin()
+    off.load_config({"enabled": False})
+    off.on_config(None)
+    plain = MkDocsSearch()
+    plain.search_index = object()
+    on = search.SearchPlugin()
+    on.search_index = search.SearchIndex(lang=["en"], separator="", pipeline=[], fields={})
+    stored = StoredResults(tmp_path)
+    assert [keep_plugin_entries(p, stored, []) for p in (off, plain, on)] == [False, False, True]
