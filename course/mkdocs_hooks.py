@@ -138,7 +138,7 @@ def on_config(config: Any) -> Any:
 
         # A page's search entries are reused while what Material's indexer reads of it is unchanged.
         stored = StoredResults(default_cache_dir() / STORE)
-        keep_plugin_entries(search, stored, (BUILD_NONCE, MARK_NONCE))
+        _BUILD["search_entries"] = keep_plugin_entries(search, stored, (BUILD_NONCE, MARK_NONCE))
     return config
 
 
@@ -231,6 +231,8 @@ def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
         html = marked_content(html)  # sanitised, with the theme around it, at on_post_page
     if not any(name.endswith("search") for name in config.plugins):
         return html
+    if (kept := _BUILD.get("search_entries")) is not None and kept.known(page, html):
+        return html  # its search entries are kept: Material's indexer will not read it
     from course.search_index.excluded_parts import set_aside
 
     # What the search index skips is set aside while Material's search plugin reads the page, and put back

@@ -15,7 +15,8 @@ import pytest
 from material.plugins.search import plugin as search
 from mkdocs.structure.toc import get_toc
 
-from course.search_index.kept_entries import keep_entries, keep_plugin_entries
+from course.search_index.excluded_parts import set_aside
+from course.search_index.kept_entries import KeptEntries, keep_plugin_entries
 from course.stored_results import StoredResults
 
 HTML = '<h1 id="a">A lesson</h1><p>Batching<!--rpT{nonce}:1--> grows.</p><h2 id="b">More</h2><p>Text.</p>'
@@ -29,10 +30,15 @@ TOC = [
 ]
 
 
+class FakeFile:
+    src_uri = "serving/batching.md"
+
+
 class FakePage:
     """The parts of MkDocs' Page that Material's indexer reads."""
 
     def __init__(self, html: str, meta: dict[str, Any] | None = None, toc: Any = TOC) -> None:
+        self.file = FakeFile()
         self.content = html
         self.meta = meta or {}
         self.toc = get_toc(toc)
@@ -56,7 +62,7 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 def entries(cache: Path, page: FakePage, nonce: str = "1" * 16) -> list[dict[str, Any]]:
     index = search.SearchIndex(lang=["en"], separator="", pipeline=[], fields={})
-    keep_entries(index, StoredResults(cache), [nonce])
+    KeptEntries(index, StoredResults(cache), [nonce])
     index.add_entry_from_context(page)
     return index.entries
 
@@ -111,4 +117,29 @@ def test_only_an_enabled_material_search_index_is_wrapped(tmp_path: Path) -> Non
     on = search.SearchPlugin()
     on.search_index = search.SearchIndex(lang=["en"], separator="", pipeline=[], fields={})
     stored = StoredResults(tmp_path)
-    assert [keep_plugin_entries(p, stored, []) for p in (off, plain, on)] == [False, False, True]
+    assert [keep_plugin_entries(p, stored, []) is not None for p in (off, plain, on)] == [False, False, True]
+
+
+def test_a_page_whose_entries_are_kept_is_neither_set_aside_nor_read(
+    tmp_path: Path, reads: list[str]
+) -> None:
+    """As the hook does it: ``known`` on the whole HTML; on a miss the parts are set aside and the index reads
+    the page; the next build finds the page known, and the index adds what it added, reading nothing."""
+    whole = HTML.format(nonce="1" * 16).replace(
+        "<p>Text.</p>", "<p>Text.</p><div data-search-exclude><svg><text>p99</text></svg></div>"
+    )
+
+    def build() -> tuple[bool, list[dict[str, Any]]]:
+        index = search.SearchIndex(lang=["en"], separator="", pipeline=[], fields={})
+        kept = KeptEntries(index, StoredResults(tmp_path), ["1" * 16])
+        page = FakePage(whole)
+        known = kept.known(page, whole)
+        if not known:
+            page.content = set_aside(whole).html
+        index.add_entry_from_context(page)
+        return known, index.entries
+
+    first, again = build(), build()
+    assert first == (False, material(FakePage(whole)))
+    assert again == (True, first[1])
+    assert len(reads) == 2  # the first build's, and material()'s
