@@ -15,11 +15,12 @@ HTML, the table of contents, the title found in it, the anchors it holds and lin
 
 So a render is kept under a key naming all of them. Only a render that logged no warning is kept: in strict
 mode a warning (a link to a missing page) fails the build, and it must do so on every build, not only the
-first. The events after the render (sanitising, titles, search) run on every build as before, so a page
-checked or sanitised differently is never served from here. Our blocks in the HTML carry the building
-process's nonce (:mod:`course.sanitising.trusted`); a stored render carries a stand-in, which the reusing
-build replaces with its own. Notebook pages are mkdocs-jupyter's (it keeps its own cache). Under ``serve``
-nothing is kept, as a page may show figures still being computed.
+first. Nor is one made at debug level, where MkDocs records no links to check for anchors. The events after
+the render (sanitising, titles, search) run on every build as before, so a page checked or sanitised
+differently is never served from here. Our blocks in the HTML carry the building process's nonce
+(:mod:`course.sanitising.trusted`); a stored render carries a stand-in, which the reusing build replaces
+with its own. Notebook pages are mkdocs-jupyter's (it keeps its own cache). Under ``serve`` nothing is
+kept, as a page may show figures still being computed.
 """
 
 from __future__ import annotations

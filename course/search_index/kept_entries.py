@@ -23,7 +23,7 @@ from course.folder_digest import installed_versions
 from course.stored_results import StoredResults, text_key
 
 STORE = "search-entries"
-FORMAT = "entries-2"  # keyed on the whole HTML  # changes when what is stored does
+FORMAT = "entries-2"  # changes when what is stored, or how it is keyed, does
 
 
 class KeptEntries:
