@@ -131,7 +131,9 @@ def on_config(config: Any) -> Any:
     # Our stylesheets as one minified file (written at on_post_build), linked instead of the four.
     _BUILD["stylesheet_bundle"] = site_stylesheet_bundle(config.extra_css, config.theme.dirs)
     config.extra_css = [_BUILD["stylesheet_bundle"][0]]
-    if search := next((p for name, p in config.plugins.items() if name.endswith("search")), None):
+    search = next((p for name, p in config.plugins.items() if name.endswith("search")), None)
+    _BUILD["search"] = search
+    if search is not None:
         from course.sanitising.trusted import BUILD_NONCE
         from course.search_index.excluded_parts import MARK_NONCE
         from course.search_index.kept_entries import STORE, keep_plugin_entries
@@ -229,7 +231,7 @@ def on_page_content(html: str, page: Any, config: Any, files: Any) -> str:
         from course.sanitising.trusted import marked_content
 
         html = marked_content(html)  # sanitised, with the theme around it, at on_post_page
-    if not any(name.endswith("search") for name in config.plugins):
+    if _BUILD.get("search") is None:
         return html
     if (kept := _BUILD.get("search_entries")) is not None and kept.known(page, html):
         return html  # its search entries are kept: Material's indexer will not read it

@@ -29,6 +29,7 @@ import json
 import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import lru_cache
 from typing import Any
 
 from mkdocs.structure.toc import AnchorLink, get_toc
@@ -70,8 +71,14 @@ def render_key(page: Any, source: str, shared_inputs: str, config: Any) -> str:
         page.markdown,
         shared_inputs,
         settings,
-        installed_versions(LIBRARIES),
+        _library_versions(),
     )
+
+
+@lru_cache(maxsize=1)
+def _library_versions() -> str:
+    """Looked up once per import, as the store's fingerprint is (each lookup reads installed metadata)."""
+    return installed_versions(LIBRARIES)
 
 
 def keep_render(page: Any, source: str, shared_inputs: str, stored: StoredResults) -> None:
