@@ -20,6 +20,22 @@ RIDGEPOINT_LIGHTHOUSE at ``/tmp/lh/node_modules/.bin/lighthouse``, or put ``ligh
 Without Lighthouse the figure says so and falls back to what Playwright's Performance API gives in the same
 Chromium, unthrottled: first and largest contentful paint and the bytes transferred until the network is
 idle. Those are much smaller than Lighthouse's simulated ones and only comparable with each other.
+
+Total blocking time is printed beside the score, as it decides the score between these pages (both paint
+within Lighthouse's best band and neither shifts). It turns on the order of two things in the run
+Lighthouse observes: the page's first paint and the evaluation of Material's bundle (about 100 ms of
+script at the end of the body, times four in the simulation). Lighthouse's model of the first paint holds
+the page's document, its render-blocking styles and scripts, and only those scripts' evaluation that began
+before the paint it saw (lantern/metrics/FirstContentfulPaint.js); blocking time counts the simulated tasks
+after that first paint (lantern/metrics/TBTUtils.js). The twin's document (about 11 kB compressed) is parsed
+in one go, so in most runs its bundle runs before Chromium's first paint: its paint is modelled later
+(bundle included) and the bundle adds no blocking time. A lesson's document (about 30 kB, with its charts,
+widgets and quizzes) is parsed in several parts, Chromium paints the first part, and the bundle's
+evaluation counts in full. Holding the first paint back until the bundle has run (a copy of batching with
+its bundle preloaded and a render-blocking ``<link rel=expect>`` on an element after it, issue 23; three
+runs of each, interleaved) cut the median blocking time from 290 ms to 162 ms, but moved the modelled
+first paint from 1.4 s to 2.1 s, against the twin's 1.6 s: the reader would see the page later, for a
+better score.
 """
 
 from __future__ import annotations
@@ -54,12 +70,14 @@ _PAINTS = """() => new Promise((done) => {
 
 @dataclass(frozen=True)
 class PageSpeed:
-    """One page load: paints in milliseconds, bytes transferred, Lighthouse's score (0-100) when it ran."""
+    """One page load: paints in milliseconds, bytes transferred, and when Lighthouse ran, its score (0-100)
+    and total blocking time in milliseconds."""
 
     fcp_ms: float
     lcp_ms: float
     bytes: int
     score: float | None = None
+    tbt_ms: float | None = None
 
 
 def _chrome_flags() -> str:
@@ -102,6 +120,7 @@ def lighthouse(url: str) -> PageSpeed:
         lcp_ms=audits["largest-contentful-paint"]["numericValue"],
         bytes=int(audits["total-byte-weight"]["numericValue"]),
         score=100 * data["categories"]["performance"]["score"],
+        tbt_ms=audits["total-blocking-time"]["numericValue"],
     )
 
 
@@ -119,13 +138,15 @@ def performance_api(url: str) -> PageSpeed:
 
 
 def median_speed(runs: list[PageSpeed]) -> PageSpeed:
-    """Each figure's median over ``runs`` (scores only when every run has one)."""
+    """Each figure's median over ``runs`` (Lighthouse's figures only when every run has them)."""
     scores = [run.score for run in runs if run.score is not None]
+    blocking = [run.tbt_ms for run in runs if run.tbt_ms is not None]
     return PageSpeed(
         fcp_ms=statistics.median(run.fcp_ms for run in runs),
         lcp_ms=statistics.median(run.lcp_ms for run in runs),
         bytes=int(statistics.median(run.bytes for run in runs)),
         score=statistics.median(scores) if len(scores) == len(runs) else None,
+        tbt_ms=statistics.median(blocking) if len(blocking) == len(runs) else None,
     )
 
 
@@ -153,6 +174,9 @@ def page_speed_figures(sites: Sites) -> list[tuple[str, str]]:
             if course.score is not None and plain.score is not None:
                 score = f"{course.score:.0f} / {plain.score:.0f}"
                 rows.append((f"{page} performance score (aim >= twin)", score))
+            if course.tbt_ms is not None and plain.tbt_ms is not None:
+                blocking = f"{course.tbt_ms:,.0f} ms / {plain.tbt_ms:,.0f} ms"
+                rows.append((f"{page} total blocking time (what moves the score)", blocking))
             fcp, lcp = _pair(course.fcp_ms, plain.fcp_ms, "ms"), _pair(course.lcp_ms, plain.lcp_ms, "ms")
             rows.append((f"{page} first contentful paint (aim <= 1.1x)", fcp))
             rows.append((f"{page} largest contentful paint (aim <= 1.1x)", lcp))

@@ -155,9 +155,11 @@ def test_page_speed_figures_are_the_medians_of_their_runs() -> None:
     from course.benchmarks.page_speed import PageSpeed, median_speed
 
     runs = [
-        PageSpeed(2700, 2900, 870_000, 77),
-        PageSpeed(3500, 6200, 871_000, 53),
-        PageSpeed(2400, 2500, 869_000, 65),
+        PageSpeed(2700, 2900, 870_000, 77, 410),
+        PageSpeed(3500, 6200, 871_000, 53, 90),
+        PageSpeed(2400, 2500, 869_000, 65, 230),
     ]
-    assert median_speed(runs) == PageSpeed(2700, 2900, 870_000, 65)  # each figure on its own
-    assert median_speed([*runs[:2], PageSpeed(1, 1, 1)]).score is None  # the fallback has no score
+    assert median_speed(runs) == PageSpeed(2700, 2900, 870_000, 65, 230)  # each figure on its own
+    fallback = median_speed([*runs[:2], PageSpeed(1, 1, 1)])
+    assert fallback.score is None  # the Performance API has no score
+    assert fallback.tbt_ms is None  # nor blocking time
