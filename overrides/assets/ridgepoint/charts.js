@@ -146,7 +146,9 @@
     ast: true, // Vega's expression interpreter: no eval, so the Content-Security-Policy needs no 'unsafe-eval'
     renderer: "svg", // the page's CSS styles live and static charts alike (currentColor, fonts)
     actions: false,
-    hover: false, // vega-embed's default for Vega-Lite specs, kept for the compiled ones
+    // The site's compiled specs compute a mark's tooltip in its hover encoding, when the pointer enters it,
+    // not on every update (course/charts/assets.py, tooltips_on_hover); a spec without one is unchanged.
+    hover: true,
   };
 
   // Vega's View class, which this bundle of vega-embed does not export: taken from the view of an empty chart
