@@ -3,12 +3,23 @@
 from __future__ import annotations
 
 import gzip
+import http.server
 import subprocess
 import sys
 import urllib.request
 from pathlib import Path
 
-from course.benchmarks.harness import Build, Sites, _children_cpu_seconds, build_figures, median_build, serve
+import pytest
+
+from course.benchmarks.harness import (
+    Build,
+    Sites,
+    _children_cpu_seconds,
+    _Server,
+    build_figures,
+    median_build,
+    serve,
+)
 
 
 def test_the_warm_build_is_compared_in_cpu_seconds_too() -> None:
@@ -58,3 +69,21 @@ def test_sites_are_served_as_their_static_host_serves_them_text_compressed(tmp_p
     assert fetch("lesson/", None) == (None, page.encode())  # a client that does not accept gzip
     assert fetch("lesson", "gzip")[0] == "gzip"  # after the redirect to the folder's address
     assert fetch("image.png", "gzip") == (None, b"\x89PNG" + bytes(300))  # images are sent as they are
+
+
+def test_a_connection_the_browser_dropped_prints_no_traceback(capsys: pytest.CaptureFixture[str]) -> None:
+    server = _Server(("127.0.0.1", 0), http.server.BaseHTTPRequestHandler)
+    try:
+        for dropped in (BrokenPipeError(32, "Broken pipe"), ConnectionResetError(104, "reset by peer")):
+            try:
+                raise dropped
+            except ConnectionError:
+                server.handle_error(None, ("127.0.0.1", 1))
+        assert capsys.readouterr().err == ""
+        try:
+            raise ValueError("a real error in the handler")
+        except ValueError:
+            server.handle_error(None, ("127.0.0.1", 1))
+        assert "ValueError: a real error in the handler" in capsys.readouterr().err  # still printed
+    finally:
+        server.server_close()
