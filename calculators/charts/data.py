@@ -734,8 +734,15 @@ def kv_cache(**given: Any) -> ChartData:
 
     scenarios = [(variant, scenario_for(variant)) for variant in variants]
     budget = scenarios[0][1].kv_budget_bytes
+    # The lines' points do not depend on the chosen context, so a widget's context slider changes only the
+    # marks (its chart redraws one point and its label, not every line). Each line is straight from zero,
+    # except where a sliding window caps the cache: that window is a point of its own, so the line bends
+    # where the cache stops growing, whatever the grid's step.
     steps = range(KV_CURVE_POINTS + 1)
-    contexts = sorted({max(1, round(p["max_context"] * i / KV_CURVE_POINTS)) for i in steps} | {p["context"]})
+    grid = {max(1, round(p["max_context"] * i / KV_CURVE_POINTS)) for i in steps}
+    windows = {variant.sliding_window for variant in variants if variant.sliding_window is not None}
+    bends = {window for window in windows if window < p["max_context"]}
+    contexts = sorted(grid | bends)
     # The y axis must come from the rows alone (a live widget swaps rows, not scales): lines are cut where
     # they pass twice the memory left (or the model's own top), ending on that edge.
     own_top = scenarios[0][1].kv_cache_bytes(contexts[-1], p["batch"])

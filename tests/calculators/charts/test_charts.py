@@ -731,6 +731,35 @@ def test_each_roofline_row_carries_its_gpus_colour_whatever_the_order() -> None:
         }
 
 
+def test_kv_cache_lines_stay_put_while_the_chosen_context_moves() -> None:
+    """A widget's context slider changes the marks only: the lines' rows, which the live chart keeps, stay."""
+    before = chart_data("kv-cache", context=2_000, max_context=16_384)
+    after = chart_data("kv-cache", context=3_000, max_context=16_384)
+    assert after.datasets["lines"] == before.datasets["lines"]
+    assert after.datasets["budget"] == before.datasets["budget"]
+    assert {row["context"] for row in after.datasets["marks"]} == {3_000}
+    # each mark still sits on its line: with no window the cache grows linearly with the context
+    for mark in after.datasets["marks"]:
+        line = [row for row in after.datasets["lines"] if row["series"] == mark["series"]]
+        point = max((row for row in line if row["context"] <= 3_000), key=lambda row: row["context"])
+        assert mark["gb"] == pytest.approx(point["gb"] * 3_000 / point["context"], rel=1e-12)
+
+
+def test_kv_cache_line_bends_where_a_sliding_window_caps_the_cache() -> None:
+    """Mistral-7B v0.1 keeps at most 4,096 tokens: its line rises to 4,096, then is flat, whatever the step.
+
+    Per token: 2 (key, value) x 32 layers x 8 KV heads x 128 dims x 2 bytes (BF16) = 131,072 bytes; a batch
+    of 64 at the window: 64 x 4,096 x 131,072 = 34,359,738,368 bytes = 34.36 GB. The grid's step here is
+    262,144 / 32 = 8,192 tokens, so without a point at the window the line would rise straight to 8,192.
+    """
+    data = chart_data("kv-cache", model="mistral-7b", batch=64, context=100_000, max_context=262_144)
+    points = {row["context"]: row["gb"] for row in data.datasets["lines"]}
+    assert points[4_096] == pytest.approx(34.359738368, rel=1e-12)
+    assert points[8_192] == points[262_144] == points[4_096]
+    assert max(points) == 262_144
+    assert data.datasets["marks"][0]["gb"] == points[4_096]
+
+
 def test_prefill_chart_with_attention_marks_where_attention_takes_over() -> None:
     """Attention FLOPs grow with P squared; the chart marks the first prompt where they pass the weights."""
     data = chart_data("prefill-vs-decode", kv_traffic=True)
