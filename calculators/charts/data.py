@@ -744,9 +744,12 @@ def kv_cache(**given: Any) -> ChartData:
     bends = {window for window in windows if window < p["max_context"]}
     contexts = sorted(grid | bends)
     # The y axis must come from the rows alone (a live widget swaps rows, not scales): lines are cut where
-    # they pass twice the memory left (or the model's own top), ending on that edge.
+    # they pass twice the memory left (or the model's own top), ending on that edge. The edge is never below
+    # a marked point, so each line reaches its mark (a multi-head twin's point far above the memory left
+    # would otherwise float over the end of its line).
     own_top = scenarios[0][1].kv_cache_bytes(contexts[-1], p["batch"])
-    top = max(2.0 * budget, own_top) if budget > 0 else own_top
+    chosen = [scenario.kv_cache_bytes(p["context"], p["batch"]) for _, scenario in scenarios]
+    top = max(2.0 * budget if budget > 0 else 0.0, own_top, *chosen)
     lines: list[Row] = []
     marks: list[Row] = []
     for variant, scenario in scenarios:
@@ -754,13 +757,16 @@ def kv_cache(**given: Any) -> ChartData:
         series = f"{variant.name} ({variant.attention.upper()}), {format_value(one_copy, 'KiB')} per token"
         colour = ATTENTION_COLOURS[variant.attention.upper()]
         per_context = scenario.kv_cache_bytes(1, p["batch"])
+        reached = 0
         for context in contexts:
             size = scenario.kv_cache_bytes(context, p["batch"])
             if size > top:  # the edge: where the straight line reaches the top of the axis
                 edge = top / per_context
-                lines.append({"series": series, "colour": colour, "context": edge, "gb": _in("GB", top)})
+                if not math.isclose(edge, reached):  # a grid point already on the edge ends the line
+                    lines.append({"series": series, "colour": colour, "context": edge, "gb": _in("GB", top)})
                 break
             lines.append({"series": series, "colour": colour, "context": context, "gb": _in("GB", size)})
+            reached = context
         at = scenario.kv_cache_bytes(p["context"], p["batch"])
         fits = budget > 0 and at <= budget
         marks.append({"series": series, "colour": colour, "context": p["context"], "gb": _in("GB", at),

@@ -59,9 +59,12 @@ CPython (1.09 to 0.92 ms): the roofline's ``span: all`` frame corners are comput
 every GPU and precision on each move, and ``validation.choice`` finds a name in a dict without the
 abstract-class checks. Left: the input's own frame, the encoders and the minor garbage collections (a few per
 40 moves, 4-40 ms each under load, which make the p95). The KV cache chart's lines no longer carry a point at
-the chosen context (calculators/charts/data.py, ``kv_cache``), so its context slider changes the one mark of
-each line and widgets.js leaves the lines alone: p50 11.9 to 10.5 ms, p95 16.9 to 14.7 ms (120 moves each,
-builds interleaved, quiet machine).
+the chosen context (calculators/charts/data.py, ``kv_cache``), so below the axis's top a context move changes
+only the marks and widgets.js leaves the lines alone. That did not make the page's update cheaper: 240 moves
+per build, interleaved, quiet machine, the page's share (``render``) mean 5.25 ms before and 5.52 ms after,
+slider to repaint p95 15.2 and 16.1 ms (a first run of 120 moves had shown 16.9 and 14.7 ms: noise). The
+marks share the y scale with the lines, so a change of theirs still makes Vega work out that scale again
+and, likely (not traced), encode again what is drawn with it.
 
 One request is in flight at a time and only the latest inputs are sent next (no timer), so a drag never
 queues up work. While a lesson loads, no long

@@ -745,6 +745,23 @@ def test_kv_cache_lines_stay_put_while_the_chosen_context_moves() -> None:
         assert mark["gb"] == pytest.approx(point["gb"] * 3_000 / point["context"], rel=1e-12)
 
 
+def test_kv_cache_every_line_reaches_its_mark() -> None:
+    """A line cut at the top of the axis still reaches its marked point: none floats above its line's end.
+
+    Llama-3.1 8B at 65,536 tokens, batch 64: with GQA 64 x 65,536 x 131,072 bytes = 549.8 GB; its multi-head
+    twin keeps 4x the heads, 2,199.0 GB, above the GQA line's top (1,099.5 GB at 131,072 tokens) and far
+    above twice the memory left (115.6 GB): that line ends on its mark, once.
+    """
+    data = chart_data("kv-cache", context=65_536, max_context=131_072)
+    assert [round(mark["gb"], 1) for mark in data.datasets["marks"]] == [549.8, 2_199.0]
+    for mark in data.datasets["marks"]:
+        line = [row for row in data.datasets["lines"] if row["series"] == mark["series"]]
+        assert max(row["gb"] for row in line) >= mark["gb"]
+        assert len({row["context"] for row in line}) == len(line)  # no point drawn twice
+    mha = [row for row in data.datasets["lines"] if "multi-head" in row["series"]]
+    assert (mha[-1]["context"], mha[-1]["gb"]) == (65_536, data.datasets["marks"][1]["gb"])
+
+
 def test_kv_cache_line_bends_where_a_sliding_window_caps_the_cache() -> None:
     """Mistral-7B v0.1 keeps at most 4,096 tokens: its line rises to 4,096, then is flat, whatever the step.
 
@@ -753,7 +770,8 @@ def test_kv_cache_line_bends_where_a_sliding_window_caps_the_cache() -> None:
     262,144 / 32 = 8,192 tokens, so without a point at the window the line would rise straight to 8,192.
     """
     data = chart_data("kv-cache", model="mistral-7b", batch=64, context=100_000, max_context=262_144)
-    points = {row["context"]: row["gb"] for row in data.datasets["lines"]}
+    own = data.datasets["marks"][0]["series"]
+    points = {row["context"]: row["gb"] for row in data.datasets["lines"] if row["series"] == own}
     assert points[4_096] == pytest.approx(34.359738368, rel=1e-12)
     assert points[8_192] == points[262_144] == points[4_096]
     assert max(points) == 262_144

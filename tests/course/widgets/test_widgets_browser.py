@@ -116,6 +116,8 @@ def test_prefill_decode_responds_and_matches_cpython(live_page: Any) -> None:
 
 
 def test_kv_switch_and_keyboard_slider(live_page: Any) -> None:
+    # From a prompt of its own, not the one an earlier test left: the test passes alone (pytest -k) too.
+    wait_rendered(live_page, PD, lambda: live_page.fill(f"{PD}-prompt", "8000"))
     wait_rendered(live_page, PD, lambda: live_page.check(f"{PD}-kv"))
     live_page.focus(f"{PD}-prompt-slider")
     wait_rendered(live_page, PD, lambda: live_page.keyboard.press("PageUp"))
