@@ -734,8 +734,8 @@ def kv_cache(**given: Any) -> ChartData:
 
     scenarios = [(variant, scenario_for(variant)) for variant in variants]
     budget = scenarios[0][1].kv_budget_bytes
-    # The lines' points do not depend on the chosen context, so a widget's context slider changes only the
-    # marks (its chart redraws one point and its label, not every line). Each line is straight from zero,
+    # The lines' points do not depend on the chosen context (below the axis's top a context move sends the
+    # live chart new marks only, course/widgets/benchmark.py). Each line is straight from zero,
     # except where a sliding window caps the cache: that window is a point of its own, so the line bends
     # where the cache stops growing, whatever the grid's step.
     steps = range(KV_CURVE_POINTS + 1)
@@ -752,7 +752,7 @@ def kv_cache(**given: Any) -> ChartData:
     top = max(2.0 * budget if budget > 0 else 0.0, own_top, *chosen)
     lines: list[Row] = []
     marks: list[Row] = []
-    for variant, scenario in scenarios:
+    for (variant, scenario), at in zip(scenarios, chosen, strict=True):
         one_copy = scenario.kv_bytes_per_token / scenario.setup.kv_replication
         series = f"{variant.name} ({variant.attention.upper()}), {format_value(one_copy, 'KiB')} per token"
         colour = ATTENTION_COLOURS[variant.attention.upper()]
@@ -767,7 +767,6 @@ def kv_cache(**given: Any) -> ChartData:
                 break
             lines.append({"series": series, "colour": colour, "context": context, "gb": _in("GB", size)})
             reached = context
-        at = scenario.kv_cache_bytes(p["context"], p["batch"])
         fits = budget > 0 and at <= budget
         marks.append({"series": series, "colour": colour, "context": p["context"], "gb": _in("GB", at),
                       "label": f"{format_value(at, 'GB')}{'' if fits else ', does not fit'}"})  # fmt: skip

@@ -564,9 +564,10 @@ def request_timeline_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
-# A point's label sits above it, except where the point is at the top of the plot (the line that reaches the
-# axis's top ends on its mark): there the label goes below it, right of the point, where its line is not.
-KV_LABEL_NEAR_TOP = "scale('y', datum.gb) < {room}"
+def _kv_label_dy(room: int, below: int, above: int) -> Any:
+    """A point's label sits above it, except within ``room`` pixels of the plot's top (the line that reaches
+    the axis's top ends on its mark): there it goes below the point, right of it, where its line is not."""
+    return alt.expr(f"scale('y', datum.gb) < {room} ? {below} : {above}")
 
 
 def kv_cache_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
@@ -625,7 +626,7 @@ def kv_cache_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
             .mark_text(
                 align=alt.expr(f"{fits_right} ? 'left' : 'right'"),
                 dx=alt.expr(f"{fits_right} ? 8 : -8"),
-                dy=alt.expr(f"{KV_LABEL_NEAR_TOP.format(room=26)} ? 16 : -14"),
+                dy=_kv_label_dy(room=26, below=16, above=-14),
             )
             .encode(x, y, text="shown:N")
         )
@@ -639,10 +640,9 @@ def kv_cache_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
             .mark_text(align="right", baseline="bottom", dx=-4, dy=-4, x="width")
             .encode(y=alt.Y("gb:Q"), text="label:N"),
         ]
-        above_or_below = alt.expr(f"{KV_LABEL_NEAR_TOP.format(room=14)} ? 10 : -8")
         labels = (
             alt.Chart(_data("marks"))
-            .mark_text(align="left", dx=8, dy=above_or_below, clip=True)
+            .mark_text(align="left", dx=8, dy=_kv_label_dy(room=14, below=10, above=-8), clip=True)
             .encode(x, y, text="label:N")
         )
     chart = alt.layer(drawn, hover, *rules, marks, labels).properties(height=HEIGHT)
