@@ -768,8 +768,11 @@ def kv_cache(**given: Any) -> ChartData:
             lines.append({"series": series, "colour": colour, "context": context, "gb": _in("GB", size)})
             reached = context
         fits = budget > 0 and at <= budget
+        # Each mark carries what its label must keep clear of (specs.py): the memory left (the rule), and
+        # whether another line runs below its own ("upper": the label then goes above its line).
         marks.append({"series": series, "colour": colour, "context": p["context"], "gb": _in("GB", at),
-                      "label": f"{format_value(at, 'GB')}{'' if fits else ', does not fit'}"})  # fmt: skip
+                      "label": f"{format_value(at, 'GB')}{'' if fits else ', does not fit'}",
+                      "rule": _in("GB", max(budget, 0.0)), "upper": at > min(chosen)})  # fmt: skip
     room = format_value(max(budget, 0.0), "GB")
     budget_rows = [{"gb": _in("GB", max(budget, 0.0)), "label": f"memory left for the KV cache: {room}"}]
     table = [

@@ -99,6 +99,7 @@ def _plot_width(width: int, axis_room: int) -> int:
 # A label's width estimated in the spec, where Vega cannot measure text: px per character of 13 px text (a
 # little over the average of Liberation and DejaVu Sans), for labels placed on whichever side of a point fits.
 LABEL_CHAR_PX = 7
+MARK_LABEL_CHAR_PX = 6  # the same for the wide drawing's 11 px mark labels
 
 
 def _narrow(width: int) -> bool:
@@ -564,17 +565,18 @@ def request_timeline_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
-def _kv_label_dy(room: int, below: int, above: int) -> Any:
-    """A point's label sits above it, except within ``room`` pixels of the plot's top (the line that reaches
-    the axis's top ends on its mark): there it goes below the point, right of it, where its line is not."""
-    return alt.expr(f"scale('y', datum.gb) < {room} ? {below} : {above}")
-
-
 def kv_cache_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """KV-cache GB against context, a line per attention layout, the memory left for it as a dashed rule.
 
     Both axes follow the rows (the data cuts a line at twice that memory), so a live widget that swaps the
     rows gets fitting axes; each line's value at the chosen context is marked and labelled.
+
+    No text sits where a line can pass (tests/site/test_reader_browser.py checks every course page). Every
+    line rises from the origin, steeply or not, and a rising line crosses any fixed place inside the plot at
+    some setting: the layouts' legend in the plot's top left was crossed by the multi-head line, the rule's
+    label at its right end by the grouped-query line (the lesson "Attention's roofline and FlashAttention",
+    Llama-3.1 8B at 32,000 tokens). So both legends sit outside the plot: the rule's above it, the layouts'
+    below. A point's label goes where neither its own line nor the rule is (:func:`_kv_label_placement`).
     """
     x = alt.X(
         "context:Q",
@@ -583,8 +585,9 @@ def kv_cache_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
         scale=alt.Scale(zero=True, nice=False),
     )
     y = alt.Y("gb:Q", title="KV cache of the batch (GB)", axis=alt.Axis(format=",.0f"))
+    narrow = _narrow(width)
     # Each line in its attention layout's colour, carried by the rows (calculators.charts.palette).
-    colour = rows_colour("series", title=None, legend=_kv_cache_legend(_narrow(width)))
+    colour = rows_colour("series", title=None, legend=_kv_cache_legend(narrow))
     tip = [
         alt.Tooltip("series:N", title="attention"),
         alt.Tooltip("context:Q", title="context (tokens)", format=",.0f"),
@@ -597,67 +600,104 @@ def kv_cache_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
         .mark_point(filled=True, size=70, clip=True)
         .encode(x, y, colour, tooltip=tip)
     )
-    if _narrow(width):
-        # On a phone's narrow plot any place for the rule's label met a point's label at some setting
-        # ("memory left for the KV cache" ran into "83.9 GB, does not fit"), so the rule is named in a legend
-        # above the plot, and each point's label takes two lines ("83.9 GB," / "does not fit") on whichever
-        # side of the point it fits.
-        dash = alt.StrokeDash(
-            "label:N",
-            title=None,
-            scale=alt.Scale(range=[[6, 4]]),
-            legend=alt.Legend(
-                orient="top",
-                symbolType="stroke",
-                symbolSize=300,
-                symbolStrokeColor="currentColor",
-                labelLimit=0,
-            ),
-        )
-        rules = [alt.Chart(_data("budget")).mark_rule(color="currentColor").encode(alt.Y("gb:Q"), dash)]
-        fits_right = f"scale('x', datum.context) + 8 + {LABEL_CHAR_PX} * datum.longest <= width"
-        labels = (
-            alt.Chart(_data("marks"))
-            .transform_calculate(
-                shown="split(replace(datum.label, ', ', ',|'), '|')",
-                longest="max(length(split(datum.label, ', ')[0]) + 1, "
-                "length(peek(split(datum.label, ', '))))",
-            )
-            .mark_text(
-                align=alt.expr(f"{fits_right} ? 'left' : 'right'"),
-                dx=alt.expr(f"{fits_right} ? 8 : -8"),
-                dy=_kv_label_dy(room=26, below=16, above=-14),
-            )
-            .encode(x, y, text="shown:N")
-        )
-    else:
-        rules = [
-            alt.Chart(_data("budget"))
-            .mark_rule(strokeDash=[6, 4], color="currentColor")
-            .encode(y=alt.Y("gb:Q")),
-            # Its label at the plot's right end, above the rule.
-            alt.Chart(_data("budget"))
-            .mark_text(align="right", baseline="bottom", dx=-4, dy=-4, x="width")
-            .encode(y=alt.Y("gb:Q"), text="label:N"),
-        ]
-        labels = (
-            alt.Chart(_data("marks"))
-            .mark_text(align="left", dx=8, dy=_kv_label_dy(room=14, below=10, above=-8), clip=True)
-            .encode(x, y, text="label:N")
-        )
-    chart = alt.layer(drawn, hover, *rules, marks, labels).properties(height=HEIGHT)
+    dash = alt.StrokeDash(
+        "label:N",
+        title=None,
+        scale=alt.Scale(range=[[6, 4]]),
+        legend=alt.Legend(
+            orient="top",
+            symbolType="stroke",
+            symbolSize=300,
+            symbolStrokeColor="currentColor",
+            labelLimit=0,
+        ),
+    )
+    rule = alt.Chart(_data("budget")).mark_rule(color="currentColor").encode(alt.Y("gb:Q"), dash)
+    labels = (
+        alt.Chart(_data("marks"))
+        .transform_calculate(**_kv_label_lines(narrow))
+        .mark_text(**_kv_label_placement(narrow))
+        .encode(x, y, text="shown:N")
+    )
+    chart = alt.layer(drawn, hover, rule, marks, labels).properties(height=HEIGHT)
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
+def _kv_label_lines(narrow: bool) -> dict[str, str]:
+    """A point label's lines (``shown``) and its longest line's characters (``longest``), as Vega fields.
+
+    On a phone each label takes two lines ("83.9 GB," / "does not fit").
+    """
+    if not narrow:
+        return {"shown": "[datum.label]", "longest": "length(datum.label)"}
+    return {
+        "shown": "split(replace(datum.label, ', ', ',|'), '|')",
+        "longest": "max(length(split(datum.label, ', ')[0]) + 1, length(peek(split(datum.label, ', '))))",
+    }
+
+
+def _kv_label_placement(narrow: bool) -> dict[str, Any]:
+    """Where a point's label goes: the first of four corners around the point that the label fits in, clear
+    of the memory-left rule and of the lines.
+
+    Vega cannot measure text in a spec, so the label's box is estimated from its characters and lines. Every
+    line rises from the origin and the lines never cross (a multi-head twin's cache is a multiple of its
+    model's at every context). A point's own line is clear of its label below and right of the point or
+    above and left of it, and in the other two corners only where the line is steep enough to pass beside
+    the label or flat enough to pass under it; the label of the upper point tries above its line first (the
+    other line is below), the lower point's below. The rule is a horizontal line across the whole plot: a
+    corner it runs through is taken only where no other is left.
+    """
+    char_px = LABEL_CHAR_PX if narrow else MARK_LABEL_CHAR_PX
+    line_px = MARK_FONT_SIZE[narrow] + 2  # Vega's line height for a label of several lines
+    px, py, rule = "scale('x', datum.context)", "scale('y', datum.gb)", "scale('y', datum.rule)"
+    w, h = f"({char_px} * datum.longest)", f"({line_px} * length(datum.shown))"
+    gap = 8  # from the point's centre to the label's near corner, each way
+    right = f"{px} + {gap} + {w} <= width"
+    left = f"{px} - {gap} - {w} >= 0"
+    # A corner fits above or below if the plot has room there and the rule does not run through it.
+    room_below, room_above = f"{py} + {gap} + {h} <= height", f"{py} - {gap} - {h} >= 0"
+    below = f"{room_below} && !({rule} > {py} + 4 && {rule} < {py} + {gap} + {h} + 2)"
+    above = f"{room_above} && !({rule} < {py} - 4 && {rule} > {py} - {gap} - {h} - 2)"
+    slope = f"((height - {py}) / max({px}, 1))"  # pixels the line rises per pixel to the right
+    beside = f"({slope} > ({gap} + {h}) / {gap} || {slope} < {gap} / ({gap} + {w}))"
+    corners = {
+        "br": f"{below} && {right}",
+        "al": f"{above} && {left}",
+        "ar": f"{above} && {right} && {beside}",
+        "bl": f"{below} && {left} && {beside}",
+    }
+    # Where no corner is clear of everything, the dashed rule may cross the label (never its line, the
+    # plot's edge or the axes): a point close above or below the rule, with no room on its line's free side.
+    loose = {"br": f"{room_below} && {right}", "al": f"{room_above} && {left}"}
+
+    def first_fitting(order: tuple[str, ...]) -> str:
+        strict = "".join(f"({corners[name]}) ? '{name}' : " for name in order)
+        return strict + "".join(f"({loose[name]}) ? '{name}' : " for name in order if name in loose) + "'br'"
+
+    above_first = first_fitting(("al", "ar", "br", "bl"))
+    below_first = first_fitting(("br", "bl", "al", "ar"))
+    corner = f"(datum.upper ? {above_first} : {below_first})"
+    on_right = f"indexof(['br', 'ar'], {corner}) >= 0"
+    on_top = f"indexof(['al', 'ar'], {corner}) >= 0"
+    # Vega sets a label's first line at the anchor and the next ones below it, whatever its baseline.
+    return {
+        "align": alt.expr(f"{on_right} ? 'left' : 'right'"),
+        "baseline": alt.expr(f"{on_top} ? 'bottom' : 'top'"),
+        "dx": alt.expr(f"{on_right} ? {gap} : -{gap}"),
+        "dy": alt.expr(f"{on_top} ? -{gap} - {line_px} * (length(datum.shown) - 1) : {gap}"),
+    }
+
+
 def _kv_cache_legend(narrow: bool) -> Any:
-    """One layout per line, inside the plot's empty top left; on a phone below the plot, labels wrapped.
+    """One layout per line, below the plot; on a phone each label wrapped.
 
     The labels are long ("Llama-3.1 8B with multi-head attention (MHA), 512 KiB per token"): two to a row
     ran into each other, and on a phone one is wider than the plot. There each breaks before "with" and
     after its comma, a line of its own each part.
     """
     if not narrow:
-        return alt.Legend(orient="top-left", direction="vertical", columns=1, labelLimit=0)
+        return alt.Legend(orient="bottom", direction="vertical", columns=1, labelLimit=0)
     wrapped = "split(replace(replace(datum.label, ' with ', '|with '), ', ', '|'), '|')"
     return alt.Legend(orient="bottom", direction="vertical", columns=1, labelLimit=0, labelExpr=wrapped)
 
