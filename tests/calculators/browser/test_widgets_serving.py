@@ -10,13 +10,14 @@ import math
 import re
 import shutil
 import subprocess
+from typing import Any
 
 import pytest
 
 from calculators import Scenario, make_setup
 from calculators.browser import handle
 from calculators.charts import chart_data
-from calculators.setting import site_setting, using
+from calculators.setting import COURSE_SETTING, SPEC_PEAK, site_setting, using
 from calculators.simulator import (
     SLO,
     Chats,
@@ -154,6 +155,24 @@ def test_batch_tradeoff_is_the_cost_models_decode_step() -> None:
     kv = Scenario("llama-3.1-8b", kv_traffic=True, ignore_memory=True).decode(64, 2000)
     assert by[("weights only", 64)]["tpot_ms"] == pytest.approx(plain.time_s * 1e3)
     assert by[("with the KV cache of 2,000 tokens", 64)]["tokens_per_s"] == pytest.approx(64 / kv.time_s)
+
+
+@pytest.mark.parametrize("setting", [COURSE_SETTING, SPEC_PEAK], ids=["calibrated", "spec-peak"])
+def test_batch_tradeoffs_weights_only_curve_reads_no_cache_under_the_course_settings(setting: Any) -> None:
+    """The site draws its charts under a setting that counts the cache's reads; the weights-only curve must
+    still leave them out (it was drawn identical to the other curve, on top of it, in the Batching lesson)."""
+    with using(setting):
+        data = chart_data("batch-tradeoff", context=2000, max_batch=64)
+        plain = Scenario("llama-3.1-8b", kv_traffic=False, ignore_memory=True).decode(64, 2000)
+    by = {(r["series"], r["batch"]): r for r in data.datasets["points"]}
+    weights_only, with_kv = by[("weights only", 64)], by[("with the KV cache of 2,000 tokens", 64)]
+    assert weights_only["tpot_ms"] == pytest.approx(plain.time_s * 1e3)
+    assert weights_only["tpot_ms"] < 0.75 * with_kv["tpot_ms"]
+    if setting is SPEC_PEAK:
+        # Memory-bound at spec peaks, weights only: 16.06e9 bytes / 3.35e12 B/s = 4.79 ms, at any batch up to
+        # the ridge; reading 64 caches of 2,000 tokens (64 x 2,000 x 131,072 B = 16.78 GB) too doubles it.
+        assert weights_only["tpot_ms"] == pytest.approx(4.79, rel=0.01)
+        assert with_kv["tpot_ms"] == pytest.approx((16.06e9 + 16.78e9) / 3.35e12 * 1e3, rel=0.01)
 
 
 def test_compute_bound_batch_with_and_without_the_kv_cache() -> None:
