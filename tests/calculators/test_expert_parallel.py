@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from calculators.expert_load import busiest_gpu_pairs
 from calculators.expert_parallel import all_to_all_time_s, dispatch_bytes, expert_load
 from calculators.interconnect import all_to_all_time_s as balanced_all_to_all_time_s
 from calculators.interconnect import get_interconnect
+from calculators.passes import decode_step
 from calculators.scenario import Scenario
 
 NVLINK = get_interconnect("nvlink4")  # 450 GB/s each way, 5 us
@@ -57,6 +60,20 @@ def test_mixtral_batch_1_on_8_gpus() -> None:
     assert load.busiest_gpu_experts == pytest.approx(1.0)
     assert load.imbalance == pytest.approx(4.0)
     assert load.touched_share == pytest.approx(0.25)
+
+
+def test_the_busiest_gpu_runs_one_mixtral_expert_whether_a_token_picks_2_or_all_8() -> None:
+    # One token on 8 GPUs holding one expert each: with top-2 the busiest GPU runs 1 expert (4x the mean of
+    # 0.25), with all 8 picked every GPU runs its 1. The same expert work either way, and the router (no
+    # expert) the same too: it was scaled by the 4x and made top-2 the slower step (a property test found it).
+    def step(per_token: int) -> float:
+        scenario = Scenario("mixtral-8x7b", "a100-sxm-80gb", level="refined", gpus=8, expert_parallel=True)
+        moe = scenario.setup.model.moe
+        assert moe is not None
+        model = replace(scenario.setup.model, moe=replace(moe, experts_per_token=per_token))
+        return decode_step(replace(scenario.setup, model=model), batch=1, context_tokens=1).time_s
+
+    assert step(2) == pytest.approx(step(8), rel=1e-12)
 
 
 def test_deepseek_v3_touches_every_expert_only_at_large_batch() -> None:
