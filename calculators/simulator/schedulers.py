@@ -76,7 +76,10 @@ def _admit_with_kv(instance: Instance, max_sequences: int) -> None:
 
     A cache that landed holds the blocks it took when it was sent, so it joins first, wherever it stands in
     the queue: behind a preempted sequence that waits for memory it would hold its blocks idle, and with
-    nothing running to free any, the decode pool would wait forever.
+    nothing running to free any, the decode pool would wait forever. A preempted sequence joins again only
+    with room for its next step too (its k proposals when speculating): with room for its cache alone, the
+    step preempted it again at once, and planning looped until Python's recursion limit (a decode pool of
+    8 blocks, 4 held by a cache still in flight, a swapped sequence of exactly 4).
     """
     waiting = instance.waiting
     if instance.incoming:
@@ -88,7 +91,7 @@ def _admit_with_kv(instance: Instance, max_sequences: int) -> None:
             instance.admit(seq)
     while waiting and waiting[0].prefilled >= waiting[0].target and instance.running() < max_sequences:
         seq = waiting[0]
-        if not instance.can_reserve(seq, seq.target):
+        if not instance.can_reserve(seq, seq.target + instance.decode_lookahead()):
             break
         instance.admit(seq)
 
@@ -182,7 +185,7 @@ class ContinuousBatching(Scheduler):
             need = seq.target - seq.prefilled
             if need > budget and chunks:
                 break
-            if not instance.can_reserve(seq, seq.target):
+            if not instance.can_reserve(seq, seq.target + (0 if need else instance.decode_lookahead())):
                 break
             instance.admit(seq)
             if seq.id in instance.prefilling:

@@ -243,6 +243,9 @@ class SpeculativeInstance(Instance):
     def decode_rows(self) -> int:
         return len(self.decoding) * (self.speculator.proposed + 1)
 
+    def decode_lookahead(self) -> int:
+        return self.speculator.proposed
+
     def _join_decode(self, seq: Sequence) -> None:
         # Only the bookkeeping every instance does: a step's token count is drawn, so no finish step or
         # block need can be scheduled ahead as the one-token-a-step instance does.

@@ -154,6 +154,11 @@ class Instance:
         """Tokens the decoding sequences put through the next step (k + 1 each when speculating)."""
         return len(self.decoding)
 
+    def decode_lookahead(self) -> int:
+        """Tokens of cache a decoding sequence needs past its target for its next step: none here (its
+        blocks are scheduled token by token), the k proposals when speculating."""
+        return 0
+
     def can_reserve(self, seq: Sequence, tokens: int) -> bool:
         """Whether ``seq`` can hold ``tokens`` tokens of cache and still leave the watermark free (with
         nothing else running, the watermark protects no one, so it is waived).

@@ -371,3 +371,21 @@ def test_the_simulators_verifier_is_calculators_speculative_one(batch: int) -> N
     assert again == pytest.approx(simulated, rel=1e-9)
     if batch == 256:
         assert simulated == pytest.approx(42.1e-3, rel=2e-3)
+
+
+def test_a_swapped_sequence_waits_for_room_for_its_proposals_in_a_crowded_decode_pool() -> None:
+    # A case the property test found: a decode pool of 8 blocks of 32 tokens, 4 of them held by a cache
+    # still on its way, and a swapped sequence of 128 tokens (exactly 4 blocks). With k = 2 proposals its
+    # next step needs 128 + 2 tokens, a 5th block: it joined for its 4, the step preempted it at once, and
+    # planning recursed until Python's limit. It now waits until the landed cache has run and freed blocks.
+    arrivals = ((0.1425, 79), (0.1578, 69), (0.3234, 42), (0.3962, 116))
+    requests = [Request(i, arrival, tokens, tokens) for i, (arrival, tokens) in enumerate(arrivals)]
+    scheduler = Disaggregated(1, 1, "pcie4", max_batch_tokens=64, kv_transfer="whole", link_sharing="sender")
+    memory = MemoryConfig("paged", 32, capacity_tokens=256, watermark=0.0, preemption="swap")
+    speculation = Speculation(0.2654, 2, "model", "llama-3.1-8b")
+    result = simulate(
+        requests, make_setup(), scheduler, memory=memory, timeline_steps=0, speculation=speculation
+    )
+    assert result.summary["output_tokens"] == 79 + 69 + 42 + 116
+    for request in requests:
+        assert len(result.token_times(request.id)) == request.output_tokens
