@@ -135,6 +135,12 @@ def _line_of(body: str, key: str) -> int:
     return 0
 
 
+# What a writer might expect to be rendered in a caption, which is printed as text (course/charts/markup.py):
+# HTML's angle brackets, and Markdown's links, code and strong emphasis. A link there showed its brackets and
+# its .md target to readers (the memory wall lesson's roofline).
+_CAPTION_MARKUP = re.compile(r"[<>]|\[[^\]]*\]\([^)]*\)|`[^`]*`|\*\*[^*]+\*\*|__[^_]+__")
+
+
 def find_problems(markdown: str, path: str) -> list[Problem]:
     """Every chart block of a page that cannot be drawn: bad YAML, unknown chart or parameter, no caption.
 
@@ -144,12 +150,14 @@ def find_problems(markdown: str, path: str) -> list[Problem]:
     for line, body in _fence_blocks(markdown):
         try:
             block = parse_block(body)
-            if "<" in block.caption or ">" in block.caption:
+            markup = _CAPTION_MARKUP.search(block.caption)
+            if markup:
                 problems.append(
                     Problem(
                         path,
                         f"chart '{block.name}' caption",
-                        "is plain text: markup in it would show as written, not as HTML",
+                        f"is plain text: {markup.group(0)!r} would show as written, not as HTML or a link",
+                        "say it in words and link from the lesson's prose: "
                         "caption: The H100's roofline, with prefill and decode on it",
                         line + _line_of(body, "caption"),
                     )

@@ -330,6 +330,30 @@ def test_find_problems_reports_file_line_field_and_fix() -> None:
     assert "from 1 to 1,048,576" in problems[0].message
 
 
+@pytest.mark.parametrize(
+    ("caption", "shown"),
+    [
+        ("From the [prefill vs decode](../serving/prefill-vs-decode.md) lesson.", "[prefill vs decode]("),
+        ("Set by `peak_tflops`.", "`peak_tflops`"),
+        ("The **flat** part is compute.", "**flat**"),
+        ("Ridge <b>points</b>.", "<"),
+    ],
+)
+def test_a_caption_with_markup_is_reported_at_its_line(caption: str, shown: str) -> None:
+    """A caption is printed as text: a Markdown link reached readers with its brackets (memory wall)."""
+    lesson = f"# A lesson\n\n```chart\nname: ridge-points\ncaption: {caption}\n```\n"
+    [problem] = find_problems(lesson, "foundations/x.md")
+    assert (problem.line, problem.field) == (5, "chart 'ridge-points' caption")
+    assert shown in problem.message
+    assert "link from the lesson's prose" in problem.fix
+
+
+def test_a_caption_of_plain_words_is_not_reported() -> None:
+    caption = "The H100's ridge (295 FLOP/byte) * 2 = 590; a_b_c."
+    lesson = f"```chart\nname: ridge-points\ncaption: {caption}\n```\n"
+    assert find_problems(lesson, "foundations/x.md") == []
+
+
 def test_block_renders_figure_or_visible_error(tmp_path: Path) -> None:
     html = render_block("name: ridge-points\ncaption: Ridge <points> & more.\n", tmp_path)
     assert html.startswith('<figure class="rp-chart" data-rp-chart="ridge-points"')
