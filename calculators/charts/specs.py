@@ -371,13 +371,9 @@ def prefill_vs_decode_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     # The curve is the prefill's cost, drawn in the prefill's colour; the weights-only line beside it is grey.
     if series:  # with attention counted: that curve and the weights-only line, told apart by colour and dash
         colours = [PHASE_COLOURS["prefill"], NEUTRAL][: len(series)]
-        # Inside the plot's empty bottom right; on a phone's narrow plot that corner holds the break-even's
-        # label ("break-even ≈ 413 tokens" ran into the legend), so the legend goes below the plot there.
-        legend = (
-            alt.Legend(orient="bottom", labelLimit=0)
-            if _narrow(width)
-            else alt.Legend(orient="bottom-right", labelLimit=360)
-        )
+        # Below the plot: inside it, in the empty bottom right, the curve ran through "with attention over
+        # the prompt" at the lesson's setting, and on a phone's narrow plot the break-even's label into it.
+        legend = alt.Legend(orient="bottom", labelLimit=0 if _narrow(width) else 360)
         colour = alt.Color("series:N", title=None, sort=series, scale=alt.Scale(domain=series, range=colours),
                            legend=legend)  # fmt: skip
         dash = alt.StrokeDash("series:N", sort=series, legend=None,
@@ -1068,7 +1064,9 @@ def batch_tradeoff_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
 def gemm_efficiency_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     """Share of peak FLOP/s against tokens (log), one line per figure; the critical batch as a dotted rule."""
     rows = data.datasets["points"]
-    colour = rows_colour("series", title=None, legend=alt.Legend(orient="top-left", symbolType="stroke"))
+    # Below the plot: in its top left corner, on a phone's narrow plot, the lines that reach the peak ran
+    # through the legend's labels.
+    colour = rows_colour("series", title=None, legend=alt.Legend(orient="bottom", symbolType="stroke"))
     x = alt.X(
         **_log_axis(
             "tokens", "Tokens through the weight (log scale)", [r["tokens"] for r in rows],
