@@ -1,10 +1,13 @@
-"""Citations in lessons: ``[@key]`` (or ``[@a; @b]``) links to the page's reference list, which ends the page.
+"""Citations in lessons: ``[@key]`` (or ``[@a; @b]``, or with a locator ``[@key, section 3.2]``) links to the
+page's reference list, which ends the page.
 
 A lesson writes ``Sarathi-Serve splits long prompts [@sarathi-serve].`` and the reader sees ``[Agrawal et al.,
 2024]`` linking to the entry in the "References" section appended at the end of the page, listed in the order
 first cited. The entries come from docs/references.yml (:mod:`course.references.bibliography`), so each
 identifier is written once for the whole course; the PDF is built from the pages and carries the same lists.
-An unknown key fails the build (and ``check``) with the closest key.
+An unknown key fails the build (and ``check``) with the closest key, and so does a bracket opening with ``[@``
+that is not a citation in that form (it would reach readers as written: the pipeline lesson's
+``[@gpipe, section 2.3]``, before locators were read, showed its brackets and left GPipe off the list).
 
 The reference list is built as an element tree (no raw HTML is stored), so every title and name is escaped by
 Python-Markdown's serialiser."""
@@ -14,6 +17,7 @@ from __future__ import annotations
 import difflib
 import re
 import xml.etree.ElementTree as etree
+from collections.abc import Iterator
 from typing import Any
 
 from markdown import Extension, Markdown
@@ -23,22 +27,28 @@ from markdown.treeprocessors import Treeprocessor
 from course.lesson_format.problems import Problem
 from course.references.bibliography import Reference, load_bibliography
 
-CITATION_RE = r"\[@(?P<keys>[a-z0-9][a-z0-9.-]*(?:\s*;\s*@[a-z0-9][a-z0-9.-]*)*)\]"
-KEYS_SPLIT_RE = re.compile(r"\s*;\s*@")
+# One cited work: its key, then optionally a comma and where in it (section, page, table), as Pandoc writes.
+CITED = r"@[a-z0-9][a-z0-9.-]*(?:,[ \t]*[^\[\];@\n]*[^\[\];@\s])?"
+CITATION_RE = rf"\[(?P<items>{CITED}(?:\s*;\s*{CITED})*)\]"
+ITEMS_SPLIT_RE = re.compile(r"\s*;\s*(?=@)")
 FENCE_RE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 CODE_SPAN_RE = re.compile(r"(`+).+?\1")
 HEADING = "References"
 ANCHOR_PREFIX = "ref-"
 
 
-def cited_keys(match_keys: str) -> list[str]:
-    """``"a; @b"`` -> ``["a", "b"]``: the keys of one citation."""
-    return [key for key in KEYS_SPLIT_RE.split(match_keys.strip()) if key]
+def cited_items(items: str) -> list[tuple[str, str]]:
+    """``"@a, section 2; @b"`` -> ``[("a", "section 2"), ("b", "")]``: each key of one citation, with its
+    locator ("" for none)."""
+    cited = []
+    for item in ITEMS_SPLIT_RE.split(items.strip()):
+        key, _, locator = item.removeprefix("@").partition(",")
+        cited.append((key.strip(), locator.strip()))
+    return cited
 
 
-def find_citations(markdown: str) -> list[tuple[int, str]]:
-    """Every cited key with its 1-based line, outside fenced code and code spans."""
-    found: list[tuple[int, str]] = []
+def _prose_lines(markdown: str) -> Iterator[tuple[int, str]]:
+    """Each line (1-based) outside fenced code, with its code spans taken out: where citations are read."""
     fence: str | None = None
     for number, line in enumerate(markdown.split("\n"), start=1):
         opening = FENCE_RE.match(line)
@@ -49,11 +59,27 @@ def find_citations(markdown: str) -> list[tuple[int, str]]:
             elif marker.startswith(fence[0]) and len(marker) >= len(fence):
                 fence = None
             continue
-        if fence is not None:
-            continue
-        for match in re.finditer(CITATION_RE, CODE_SPAN_RE.sub("", line)):
-            found.extend((number, key) for key in cited_keys(match.group("keys")))
-    return found
+        if fence is None:
+            yield number, CODE_SPAN_RE.sub("", line)
+
+
+def find_citations(markdown: str) -> list[tuple[int, str]]:
+    """Every cited key with its 1-based line, outside fenced code and code spans."""
+    return [
+        (number, key)
+        for number, line in _prose_lines(markdown)
+        for match in re.finditer(CITATION_RE, line)
+        for key, _ in cited_items(match.group("items"))
+    ]
+
+
+def find_unread_citations(markdown: str) -> list[tuple[int, str]]:
+    """Each ``[@...`` in prose that is not a citation in a form :data:`CITATION_RE` reads, and its line."""
+    return [
+        (number, unread.group(0))
+        for number, line in _prose_lines(markdown)
+        for unread in re.finditer(r"\[@[^\]\n]{0,60}\]?", re.sub(CITATION_RE, "", line))
+    ]
 
 
 def find_problems(markdown: str, path: str, docs_dir: str = "docs") -> list[Problem]:
@@ -70,6 +96,16 @@ def find_problems(markdown: str, path: str, docs_dir: str = "docs") -> list[Prob
             else f"add an entry {key}: to docs/references.yml (authors, title, venue, year, arxiv/doi/url)"
         )
         problems.append(Problem(path, "citation", f"no reference has the key {key!r}", fix, line=line))
+    for line, written in find_unread_citations(markdown):
+        problems.append(
+            Problem(
+                path,
+                "citation",
+                f"{written!r} is not a citation this course reads, so readers would see it as written",
+                "write [@key], [@key, section 3.2] or [@a; @b], keys in lower case",
+                line=line,
+            )
+        )
     return problems
 
 
@@ -85,7 +121,7 @@ class CitationProcessor(InlineProcessor):
         span = etree.Element("span", {"class": "rp-cite"})
         span.text = "["
         last: etree.Element | None = None
-        for index, key in enumerate(cited_keys(m.group("keys"))):
+        for index, (key, locator) in enumerate(cited_items(m.group("items"))):
             if index:
                 if last is None:
                     span.text += "; "
@@ -100,6 +136,8 @@ class CitationProcessor(InlineProcessor):
             self.extension.cite(key)
             link = etree.SubElement(span, "a", {"href": f"#{ANCHOR_PREFIX}{key}", "title": reference.title})
             link.text = reference.label
+            if locator:  # after the link, as part of what is cited: "[Huang et al., 2019, section 2.3]"
+                link.tail = f", {locator}"
             last = link
         if last is None:
             span.text += "]"

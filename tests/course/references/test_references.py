@@ -81,6 +81,37 @@ def test_citations_in_code_are_not_citations() -> None:
     assert find_citations(text) == [(1, "x"), (5, "w"), (5, "v")]
 
 
+def test_a_locator_follows_the_work_it_points_into_and_the_work_joins_the_list(tmp_path: Path) -> None:
+    html = _render(
+        _docs(tmp_path), "Stages [@sarathi-serve, section 3.2]. Both [@mqa, table 1; @roofline].\n"
+    )
+    assert ">Agrawal et al., 2024</a>, section 3.2]" in html
+    assert '>Shazeer, 2019</a>, table 1; <a href="#ref-roofline"' in html
+    listing = html.split('<h2 id="references">References</h2>')[1]
+    assert [key in listing for key in ('id="ref-sarathi-serve"', 'id="ref-mqa"', 'id="ref-roofline"')] == [
+        True
+    ] * 3
+    assert "[@" not in html
+
+
+def test_a_locator_does_not_change_the_keys_found() -> None:
+    assert find_citations("[@x, section 2.3] and [@w, p. 4; @v]\n") == [(1, "x"), (1, "w"), (1, "v")]
+
+
+@pytest.mark.parametrize(
+    "written",
+    ["[@Sarathi-Serve]", "[@mqa section 3]", "[@mqa; mqa]", "[@ mqa]", "[@mqa,]"],
+)
+def test_a_bracket_that_opens_like_a_citation_but_is_not_one_is_refused(tmp_path: Path, written: str) -> None:
+    """Readers would see it as written and its work would be missing from the list (pipeline lesson)."""
+    problems = find_problems(
+        f"Intro.\n\nSee {written} here, and `[@code]` is fine.\n", "x.md", str(_docs(tmp_path))
+    )
+    assert [(p.line, p.field) for p in problems] == [(3, "citation")]
+    assert written[:6] in problems[0].message
+    assert "[@key, section 3.2]" in problems[0].fix
+
+
 def test_check_refuses_an_unknown_key(tmp_path: Path) -> None:
     docs = _docs(tmp_path)
     (docs / "tracks.yml").write_text(
