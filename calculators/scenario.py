@@ -20,7 +20,13 @@ from calculators.serving import (
     memory_footprint,
     request_timing,
 )
-from calculators.speculative import SpeculativeResult, best_proposed, break_even_batch, speculative_decoding
+from calculators.speculative import (
+    SpeculativeResult,
+    best_proposed,
+    break_even_batch,
+    speculative_decoding,
+    speculative_max_batch,
+)
 from calculators.utilisation import Utilisation, utilisation
 
 
@@ -229,6 +235,21 @@ class Scenario:
             draft_model=draft_model, draft_layers=draft_layers,
         )  # fmt: skip
 
+    def speculative_max_batch(
+        self,
+        proposed: int,
+        context_tokens: int,
+        drafter: str = "heads",
+        draft_model: str | None = None,
+        draft_layers: float = 1.0,
+    ) -> int:
+        """Largest batch that fits while speculating, beside the drafter and with each sequence caching its
+        ``proposed`` tokens too (plain decoding's limit is :meth:`max_batch`)."""
+        return speculative_max_batch(
+            self.setup, context_tokens=context_tokens, proposed=proposed, drafter=drafter,
+            draft_model=draft_model, draft_layers=draft_layers,
+        )  # fmt: skip
+
     def speculative_break_even_batch(
         self,
         acceptance: float,
@@ -240,7 +261,7 @@ class Scenario:
     ) -> int:
         """Smallest batch at which speculation is slower than plain decoding; 0 when none up to 65,536.
 
-        Memory is not checked: compare with :meth:`max_batch` to see whether that batch fits at all.
+        Memory is not checked: compare with :meth:`speculative_max_batch` to see whether that batch fits.
         """
         batch = break_even_batch(
             self.setup, acceptance=acceptance, proposed=proposed, context_tokens=context_tokens,

@@ -18,6 +18,11 @@ Three drafters, each costed with the same pass model (:mod:`calculators.passes`)
            the target's weights, and so of a target decode step.
 ``ngram``  n-gram (prompt) lookup: no GPU work to propose.
 
+Memory: a speculating engine holds more than a plain one, and a batch that fits for plain decoding may not
+(:func:`drafter_memory_plan`): each sequence caches its k proposals too, a draft model's weights sit beside
+the target's and it keeps a KV cache of its own for every sequence, and EAGLE-style heads keep one for their
+``draft_layers`` layers; n-gram lookup holds nothing on the GPU.
+
 The verifier is one :func:`calculators.passes.mixed_step` of batch x (k + 1) tokens on the cached contexts
 (as a chunk per sequence or as k + 1 decode tokens each, whichever is faster), so attention and the
 compute/memory balance are those of the rest of the course, in both modes (the spec-peak bound and the
@@ -32,6 +37,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from calculators.memory import MemoryPlan
 from calculators.models import Model, get_model
 from calculators.passes import PassResult, Setup, decode_step, mixed_step
 from calculators.validation import bounded_number, choice, count
@@ -47,9 +53,11 @@ __all__ = [
     "checked_drafter",
     "draft_contexts",
     "draft_kernels_s",
+    "drafter_memory_plan",
     "expected_tokens_per_step",
     "heads_draft_share",
     "speculative_decoding",
+    "speculative_max_batch",
     "verify_chunk",
     "verify_decode_contexts",
 ]
@@ -180,7 +188,8 @@ class SpeculativeResult:
 
 
 def _draft_setup(setup: Setup, draft_model: str | Model) -> Setup:
-    """The draft model on the target's GPUs, formats, level and mode (its memory is not checked)."""
+    """The draft model on the target's GPUs, formats, level and mode (its memory is checked beside the
+    target's, by :func:`drafter_memory_plan`)."""
     model = get_model(draft_model)
     if setup.level == "refined" and not model.shapes_known:
         raise ValueError(
@@ -247,6 +256,43 @@ def heads_draft_share(setup: Setup, proposed: int, draft_layers: float) -> float
     return proposed * _head_step_share(setup, draft_layers)
 
 
+def drafter_memory_plan(setup: Setup, drafter: str, draft: Setup | None, layers: float) -> MemoryPlan:
+    """The target's memory plan with its drafter beside it: a draft model's weights on the same GPUs and its
+    KV cache for every token the target caches; draft heads' ``layers`` decoder layers of the target's mean
+    size, and their cache for those layers (EAGLE's drafter is a decoder layer with its own cache); n-gram
+    lookup adds nothing."""
+    plan = setup.memory
+    if draft is not None:
+        weights, kv_per_token = draft.weight_bytes, draft.kv_bytes_per_token
+    elif drafter == "heads" and setup.model.shapes_known:
+        weights = layers * _mean_layer_params(setup) * setup.weight_bytes / setup.params
+        kv_per_token = setup.kv_bytes_per_token * layers / setup.model.layers
+    else:
+        return plan
+    return replace(
+        plan,
+        weight_bytes_per_gpu=plan.weight_bytes_per_gpu + weights / plan.gpus,
+        kv_bytes_per_token=plan.kv_bytes_per_token + kv_per_token,
+    )
+
+
+def speculative_max_batch(
+    setup: Setup,
+    *,
+    context_tokens: int,
+    proposed: int,
+    drafter: str = "heads",
+    draft_model: str | Model | None = None,
+    draft_layers: float = 1.0,
+) -> int:
+    """The largest batch that fits while speculating: each sequence caching ``context_tokens`` plus the k
+    proposals, beside the drafter (:func:`drafter_memory_plan`); 0 when none does."""
+    draft, layers = checked_drafter(setup, drafter, draft_model, draft_layers)
+    k = count("proposed", proposed, maximum=MAX_PROPOSED)
+    context = count("context_tokens", context_tokens)
+    return drafter_memory_plan(setup, drafter, draft, layers).max_sequences(context + k)
+
+
 def speculative_decoding(
     setup: Setup,
     *,
@@ -270,6 +316,9 @@ def speculative_decoding(
     k = count("proposed", proposed, maximum=MAX_PROPOSED)
     batch = count("batch", batch)
     context = count("context_tokens", context_tokens)
+    plan = drafter_memory_plan(setup, drafter, draft, layers)
+    cached = context + k if plan.cached_tokens_cap is None else min(context + k, plan.cached_tokens_cap)
+    memory = plan.check(batch * cached, lambda: f"speculating on {batch:,} sequences of {context:,} tokens")
     plain = decode_step(setup, batch=batch, context_tokens=context)
     # The verifier: per sequence, the last accepted token and the k proposals on top of the cached context.
     # The pass model has two forms for it, and each over-counts something a verification kernel does not:
@@ -283,7 +332,7 @@ def speculative_decoding(
     as_decode = mixed_step(unchecked, decode_contexts=verify_decode_contexts(context, k) * batch)
     verify = min(as_chunk, as_decode, key=lambda p: p.time_s)
     verify_bound = min(as_chunk.bound_time_s, as_decode.bound_time_s)
-    warnings = list(dict.fromkeys([*plain.warnings, *as_chunk.warnings]))
+    warnings = list(dict.fromkeys([*memory, *plain.warnings, *as_chunk.warnings]))
     if draft is not None:
         # The drafter runs inside the target's engine step: its kernels only (see draft_kernels_s).
         steps = [decode_step(draft, batch=batch, context_tokens=c) for c in draft_contexts(context, k)]
@@ -293,9 +342,6 @@ def speculative_decoding(
             warnings.append(
                 f"the draft model {draft.model.name} is not smaller than the target {setup.model.name}"
             )
-        warnings.append(
-            "the draft model's weights and KV cache are not taken from the target's memory budget"
-        )
     elif drafter == "heads":
         if not setup.model.shapes_known:
             warnings.append(
@@ -319,8 +365,16 @@ def _head_step_share(setup: Setup, layers: float) -> float:
     model = setup.model
     weights = setup.params if model.moe is None else model.active_params
     output = float(model.vocab_size * model.hidden_size)
-    per_layer = (weights - output * (1 if model.tied_embeddings else 2)) / model.layers
-    return (layers * per_layer + output) / weights
+    return (layers * _mean_layer_params(setup, weights) + output) / weights
+
+
+def _mean_layer_params(setup: Setup, weights: float | None = None) -> float:
+    """One decoder layer's parameters, on average: ``weights`` (all of the target's by default) less its
+    embedding and output layers, over its layers."""
+    model = setup.model
+    total = setup.params if weights is None else weights
+    output = float(model.vocab_size * model.hidden_size)
+    return (total - output * (1 if model.tied_embeddings else 2)) / model.layers
 
 
 def attention_at_least(verify: PassResult, plain: PassResult) -> PassResult:

@@ -3,7 +3,8 @@
 Each point is one batch size: the plain decode step's time per token over the speculative step's
 (:func:`calculators.speculative.speculative_decoding`), so 1 is break-even and below it speculation slows
 decoding down. One series per acceptance rate, in the ordered shades; points whose batch does not fit in
-memory (plain decoding's own limit, ``Scenario.max_batch``) are hollow.
+memory while speculating (beside the drafter, each sequence caching its proposals too:
+``Scenario.speculative_max_batch``) are hollow.
 """
 
 from __future__ import annotations
@@ -68,8 +69,11 @@ def speculative_speedup(**given: Any) -> ChartData:
     )
     draft = p["draft_model"] if p["drafter"] == "model" else None
     fits_up_to = _computed(
-        chart, "model", "use a GPU with more memory or a smaller precision",
-        partial(Scenario(p["model"], p["gpu"], precision=p["precision"]).max_batch, context),
+        chart, "model", "use a GPU with more memory, a smaller precision or a smaller draft_model",
+        partial(
+            Scenario(p["model"], p["gpu"], precision=p["precision"]).speculative_max_batch,
+            k, context, p["drafter"], draft,
+        ),
     )  # fmt: skip
     scenario = Scenario(p["model"], p["gpu"], precision=p["precision"], ignore_memory=True)
     colours = sequential_colours(len(p["acceptance"]))

@@ -141,7 +141,10 @@ def simulate(
     # A speculative step holds cache for a sequence's context and its k proposals: up to k - 1 tokens past
     # its prompt and output.
     lookahead = speculator.proposed - 1 if speculator is not None else 0
-    capacities = {role: kv_capacity_tokens(pool, memory) for role, pool in pools.items()}
+    capacities = {
+        role: kv_capacity_tokens(pool, memory, None if speculator is None else speculator.memory_plan(pool))
+        for role, pool in pools.items()
+    }
     capacity = min(capacities.values())  # every request must fit every pool it goes through
     longest = max(r.prompt_tokens + r.output_tokens for r in reqs)
     reserve = memory.max_sequence_tokens or longest

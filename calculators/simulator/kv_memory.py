@@ -30,6 +30,7 @@ import math
 from dataclasses import dataclass
 
 from calculators.interconnect import INTERCONNECTS, Interconnect, get_interconnect, send_time_s
+from calculators.memory import MemoryPlan
 from calculators.passes import Setup
 from calculators.validation import choice, count, non_negative_number
 
@@ -93,11 +94,13 @@ class MemoryConfig:
         }
 
 
-def kv_capacity_tokens(setup: Setup, config: MemoryConfig) -> int:
-    """Tokens of KV cache one replica of the setup can hold under ``config``."""
+def kv_capacity_tokens(setup: Setup, config: MemoryConfig, plan: MemoryPlan | None = None) -> int:
+    """Tokens of KV cache one replica of the setup can hold under ``config``; ``plan`` is its memory when
+    something besides the target holds some (a drafter: :func:`calculators.speculative.drafter_memory_plan`,
+    whose token counts both models' caches)."""
     if config.capacity_tokens is not None:
         return config.capacity_tokens
-    plan = setup.memory
+    plan = setup.memory if plan is None else plan
     tokens = plan.kv_tokens
     if math.isinf(tokens):
         raise ValueError(

@@ -42,12 +42,14 @@ from calculators.speculative import (
     MAX_PROPOSED,
     checked_drafter,
     draft_contexts,
+    drafter_memory_plan,
     expected_tokens_per_step,
     heads_draft_share,
 )
 from calculators.validation import bounded_number, choice, count
 
 if TYPE_CHECKING:
+    from calculators.memory import MemoryPlan
     from calculators.passes import Setup
 
 MAX_CONCENTRATION = 1e6  # a Beta this concentrated is a fixed value to many digits
@@ -146,6 +148,13 @@ class Speculator:
         """Refuse a drafter that cannot draft for ``setup`` (a draft model for a size-only target ...)."""
         c = self.config
         checked_drafter(setup, c.drafter, c.draft_model, c.draft_layers)
+
+    def memory_plan(self, setup: Setup) -> MemoryPlan:
+        """``setup``'s memory with the drafter beside the target (its weights, and its cache for every
+        token the target caches), so the pool admits only what fits with it."""
+        c = self.config
+        draft, layers = checked_drafter(setup, c.drafter, c.draft_model, c.draft_layers)
+        return drafter_memory_plan(setup, c.drafter, draft, layers)
 
     def instance(self, index: int, memory: KVMemory, *, stop_after_prefill: bool = False) -> Instance:
         return SpeculativeInstance(index, memory, self, stop_after_prefill=stop_after_prefill)

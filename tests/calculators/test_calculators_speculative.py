@@ -388,6 +388,34 @@ def test_the_verifier_is_the_faster_form_and_its_memory_is_counted_once() -> Non
     assert not any("ignored memory" in w for w in result.warnings)
 
 
+def test_a_draft_model_takes_its_weights_and_caches_from_the_targets_memory() -> None:
+    """The lesson's setting: Llama-3.1 70B in FP8 on one H200 with Llama-3.1 8B (FP8) drafting 4 tokens.
+
+    The target leaves 59.031 GB for its cache (150.8 GB x 0.9, less 70.6 GB of weights, 1.8 GB of workspace
+    and 2.1 GB of reserve): 59.031e9 / (327,680 B x 1,000 tokens) = 180.1 sequences when decoding plainly.
+    Speculating, the drafter's 9.081 GB of weights come out of it and each sequence caches 1,004 tokens in
+    both models: (59.031e9 - 9.081e9) / ((327,680 + 131,072) B x 1,004) = 108.45 sequences."""
+    scenario = Scenario("llama-3.1-70b", "h200", precision="fp8")
+    assert scenario.max_batch(1000) == 180
+    assert scenario.speculative_max_batch(4, 1000, "model", "llama-3.1-8b") == 108
+    assert scenario.speculative(0.7, 4, 108, 1000, drafter="model", draft_model="llama-3.1-8b").speedup > 0
+    with pytest.raises(ValueError, match="speculating on 109 sequences of 1,000 tokens does not fit"):
+        scenario.speculative(0.7, 4, 109, 1000, drafter="model", draft_model="llama-3.1-8b")
+    # A what-if past the limit is a warning, as for plain decoding.
+    what_if = Scenario("llama-3.1-70b", "h200", precision="fp8", ignore_memory=True)
+    warned = what_if.speculative(0.7, 4, 160, 1000, drafter="model", draft_model="llama-3.1-8b").warnings
+    assert any(w.startswith("ignored memory: speculating on 160 sequences") for w in warned)
+
+
+def test_heads_hold_a_layer_and_its_cache_and_ngram_lookup_only_the_proposals() -> None:
+    # EAGLE-style heads: one decoder layer of the target's mean size in FP8 ((70.55e9 - 2 x 1.05e9) / 80
+    # = 0.856 GB) and 1/80 of its cache per token (4,096 B): (59.031e9 - 0.856e9) / (331,776 x 1,004)
+    # = 174.6. N-gram lookup adds only the 4 proposals' cache: 59.031e9 / (327,680 x 1,004) = 179.4.
+    scenario = Scenario("llama-3.1-70b", "h200", precision="fp8")
+    assert scenario.speculative_max_batch(4, 1000) == 174
+    assert scenario.speculative_max_batch(4, 1000, "ngram") == 179
+
+
 # --- what lessons reach: Scenario's methods, the expression language, the chart ---------------------------
 def test_scenario_methods_are_the_module_functions() -> None:
     # Scenario() is dense-8b on an H100 at spec peaks, the setup of the hand-worked cases above.
@@ -425,11 +453,12 @@ def test_speedup_chart_rows_are_the_calculators_figures() -> None:
     one = next(r for r in rows if r["series"] == "acceptance 0.8" and r["batch"] == 1)
     assert one["speedup"] == target.speculative(0.8, 4, 1, 1000, drafter="ngram").speedup
     assert {r["fits"] for r in rows} == {"fits"}  # 16 sequences of 1,000 tokens fit beside 70 GB of FP8
-    # Past the memory limit the points are hollow: 256 sequences of 1,000 tokens do not fit.
+    # Past the memory limit the points are hollow: with the 8B draft model beside it, 108 sequences of
+    # 1,000 tokens fit (plain decoding: 180), so 91 fits and 128 does not.
     wide = chart_data("speculative-speedup", max_batch=256, acceptance=[0.7]).datasets["points"]
-    last = next(r for r in wide if r["batch"] == 256)
-    assert last["fits"] == "does not fit"
-    assert last["speedup"] < 1  # and long since slower than plain decoding
+    fits = {r["batch"]: r["fits"] for r in wide}
+    assert (fits[91], fits[128], fits[256]) == ("fits", "does not fit", "does not fit")
+    assert next(r for r in wide if r["batch"] == 256)["speedup"] < 1  # and long since slower than plain
 
 
 @pytest.mark.parametrize(
