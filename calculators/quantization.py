@@ -115,6 +115,7 @@ def crossover_batch(
     challenger: str = "w8a8-fp8",
     context_tokens: int = 1,
     kv_format: str = "bf16",
+    level: str = "simple",
 ) -> int:
     """Smallest decode batch at which ``challenger`` steps faster than ``leader``; 0 when none up to 65,536.
 
@@ -122,11 +123,14 @@ def crossover_batch(
     multiplies at the BF16 peak, so once its step is compute-bound an arithmetic recipe (FP8) overtakes it.
     At spec peaks, weights only, W4A16 against W8A8-FP8 on an H100 that is at the BF16 ridge over 2: W4A16
     is compute-bound there (2 N B / peak_bf16) while FP8 still reads its N bytes (N / bandwidth).
-    Memory is not checked (compare with ``Scenario.max_batch``). Once overtaken, the leader stays behind (its
+    ``level`` is the Scenario's ("refined": the output layer in BF16, as checkpoints keep it). Memory is not
+    checked (compare with ``Scenario.max_batch``). Once overtaken, the leader stays behind (its
     step grows with the batch at a lower peak), so a doubling search then a bisection finds the batch.
     """
-    first = get_recipe(leader, "leader").scenario(model, gpu, kv_format, ignore_memory=True)
-    second = get_recipe(challenger, "challenger").scenario(model, gpu, kv_format, ignore_memory=True)
+    first = get_recipe(leader, "leader").scenario(model, gpu, kv_format, level=level, ignore_memory=True)
+    second = get_recipe(challenger, "challenger").scenario(
+        model, gpu, kv_format, level=level, ignore_memory=True
+    )
 
     def ahead(batch: int) -> bool:
         return second.decode(batch, context_tokens).time_s < first.decode(batch, context_tokens).time_s

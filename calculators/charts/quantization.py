@@ -22,6 +22,7 @@ from calculators.charts.params import (
     read_choice,
     read_count,
     read_gpu,
+    read_level,
     read_model,
     read_params,
 )
@@ -65,6 +66,10 @@ QUANTIZATION_SPEEDUP_PARAMS: tuple[Param, ...] = (
     Param(
         "max_batch", 512, read_count(2, 2048, "a batch size"), "max_batch: 512", "largest batch on the curve"
     ),
+    Param(
+        "level", "simple", read_level, "level: refined",
+        "simple (all weights in the recipe's format) or refined (output layer in BF16, as in checkpoints)",
+    ),
 )  # fmt: skip
 
 
@@ -83,7 +88,10 @@ def quantization_speedup(**given: Any) -> ChartData:
         | {p["max_batch"]}
     )
     fix = "use a GPU with more memory, or another GPU for this recipe"
-    baseline = _computed(chart, "gpu", fix, partial(RECIPES["bf16"].scenario, model, gpu, ignore_memory=True))
+    level = p["level"]
+    baseline = _computed(
+        chart, "gpu", fix, partial(RECIPES["bf16"].scenario, model, gpu, level=level, ignore_memory=True)
+    )
     points: list[Row] = []
     table: list[tuple[str, ...]] = []
     shown = {1, 16, 64, 256, p["max_batch"]}
@@ -91,7 +99,10 @@ def quantization_speedup(**given: Any) -> ChartData:
         recipe = RECIPES[key]
         series = recipe.name if p["kv_format"] == "bf16" else f"{recipe.name}, FP8 KV cache"
         scenario = _computed(
-            chart, "recipes", fix, partial(recipe.scenario, model, gpu, p["kv_format"], ignore_memory=True)
+            chart,
+            "recipes",
+            fix,
+            partial(recipe.scenario, model, gpu, p["kv_format"], level=level, ignore_memory=True),
         )
         fits_up_to = scenario.max_batch(context)
         for batch in batches:

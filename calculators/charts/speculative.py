@@ -63,10 +63,6 @@ def speculative_speedup(**given: Any) -> ChartData:
     chart = "speculative-speedup"
     p = read_params(chart, SPECULATIVE_SPEEDUP_PARAMS, given)
     context, k = p["context"], p["proposed"]
-    batches = sorted(
-        {max(1, round(2 ** (i / 2))) for i in range(int(2 * math.log2(p["max_batch"])) + 1)}
-        | {p["max_batch"]}
-    )
     draft = p["draft_model"] if p["drafter"] == "model" else None
     fits_up_to = _computed(
         chart, "model", "use a GPU with more memory, a smaller precision or a smaller draft_model",
@@ -75,6 +71,12 @@ def speculative_speedup(**given: Any) -> ChartData:
             k, context, p["drafter"], draft,
         ),
     )  # fmt: skip
+    # Batches at steps of sqrt(2), the end, and the largest that fits: the last solid point is the limit.
+    batches = sorted(
+        {max(1, round(2 ** (i / 2))) for i in range(int(2 * math.log2(p["max_batch"])) + 1)}
+        | {p["max_batch"]}
+        | ({fits_up_to} if 1 <= fits_up_to < p["max_batch"] else set())
+    )
     scenario = Scenario(p["model"], p["gpu"], precision=p["precision"], ignore_memory=True)
     colours = sequential_colours(len(p["acceptance"]))
     points: list[Row] = []

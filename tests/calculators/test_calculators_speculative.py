@@ -454,10 +454,10 @@ def test_speedup_chart_rows_are_the_calculators_figures() -> None:
     assert one["speedup"] == target.speculative(0.8, 4, 1, 1000, drafter="ngram").speedup
     assert {r["fits"] for r in rows} == {"fits"}  # 16 sequences of 1,000 tokens fit beside 70 GB of FP8
     # Past the memory limit the points are hollow: with the 8B draft model beside it, 108 sequences of
-    # 1,000 tokens fit (plain decoding: 180), so 91 fits and 128 does not.
+    # 1,000 tokens fit (plain decoding: 180), so 91 fits and 128 does not; the limit itself is plotted.
     wide = chart_data("speculative-speedup", max_batch=256, acceptance=[0.7]).datasets["points"]
     fits = {r["batch"]: r["fits"] for r in wide}
-    assert (fits[91], fits[128], fits[256]) == ("fits", "does not fit", "does not fit")
+    assert (fits[91], fits[108], fits[128], fits[256]) == ("fits", "fits", "does not fit", "does not fit")
     assert next(r for r in wide if r["batch"] == 256)["speedup"] < 1  # and long since slower than plain
 
 

@@ -208,3 +208,28 @@ def test_the_simple_levels_weight_only_decode_is_optimistic_by_about_a_tenth(set
 
         assert 1.05 < refined_over_simple("int4") < 1.2
         assert abs(refined_over_simple("fp8") - 1) < 0.06
+
+
+@pytest.mark.parametrize("setting", BOTH_MODES)
+def test_the_chart_and_the_crossover_count_the_level_the_lesson_quotes(setting: object) -> None:
+    """The lesson quotes the refined level (the output layer read in BF16, as checkpoints keep it): its chart
+    and its crossover batch must be the refined Scenario's, not the simple one's a tenth faster W4A16."""
+    with using(setting):  # type: ignore[arg-type]
+        rows = chart_data("quantization-speedup", max_batch=16, level="refined").datasets["points"]
+        first = next(row for row in rows if row["series"] == "W4A16" and row["batch"] == 1)
+        bf16 = Scenario("llama-3.1-8b", level="refined", ignore_memory=True)
+        w4a16 = Scenario("llama-3.1-8b", precision="int4", level="refined", ignore_memory=True)
+        assert first["speedup"] == bf16.decode(1, 1000).time_s / w4a16.decode(1, 1000).time_s
+        simple = chart_data("quantization-speedup", max_batch=16).datasets["points"]
+        assert (
+            next(r for r in simple if r["series"] == "W4A16" and r["batch"] == 1)["speedup"]
+            > first["speedup"]
+        )
+        refined = crossover_batch("llama-3.1-8b", "h100-sxm", "w4a16", "w8a8-fp8", 1000, level="refined")
+        assert (
+            w4a16.decode(refined, 1000).time_s
+            > Scenario("llama-3.1-8b", precision="fp8", level="refined", ignore_memory=True)
+            .decode(refined, 1000)
+            .time_s
+        )
+        assert refined != crossover_batch("llama-3.1-8b", "h100-sxm", "w4a16", "w8a8-fp8", 1000)

@@ -44,9 +44,9 @@ enable_course_charts()  # charts below use the course's own markup: a static SVG
 # s bytes takes max(2 N B / peak, N s / bandwidth), with the peak of the format the maths runs in.
 # W4A16 stores INT4 (4.25 bits with its group-128 scales) and multiplies in BF16; W8A8-FP8 stores and
 # multiplies FP8.
-# Like the lesson's figures, this reads all N weights in the weight format: the simple level's shortcut.
-# Checkpoints keep the embedding and the output layer in BF16, so a real W4A16 step reads more (the lesson's
-# refined-level figure: about a tenth longer for this model at batch 1).
+# This reads all N weights in the weight format: the simple level's shortcut. Checkpoints keep the
+# embedding and the output layer in BF16, so a real W4A16 step reads more: the lesson's figures are the
+# refined level's, which reads the output layer in BF16 (about a tenth longer for this model at batch 1).
 
 # %%
 h100 = get_gpu("h100-sxm")
