@@ -47,9 +47,10 @@ SHORTEST = 256  # the axis starts here: shorter contexts say nothing about atten
 
 
 def _contexts(longest: int) -> list[int]:
-    """Four points a doubling from 256 tokens up to ``longest`` (which is always the last)."""
+    """Four points a doubling from 256 tokens up to ``longest`` (which is always the last, once: a power of
+    two such as 131,072 is reached by the doubling itself, give or take the float's last digit)."""
     contexts, value = [], float(SHORTEST)
-    while value < longest:
+    while round(value) < longest:
         contexts.append(round(value))
         value *= 2**0.25
     return [*contexts, longest]

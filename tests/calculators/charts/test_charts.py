@@ -819,6 +819,16 @@ def test_prefill_chart_with_attention_marks_where_attention_takes_over() -> None
     assert with_attention["prefill_ms"] > 2.5 * without["prefill_ms"]
 
 
+def test_attention_chart_has_each_context_once_and_ends_at_the_longest() -> None:
+    """131,072 = 256 x 2^9 is reached by the quarter-doublings themselves: it was drawn and tabled twice."""
+    data = chart_data("attention-vs-weights", batch=8)
+    per_line = [row["context"] for row in data.datasets["lines"]
+                if (row["phase"], row["part"]) == ("decode", "attention")]  # fmt: skip
+    assert len(per_line) == len(set(per_line))
+    assert per_line[-1] == 131072
+    assert len(data.table_rows) == len({row[:3] for row in data.table_rows})
+
+
 def test_attention_chart_marks_where_attention_passes_the_weights_in_each_phase() -> None:
     """Per token, attention grows with the context and the weights' time does not: each phase's mark sits
     where the calculators say attention takes over, and the lines agree with it on either side."""
