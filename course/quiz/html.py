@@ -63,6 +63,9 @@ def display_order(question: ChoiceQuestion) -> list[int]:
     return order
 
 
+WHOLE_SHOWN_BELOW = 1e6  # a larger whole number reads better rounded ("3.20e+09" is no answer key)
+
+
 def accepted_range(question: NumericQuestion) -> tuple[float, float]:
     """The lowest and highest numbers (in the question's unit) that count as right, both included.
 
@@ -75,9 +78,14 @@ def accepted_range(question: NumericQuestion) -> tuple[float, float]:
 
 
 def _numeric_answer_text(question: NumericQuestion) -> tuple[str, str]:
-    """The answer with its unit, and which answers count (``"within 5%: 281 to 310 FLOP/byte"``)."""
+    """The answer with its unit, and which answers count (``"within 5%: 281 to 310 FLOP/byte"``).
+
+    A whole number is shown whole ("1,024 KiB", "64 sequences"): to three figures it read "1,020 KiB" and
+    "64.0" beside explanations that print 1,024 and 64, and a reader who worked it out exactly saw another
+    number. Any other answer is shown to three significant figures, as its range is."""
     scale = UNITS[question.unit].scale
-    answer = format_value(question.value * scale, question.unit)
+    whole = abs(question.value) < WHOLE_SHOWN_BELOW and question.value == round(question.value)
+    answer = format_value(question.value * scale, question.unit, decimals=0 if whole else None)
     low, high = accepted_range(question)
     low_text = format_value(low * scale, question.unit).removesuffix(UNITS[question.unit].suffix)
     high_text = format_value(high * scale, question.unit)

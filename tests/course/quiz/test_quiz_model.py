@@ -389,3 +389,18 @@ def test_quiz_text_quotes_computed_figures_and_a_broken_one_is_reported() -> Non
         "question 'ridge' field 'explain': number {{ ridge_pont('h100-sxm') | FLOP/byte | .0f }}"
     ]
     assert "ridge_pont" in broken.issues[0].message
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "shown"),
+    [
+        (32 * 16384 * 2 / 1024, "KiB", "1,024 KiB"),  # the pipeline lesson's key read "1,020 KiB"
+        (64, "number", "64"),  # a count of sequences read "64.0"
+        (1_234_567, "number", "1,230,000"),  # past a million, three figures, as before
+        (6.771780877299374, "steps", "6.77 steps"),  # not whole: three figures
+    ],
+)
+def test_a_whole_answer_is_shown_whole(value: float, unit: str, shown: str) -> None:
+    # A question's value is in its unit (the lesson's expression gives bytes; the key is read in KiB).
+    question = NumericQuestion("q", "How many?", "x", value, Tolerance(0.01, relative=True), unit, "Why.", 1)
+    assert _numeric_answer_text(question)[0] == shown
