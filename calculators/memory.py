@@ -107,11 +107,14 @@ class MemoryPlan:
             return math.inf
         return self.kv_budget_bytes / self.kv_bytes_per_token
 
+    def cached_tokens(self, context: int) -> int:
+        """Tokens one sequence of ``context`` tokens keeps in cache: all of them, or a sliding window's."""
+        return context if self.cached_tokens_cap is None else min(context, self.cached_tokens_cap)
+
     def max_sequences(self, context_tokens: int) -> int:
         """The largest number of sequences of ``context_tokens`` tokens whose KV cache fits (0 if none)."""
         context = count("context_tokens", context_tokens)
-        cached = context if self.cached_tokens_cap is None else min(context, self.cached_tokens_cap)
-        fitting = self.kv_tokens / cached
+        fitting = self.kv_tokens / self.cached_tokens(context)
         return MAX_COUNT if fitting >= MAX_COUNT else int(fitting)
 
     def max_context(self, batch: int = 1) -> int:

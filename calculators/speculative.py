@@ -317,7 +317,7 @@ def speculative_decoding(
     batch = count("batch", batch)
     context = count("context_tokens", context_tokens)
     plan = drafter_memory_plan(setup, drafter, draft, layers)
-    cached = context + k if plan.cached_tokens_cap is None else min(context + k, plan.cached_tokens_cap)
+    cached = plan.cached_tokens(context + k)
     memory = plan.check(batch * cached, lambda: f"speculating on {batch:,} sequences of {context:,} tokens")
     plain = decode_step(setup, batch=batch, context_tokens=context)
     # The verifier: per sequence, the last accepted token and the k proposals on top of the cached context.
