@@ -18,6 +18,9 @@ src/graph/tuning.cc: 0.6 us a step on NVLink, 1.0 on PCIe, 2.7 over the network)
 per-step figure keeps 0 and its fixed latency stands for the whole small collective. Both are spec or typical
 figures; measured bus bandwidth reaches 70-90 % of them (``communication_efficiency``; the calibrated mode
 takes NCCL's published 370 of 450 GB/s, :mod:`calculators.calibration`).
+
+Past a server, a send or an all-to-all leaves through its GPU's own network card, but an all-reduce spreads
+its rings over every card of the server (:func:`all_reduce_across_servers`).
 """
 
 from __future__ import annotations
@@ -159,6 +162,32 @@ INTERCONNECTS: Mapping[str, Interconnect] = MappingProxyType(
 
 # What a collective crosses past a GPU preset's NVLink domain: one 400 Gb/s NIC per GPU, as DGX H100 has.
 INTER_NODE_LINK = "infiniband-ndr"
+
+
+def all_reduce_across_servers(
+    network: Interconnect, inside: Interconnect, gpus_per_server: int
+) -> Interconnect:
+    """The link an all-reduce spanning several servers runs at: the network's latencies, and as bandwidth
+    all the NICs of a server together, one per GPU, never more than the link inside the server.
+
+    A ring over two servers of eight crosses the network at two of its sixteen hops, so one ring would be
+    held to one NIC. NCCL spreads its rings over all the NICs instead, each crossing at a different one, and
+    a server's traffic leaves through all of them at once: the bus bandwidth nccl-tests reports across
+    servers is the NICs' total, 192 GB/s on DGX A100's eight 200 Gb/s NICs (NVIDIA/nccl issue 812) and up to
+    400 GB/s on eight 400 Gb/s NICs (NVIDIA/nccl-tests issue 309). Sends and all-to-alls are not spread
+    this way: each GPU's bytes leave through its own NIC, so they keep ``network`` as it is.
+    """
+    gpus_per_server = count("gpus_per_server", gpus_per_server)
+    bandwidth = min(inside.bandwidth_bytes_per_s, gpus_per_server * network.bandwidth_bytes_per_s)
+    return Interconnect(
+        network.key,
+        f"{network.name}, {gpus_per_server} NICs of a server together",
+        bandwidth,
+        network.latency_s,
+        network.source,
+        (*network.notes, "An all-reduce across servers spreads its rings over every NIC of the server."),
+        network.hop_latency_s,
+    )
 
 
 def get_interconnect(key: str | Interconnect) -> Interconnect:

@@ -20,6 +20,7 @@ cache and arithmetic, and the collectives of tensor, pipeline and expert paralle
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -36,6 +37,7 @@ from calculators.hardware import GPU, get_gpu
 from calculators.interconnect import (
     INTER_NODE_LINK,
     Interconnect,
+    all_reduce_across_servers,
     all_reduce_algorithm,
     all_reduce_time_s,
     all_to_all_time_s,
@@ -213,11 +215,21 @@ class Setup:
         return get_interconnect(self.interconnect or self.gpu.interconnect)
 
     def link_for(self, gpus: int) -> Interconnect:
-        """The link a collective over ``gpus`` GPUs is limited by: the GPU's own up to its NVLink domain
-        (8 on HGX boards, 72 on GB200 NVL72), the inter-node link past it. A chosen interconnect wins."""
+        """The link a send or an all-to-all over ``gpus`` GPUs is limited by: the GPU's own up to its NVLink
+        domain (8 on HGX boards, 72 on GB200 NVL72), one GPU's NIC past it. A chosen interconnect wins."""
         if self.interconnect is None and gpus > self.gpu.domain_gpus:
             return get_interconnect(INTER_NODE_LINK)
         return self.link
+
+    def all_reduce_link_for(self, gpus: int) -> Interconnect:
+        """The link an all-reduce over ``gpus`` GPUs runs at: as :meth:`link_for`, but past the NVLink domain
+        with all the NICs of a server together (:func:`~calculators.interconnect.all_reduce_across_servers`);
+        the group spans as few servers as it can, with the same number of GPUs in each."""
+        if self.interconnect is not None or gpus <= self.gpu.domain_gpus:
+            return self.link
+        servers = math.ceil(gpus / self.gpu.domain_gpus)
+        network = get_interconnect(INTER_NODE_LINK)
+        return all_reduce_across_servers(network, self.link, gpus // servers)
 
     @property
     def total_gpus(self) -> int:
@@ -1037,10 +1049,13 @@ def _calibrated_link(link: Interconnect, setup: Setup) -> Interconnect:
     return replace(link, bandwidth_bytes_per_s=bandwidth, latency_s=latency, hop_latency_s=hop)
 
 
-def _collective_link(setup: Setup, gpus: int, calibrated: bool) -> tuple[Interconnect, str]:
-    """The link a collective over ``gpus`` GPUs runs on, with its latencies and bandwidth in the setup's mode,
-    and the all-reduce algorithm of that mode ("auto": the faster of ring and tree)."""
-    link = setup.link_for(gpus)
+def _collective_link(
+    setup: Setup, gpus: int, calibrated: bool, *, all_reduce: bool = False
+) -> tuple[Interconnect, str]:
+    """The link a collective over ``gpus`` GPUs runs on (an all-reduce's, or a send's and an all-to-all's),
+    with its latencies and bandwidth in the setup's mode, and the all-reduce algorithm of that mode ("auto":
+    the faster of ring and tree)."""
+    link = setup.all_reduce_link_for(gpus) if all_reduce else setup.link_for(gpus)
     if not calibrated:
         return link, "auto"
     return _calibrated_link(link, setup), calibration.ALL_REDUCE_ALGORITHM[setup.calibration]
@@ -1059,7 +1074,7 @@ def tensor_parallel_all_reduce(
         return 0.0, "none"
     if calibrated is None:
         calibrated = setup.mode == "calibrated"
-    link, algorithm = _collective_link(setup, setup.gpus, calibrated)
+    link, algorithm = _collective_link(setup, setup.gpus, calibrated, all_reduce=True)
     eff = setup.communication_efficiency
     if algorithm == "auto":
         algorithm = all_reduce_algorithm(buffer, setup.gpus, link, eff)

@@ -5,7 +5,7 @@ One bar per degree (1, 2, 4, ... GPUs sharing every layer): the step's time in t
 into the tensor-parallel collectives (:attr:`calculators.passes.PassResult.communication_time_s`) and
 everything else (each GPU's kernels on its shard, the engine's per-step overhead). Degrees at which the
 model and its KV cache do not fit in memory are kept, marked (the reader sees why they are not an option);
-past the GPU's NVLink domain the collectives run over the inter-node link (``Setup.link_for``).
+past the GPU's NVLink domain the all-reduces run over the inter-node link (``Setup.all_reduce_link_for``).
 
 The pipeline chart times one engine step as the serving simulator does
 (:func:`calculators.simulator.experiments.pipeline_step`, the synchronous schedule of

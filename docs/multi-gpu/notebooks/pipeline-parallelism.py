@@ -24,7 +24,9 @@
 # With one batch in flight each of P stages idles (P - 1) / P of the step; m micro-batches cut that to
 # (P - 1) / (m + P - 1), which raises the throughput of a compute-bound step and lowers that of a
 # memory-bound one.
-# Across servers, a stage boundary moves far fewer bytes than tensor parallelism's all-reduces.
+# Across servers, a stage boundary moves far fewer bytes than tensor parallelism's all-reduces; on servers
+# with a network card per GPU the wide split still has the shorter step, and the stages win on room for the
+# cache and on tokens per second once a batch is in flight on each stage.
 # This notebook derives each by hand at spec-sheet peaks (the calculators' own defaults, the bound) and checks
 # it against the calculators.
 
@@ -150,15 +152,23 @@ assert math.isclose(decode_step, pipeline_step(2, 4, decoding=64, context=1000).
 assert decode_step > t64
 
 # %% [markdown]
-# ## Step 5: what crosses the servers
+# ## Step 5: what crosses the servers, and how fast
 #
 # A stage boundary sends each token's activation once a step. Sixteen-way tensor parallelism all-reduces the
-# same activation 2L + 1 times a step, and a ring makes each GPU send 2 (p - 1) / p of it each time.
+# same activation 2L + 1 times a step, and a ring makes each GPU send 2 (p - 1) / p of it each time. An
+# all-reduce across servers runs one ring per network card, so a server's share leaves through all eight of
+# its 50 GB/s cards at once: 400 GB/s together, a little under NVLink's 450. The send between stages has
+# one card, its GPU's own.
 
 # %%
 reduces = 2 * big.layers + 1
 ratio = reduces * 2 * 15 / 16
 print(f"{reduces} all-reduces a step, about {ratio:.0f} times the bytes of one stage boundary")
+nvlink = get_interconnect("nvlink4")
+across = min(nvlink.bandwidth_bytes_per_s, 8 * ib.bandwidth_bytes_per_s)
+print(f"an all-reduce across the servers: min(450, 8 x 50) = {across / 1e9:.0f} GB/s")
+assert wide.setup.all_reduce_link_for(16).bandwidth_bytes_per_s == across
+assert wide.setup.link_for(16).bandwidth_bytes_per_s == ib.bandwidth_bytes_per_s  # a send: one card
 for batch in (1, 64):
     tp16 = wide.decode(batch, 1000)
     pp2 = staged.decode(batch, 1000)
@@ -167,20 +177,32 @@ for batch in (1, 64):
         f"(communication {tp16.communication_time_s * 1e3:.1f}), "
         f"two stages {pp2.time_s * 1e3:.1f} ms (communication {pp2.communication_time_s * 1e3:.2f})"
     )
-assert wide.decode(1, 1000).time_s < staged.decode(1, 1000).time_s  # one token: the wide split reads less
-assert staged.decode(64, 1000).time_s < wide.decode(64, 1000).time_s  # a serving batch: the stages win
+    # Sixteen GPUs read and compute at once where two stages take turns: the wide split's step is shorter.
+    assert tp16.time_s < pp2.time_s
 
 # %% [markdown]
 # ## Step 6: batches in flight
 #
-# With two batches of 64 in flight, each stage always busy and the sends hidden, the pipeline writes two
-# batches' tokens per pass: an upper estimate the synchronous simulator does not model.
+# With two batches in flight, each stage always busy and the sends hidden, the pipeline writes two batches'
+# tokens per pass: an upper estimate the synchronous simulator does not model. Against sixteen-way tensor
+# parallelism holding as many sequences in one batch, the stages win once the batches are large, and they
+# hold about twice the sequences.
 
 # %%
 in_flight = 2 * 64 / t64
 one_big_batch = 128 / staged.decode(128, 1000).time_s
 print(f"two batches of 64 in flight: {in_flight:,.0f} tokens/s; one batch of 128: {one_big_batch:,.0f}")
 assert in_flight > one_big_batch
+for sequences in (128, 256):
+    stages_rate = sequences / staged.decode(sequences // 2, 1000).time_s
+    wide_rate = sequences / wide.decode(sequences, 1000).time_s
+    print(f"{sequences} sequences: two stages {stages_rate:,.0f} tokens/s, sixteen-way {wide_rate:,.0f}")
+assert 256 / staged.decode(128, 1000).time_s > 256 / wide.decode(256, 1000).time_s
+most_staged, most_wide = staged.max_batch(1000), wide.max_batch(1000)
+full_staged = most_staged / staged.decode(most_staged // 2, 1000).time_s
+full_wide = most_wide / wide.decode(most_wide, 1000).time_s
+print(f"as many as fit: two stages {most_staged} at {full_staged:,.0f} tokens/s, ", end="")
+print(f"sixteen-way {most_wide} at {full_wide:,.0f}")
 
 # %% [markdown]
 # ## The lesson's charts from your own numbers
