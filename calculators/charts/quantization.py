@@ -5,6 +5,8 @@ Each point is one batch size: BF16's decode step time over the recipe's at the s
 memory-bound, and falls towards 1 as the batch turns the step compute-bound at the same BF16 peak; an
 arithmetic recipe keeps its faster peak. Points whose batch does not fit in memory in that recipe (its own
 weights and KV format) are hollow, so the chart shows capacity too: a recipe's line stays solid further out.
+Where BF16 itself holds fewer sequences than the chart's last batch, a dotted rule marks its limit: past it
+each ratio compares with a BF16 step that could not run, so it speaks of capacity more than of speed.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ def quantization_speedup(**given: Any) -> ChartData:
     baseline = _computed(
         chart, "gpu", fix, partial(RECIPES["bf16"].scenario, model, gpu, level=level, ignore_memory=True)
     )
+    baseline_fits_up_to = baseline.max_batch(context)
     points: list[Row] = []
     table: list[tuple[str, ...]] = []
     shown = {1, 16, 64, 256, p["max_batch"]}
@@ -108,6 +111,7 @@ def quantization_speedup(**given: Any) -> ChartData:
         for batch in batches:
             plain = baseline.decode(batch, context)
             step = scenario.decode(batch, context)
+            bf16_fits = batch <= baseline_fits_up_to
             row = {
                 "series": series,
                 "colour": RECIPE_COLOURS[recipe.name],
@@ -117,13 +121,15 @@ def quantization_speedup(**given: Any) -> ChartData:
                 "bf16_tokens_per_s": batch / plain.time_s,
                 "bound": step.bound_label,
                 "fits": "fits" if batch <= fits_up_to else "does not fit",
+                "bf16_fits": "fits" if bf16_fits else "does not fit",
             }
             points.append(row)
             if batch in shown:
                 table.append(
                     (
                         str(batch), series, f"{row['speedup']:.2f}x", f"{row['tokens_per_s']:,.0f}",
-                        f"{row['bf16_tokens_per_s']:,.0f}", step.bound_label, row["fits"],
+                        f"{row['bf16_tokens_per_s']:,.0f}" + ("" if bf16_fits else " (does not fit)"),
+                        step.bound_label, row["fits"],
                     )
                 )  # fmt: skip
     kv = "" if p["kv_format"] == "bf16" else " with an FP8 KV cache (BF16's in BF16)"
@@ -132,10 +138,20 @@ def quantization_speedup(**given: Any) -> ChartData:
         f"{_tokens(context)} of context: each recipe's speed-up over BF16 at the same batch{kv}; at 1 (the "
         "dashed line) it buys nothing. Hollow points do not fit in memory in that recipe."
     )
+    limit: list[Row] = []
+    if baseline_fits_up_to < batches[-1]:
+        if baseline_fits_up_to >= 1:
+            label = f"BF16 fits up to {baseline_fits_up_to:,}"
+            said = f"BF16 itself holds at most {baseline_fits_up_to:,} sequences (the dotted line); past it"
+        else:
+            label = "BF16 does not fit"
+            said = "BF16 itself does not fit at any batch: everywhere"
+        limit = [{"batch": max(1, baseline_fits_up_to), "label": label}]
+        caption += f" {said} the speed-up compares with a step BF16 could not run."
     return ChartData(
         chart,
         p,
-        {"points": points},
+        {"points": points, "bf16_limit": limit},
         ("Batch", "Recipe", "Speed-up over BF16", "Tokens/s", "BF16 tokens/s", "Recipe's step", "Memory"),
         tuple(table),
         caption,

@@ -1140,10 +1140,13 @@ def attention_share_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
-def _speedup_by_batch_chart(data: ChartData, width: int, y_title: str, extra_tips: list[Any]) -> Any:
+def _speedup_by_batch_chart(
+    data: ChartData, width: int, y_title: str, extra_tips: list[Any], limit: str | None = None
+) -> Any:
     """Speed-up against the batch (log axis), a line per series, a dashed rule at 1 (no gain), hollow
     points where the batch does not fit in memory: the drawing the speculative-decoding and quantization
-    charts share."""
+    charts share. ``limit`` names a dataset of at most one row (``batch``, ``label``): a dotted vertical
+    rule, labelled, where the baseline itself stops fitting."""
     colour = rows_colour("series", title=None, legend=alt.Legend(symbolType="stroke", symbolStrokeWidth=2.5))
     rows = data.datasets["points"]
     x = alt.X(
@@ -1175,7 +1178,13 @@ def _speedup_by_batch_chart(data: ChartData, width: int, y_title: str, extra_tip
         .mark_rule(strokeDash=[4, 4], color=NEUTRAL)
         .encode(y=alt.Y("speedup:Q"))
     )
-    chart = alt.layer(even, line, points).properties(height=HEIGHT)
+    layers = [even, line, points]
+    if limit is not None and data.datasets[limit]:
+        rule = alt.Chart(_data(limit)).mark_rule(strokeDash=[1, 3], strokeWidth=1.5, color=NEUTRAL)
+        layers.insert(1, rule.encode(x))
+        label = alt.Chart(_data(limit)).mark_text(align="right", baseline="top", dx=-4, dy=4, color=NEUTRAL)
+        layers.append(label.encode(x, y=alt.YValue(0), text="label:N"))
+    chart = alt.layer(*layers).properties(height=HEIGHT)
     return _with_datasets(fitted(chart, width), data.datasets)
 
 
@@ -1271,9 +1280,10 @@ def quantization_speedup_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:
     tips = [
         alt.Tooltip("tokens_per_s:Q", title="tokens/s", format=",.0f"),
         alt.Tooltip("bf16_tokens_per_s:Q", title="BF16 tokens/s", format=",.0f"),
+        alt.Tooltip("bf16_fits:N", title="BF16's memory"),
         alt.Tooltip("bound:N", title="step"),
     ]
-    return _speedup_by_batch_chart(data, width, "Decode speed-up over BF16", tips)
+    return _speedup_by_batch_chart(data, width, "Decode speed-up over BF16", tips, limit="bf16_limit")
 
 
 def expert_load_chart(data: ChartData, width: int = WIDE_WIDTH) -> Any:

@@ -143,6 +143,24 @@ def test_the_chart_divides_bf16_by_each_recipe_and_marks_what_fits() -> None:
     assert "1,000 tokens" in data.caption
 
 
+def test_the_chart_marks_where_bf16_itself_stops_fitting() -> None:
+    # At 8,000 tokens BF16 holds far fewer sequences than the lesson's chart plots (to 128): the limit is
+    # drawn, said in the caption and in the table, and every row past it says BF16 does not fit.
+    data = chart_data(
+        "quantization-speedup", recipes=["w8a8-fp8"], kv_format="fp8", context=8000, max_batch=128
+    )
+    most = Scenario("llama-3.1-8b", ignore_memory=True).max_batch(8000)
+    assert 1 <= most < 128
+    assert data.datasets["bf16_limit"] == [{"batch": most, "label": f"BF16 fits up to {most:,}"}]
+    assert f"BF16 itself holds at most {most:,} sequences" in data.caption
+    assert all((row["bf16_fits"] == "fits") == (row["batch"] <= most) for row in data.datasets["points"])
+    assert any(row[4].endswith("(does not fit)") for row in data.table_rows)
+    # Where BF16 holds every plotted batch there is nothing to mark.
+    short = chart_data("quantization-speedup", max_batch=64)
+    assert short.datasets["bf16_limit"] == []
+    assert "BF16 itself" not in short.caption
+
+
 def test_the_chart_shows_the_fp8_cache_alone_only_beside_a_bf16_cache() -> None:
     data = chart_data("quantization-speedup", recipes=["bf16"], kv_format="fp8", context=8000, max_batch=64)
     series = {row["series"] for row in data.datasets["points"]}
