@@ -1179,11 +1179,11 @@ def _speedup_by_batch_chart(
         .encode(y=alt.Y("speedup:Q"))
     )
     layers = [even, line, points]
-    if limit is not None and data.datasets[limit]:
+    if limit is not None:  # drawn even when empty: widgets update the dataset by name
         rule = alt.Chart(_data(limit)).mark_rule(strokeDash=[1, 3], strokeWidth=1.5, color=NEUTRAL)
         layers.insert(1, rule.encode(x))
         label = alt.Chart(_data(limit)).mark_text(align="right", baseline="top", dx=-4, dy=4, color=NEUTRAL)
-        layers.append(label.encode(x, y=alt.YValue(0), text="label:N"))
+        layers.append(label.encode(x, alt.YValue(0), text="label:N"))  # type: ignore[no-untyped-call]
     chart = alt.layer(*layers).properties(height=HEIGHT)
     return _with_datasets(fitted(chart, width), data.datasets)
 
