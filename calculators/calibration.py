@@ -54,6 +54,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from calculators.interconnect import INTER_NODE_LINK
+
 MODES = ("peak", "calibrated")
 CALIBRATIONS = ("as-published", "current")
 
@@ -85,6 +87,12 @@ LINK_SPEC = MappingProxyType({"nvlink3": 300e9, "nvlink4": 450e9})
 # NVIDIA/nccl-tests issue #212, 2024). Measured on NVLink 4; the current calibration applies it to every
 # link (a rule).
 ACHIEVED_BUS_SHARE = 370.0 / 450.0
+# Over the network NCCL comes closer to the wire: "For NDR @ 400Gbps you should see 46-48GB/s per NIC" of
+# its 50 (an NCCL maintainer, NVIDIA/nccl-tests issue #290, 2025); the middle, 47 of 50, is taken. The
+# current calibration applies it to the inter-node links, alone or a server's cards together
+# (:func:`calculators.interconnect.all_reduce_across_servers`).
+NETWORK_BUS_SHARE = 47.0 / 50.0
+NETWORK_LINKS = frozenset({INTER_NODE_LINK})
 # The all-reduce algorithm of each calibration: Vidur's NCCL ran rings inside a node (its fit is a ring's);
 # an engine of today takes the faster of ring and tree for each size, as the spec-peak bound does.
 ALL_REDUCE_ALGORITHM = MappingProxyType({"as-published": "ring", "current": "auto"})
@@ -218,10 +226,12 @@ def collective_latency_and_bandwidth(
     one never below the preset's on any link), and its bus bandwidth capped
     at the link's spec (Vidur's largest all-reduces imply 312 and 631 GB/s on NVLink 3 and 4, above the 300
     and 450 no ring reaches). "current": the preset's latencies (a one-shot custom all-reduce's fixed cost,
-    NCCL's per-step constants) and the share of the spec NCCL's ring reaches (``ACHIEVED_BUS_SHARE``).
+    NCCL's per-step constants) and the share of the spec NCCL's ring reaches (``ACHIEVED_BUS_SHARE`` on
+    NVLink and other links inside a server, ``NETWORK_BUS_SHARE`` over the network).
     """
     if calibration == "current":
-        return spec_latency_s, spec_hop_s, spec_bandwidth * ACHIEVED_BUS_SHARE
+        share = NETWORK_BUS_SHARE if link_key in NETWORK_LINKS else ACHIEVED_BUS_SHARE
+        return spec_latency_s, spec_hop_s, spec_bandwidth * share
     measured = MEASURED_LINKS.get(link_key, "nvlink4")
     alpha_us, hop_us, bus_gb = FITTED[f"all-reduce/{measured}"]
     bandwidth = min(spec_bandwidth, bus_gb * 1e9 * spec_bandwidth / LINK_SPEC[measured])
