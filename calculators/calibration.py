@@ -85,7 +85,7 @@ LINK_SPEC = MappingProxyType({"nvlink3": 300e9, "nvlink4": 450e9})
 # The bus bandwidth NCCL's ring all-reduce reaches, as a share of the link's spec: "with the protocol overhead
 # (~20%) NCCL can get an effective NVLink bandwidth of 370GB/s" of NVLink 4's 450 (S. Jeaugey, NVIDIA,
 # NVIDIA/nccl-tests issue #212, 2024). Measured on NVLink 4; the current calibration applies it to every
-# link (a rule).
+# link inside a server (a rule).
 ACHIEVED_BUS_SHARE = 370.0 / 450.0
 # Over the network NCCL comes closer to the wire: "For NDR @ 400Gbps you should see 46-48GB/s per NIC" of
 # its 50 (an NCCL maintainer, NVIDIA/nccl-tests issue #290, 2025); the middle, 47 of 50, is taken. The
@@ -193,7 +193,9 @@ def measured_like(gpu_key: str, ridge_flop_per_byte: float) -> str:
     return min(ridges, key=lambda like: abs(math.log(ridges[like] / ridge_flop_per_byte)))
 
 
-def provenance(gpu_key: str, like: str, arithmetic: str, link: str | None) -> tuple[str, ...]:
+def provenance(
+    gpu_key: str, like: str, arithmetic: str, link: str | None, calibration: str = "as-published"
+) -> tuple[str, ...]:
     """What in a calibrated estimate is extrapolated rather than measured, one line each."""
     lines = []
     if gpu_key not in MEASURED_GPUS:
@@ -208,8 +210,12 @@ def provenance(gpu_key: str, like: str, arithmetic: str, link: str | None) -> tu
         )
     if gpu_key != "a100-sxm-80gb":
         lines.append("calibrated: attention kernels are extrapolated from Vidur's A100 profiles")
-    if link is not None and link not in MEASURED_LINKS:
+    if link is None or link in MEASURED_LINKS:
+        pass
+    elif calibration != "current":
         lines.append(f"calibrated: collectives over {link} are extrapolated from Vidur's NVLink 4 profiles")
+    elif link not in NETWORK_LINKS:
+        lines.append(f"calibrated: collectives over {link} take the share of spec NCCL reaches on NVLink 4")
     return tuple(lines)
 
 

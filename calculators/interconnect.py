@@ -17,7 +17,8 @@ them; the per-step latency is NCCL's own tuning constant for its low-latency pro
 src/graph/tuning.cc: 0.6 us a step on NVLink, 1.0 on PCIe, 2.7 over the network). A link without a published
 per-step figure keeps 0 and its fixed latency stands for the whole small collective. Both are spec or typical
 figures; measured bus bandwidth reaches 70-90 % of them (``communication_efficiency``; the calibrated mode
-takes NCCL's published 370 of 450 GB/s, :mod:`calculators.calibration`).
+takes NCCL's published 370 of 450 GB/s on NVLink and 47 of 50 over a network card,
+:mod:`calculators.calibration`).
 
 Past a server, a send or an all-to-all leaves through its GPU's own network card, but an all-reduce spreads
 its rings over every card of the server (:func:`all_reduce_across_servers`).

@@ -1037,7 +1037,7 @@ def _calibrated(
             peak * setup.gpus, bandwidth * setup.gpus,
         )._replace(time_s=t))  # fmt: skip
     link = setup.link_for(setup.total_gpus).key if setup.total_gpus > 1 else None
-    notes = calibration.provenance(setup.gpu.key, like, setup.arithmetic, link)
+    notes = calibration.provenance(setup.gpu.key, like, setup.arithmetic, link, setup.calibration)
     overhead = setup.step_overhead_s + calibration.step_overhead_s(setup.calibration, sequences)
     return out, warnings + notes, overhead, calibration.host_floor_s(setup.calibration, like, s.layers)
 

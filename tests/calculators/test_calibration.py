@@ -81,6 +81,27 @@ def test_extrapolated_gpus_and_formats_say_so() -> None:
     assert any("fp8 matrix products are extrapolated" in w for w in warnings)
 
 
+def test_what_the_collectives_take_is_said_per_link_and_calibration() -> None:
+    # The current calibration takes NCCL's measured share of a network card over InfiniBand (nothing to
+    # flag), NCCL's NVLink 4 share on other unmeasured links (flagged); as published, Vidur's NVLink 4 fit.
+    def notes(gpus: int, calibration_name: str, **options: object) -> tuple[str, ...]:
+        setup = make_setup(
+            "llama-3.1-70b", "h100-sxm", level="refined", gpus=gpus, mode="calibrated",
+            calibration=calibration_name, ignore_memory=True, **options,
+        )  # fmt: skip
+        warnings = decode_step(setup, batch=1, context_tokens=100).warnings
+        return tuple(w for w in warnings if "collectives" in w)
+
+    assert notes(16, "current") == ()
+    assert notes(8, "current", interconnect="pcie5") == (
+        "calibrated: collectives over pcie5 take the share of spec NCCL reaches on NVLink 4",
+    )
+    assert notes(16, "as-published") == (
+        "calibrated: collectives over infiniband-ndr are extrapolated from Vidur's NVLink 4 profiles",
+    )
+    assert notes(8, "current") == notes(8, "as-published") == ()
+
+
 def test_calibrated_refuses_hand_set_efficiencies() -> None:
     with pytest.raises(ValueError, match="mode 'calibrated' sets every kernel's efficiency"):
         make_setup("llama-3.1-8b", "h100-sxm", mode="calibrated", memory_efficiency=0.5)
