@@ -232,6 +232,20 @@ class Setup:
         return all_reduce_across_servers(network, self.link, gpus // servers)
 
     @property
+    def stage_boundaries_across_servers(self) -> int:
+        """How many of the pipeline's stage boundaries cross from one server to the next, stages filling
+        servers in order: all of them when a stage spans servers, none when the whole pipeline fits in one
+        NVLink domain (or an interconnect is chosen, which every GPU then shares)."""
+        boundaries = self.pipeline_stages - 1
+        domain = self.gpu.domain_gpus
+        if self.interconnect is not None or self.total_gpus <= domain:
+            return 0
+        if self.gpus >= domain:
+            return boundaries
+        stages_per_server = domain // self.gpus
+        return math.ceil(self.pipeline_stages / stages_per_server) - 1
+
+    @property
     def total_gpus(self) -> int:
         """All GPUs of the setup: tensor-parallel degree x pipeline stages."""
         return self.gpus * self.pipeline_stages
@@ -1087,7 +1101,8 @@ def _communication_operators(
     s = setup.shape
     tp = setup.gpus
     link, _ = _collective_link(setup, tp, calibrated)
-    stages_link, _ = _collective_link(setup, setup.total_gpus, calibrated)
+    across_link, _ = _collective_link(setup, setup.total_gpus, calibrated)
+    inside_link, _ = _collective_link(setup, 1, calibrated)
     eff = setup.communication_efficiency
     h = s.hidden
     buffer = tokens * h * ACTIVATION_BYTES  # one layer's activations, the whole buffer on each GPU
@@ -1125,10 +1140,12 @@ def _communication_operators(
             ))  # fmt: skip
     if setup.pipeline_stages > 1:
         sends = setup.pipeline_stages - 1
+        across = setup.stage_boundaries_across_servers
         ops.append(communication_operator(
-            f"pipeline sends ({sends} stage boundaries)",
+            f"pipeline sends ({sends} stage boundaries, {across} across servers)",
             buffer * sends,
-            sends * send_time_s(buffer, stages_link, eff),
+            across * send_time_s(buffer, across_link, eff)
+            + (sends - across) * send_time_s(buffer, inside_link, eff),
         ))  # fmt: skip
     return ops
 

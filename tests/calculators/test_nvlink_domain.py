@@ -63,3 +63,31 @@ def test_pipeline_stages_past_the_domain_send_over_infiniband() -> None:
     comm = _comm("h100-sxm", 8, stages=2)
     assert comm["pipeline sends"] == pytest.approx(15e-6 + BUFFER / 50e9)
     assert comm["tensor-parallel all-reduces"] == pytest.approx(REDUCES * 8.672818e-6, rel=1e-6)
+
+
+def test_only_the_stage_boundaries_between_servers_cross_the_network() -> None:
+    # 4-way tensor parallel x 4 stages = 16 GPUs on two servers of eight: stages 1-2 on the first, 3-4 on the
+    # second, so of the 3 boundaries one crosses (15.328 us, as above) and two stay on NVLink 4:
+    # 5 us + 16,384 / 450e9 = 5.036409 us each. In all 15.32768 + 10.072818 = 25.400498 us.
+    comm = _comm("h100-sxm", 4, stages=4)
+    assert comm["pipeline sends"] == pytest.approx(25.400498e-6, rel=1e-6)
+    for gpus, stages, across in (
+        (4, 4, 1),
+        (8, 4, 3),
+        (16, 2, 1),
+        (2, 8, 1),
+        (1, 8, 0),
+        (4, 2, 0),
+        (2, 16, 3),
+    ):
+        setup = Setup(
+            get_model("llama-3.1-70b"), get_gpu("h100-sxm"), gpus=gpus, pipeline_stages=stages,
+            ignore_memory=True,
+        )  # fmt: skip
+        assert setup.stage_boundaries_across_servers == across, (gpus, stages)
+    # A chosen interconnect is every GPU's link: no boundary is told apart.
+    chosen = Setup(
+        get_model("llama-3.1-70b"), get_gpu("h100-sxm"), gpus=4, pipeline_stages=4, interconnect="nvlink4",
+        ignore_memory=True,
+    )  # fmt: skip
+    assert chosen.stage_boundaries_across_servers == 0
