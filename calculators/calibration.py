@@ -210,12 +210,15 @@ def provenance(
         )
     if gpu_key != "a100-sxm-80gb":
         lines.append("calibrated: attention kernels are extrapolated from Vidur's A100 profiles")
-    if link is None or link in MEASURED_LINKS:
-        pass
-    elif calibration != "current":
-        lines.append(f"calibrated: collectives over {link} are extrapolated from Vidur's NVLink 4 profiles")
-    elif link not in NETWORK_LINKS:
-        lines.append(f"calibrated: collectives over {link} take the share of spec NCCL reaches on NVLink 4")
+    if link is not None and link not in MEASURED_LINKS:
+        if calibration != "current":
+            lines.append(
+                f"calibrated: collectives over {link} are extrapolated from Vidur's NVLink 4 profiles"
+            )
+        elif link not in NETWORK_LINKS:
+            lines.append(
+                f"calibrated: collectives over {link} take the share of spec NCCL reaches on NVLink 4"
+            )
     return tuple(lines)
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 
 from calculators.validation import count, non_negative_number, positive_number, unknown_name
@@ -179,15 +179,16 @@ def all_reduce_across_servers(
     this way: each GPU's bytes leave through its own NIC, so they keep ``network`` as it is.
     """
     gpus_per_server = count("gpus_per_server", gpus_per_server)
-    bandwidth = min(inside.bandwidth_bytes_per_s, gpus_per_server * network.bandwidth_bytes_per_s)
-    return Interconnect(
-        network.key,
-        f"{network.name}, {gpus_per_server} NICs of a server together",
-        bandwidth,
-        network.latency_s,
-        network.source,
-        (*network.notes, "An all-reduce across servers spreads its rings over every NIC of the server."),
-        network.hop_latency_s,
+    return replace(
+        network,
+        name=f"{network.name}, {gpus_per_server} NICs of a server together",
+        bandwidth_bytes_per_s=min(
+            inside.bandwidth_bytes_per_s, gpus_per_server * network.bandwidth_bytes_per_s
+        ),
+        notes=(
+            *network.notes,
+            "An all-reduce across servers spreads its rings over every NIC of the server.",
+        ),
     )
 
 
