@@ -258,9 +258,6 @@ def on_post_page(output: str, page: Any, config: Any) -> str:
     from course.sanitising.trusted import sanitise_final_page
 
     output = sanitise_final_page(output, sanitise_html)  # the page's one pass, after the theme
-    from course.page_assets.script_placement import scripts_in_head
-
-    output = scripts_in_head(output)  # requested while the page is parsed, despite the policy <meta>
 
     if page is not None and _serving() and _BUILD.get("problems"):
         from course.lesson_format.problems import problems_panel, with_problems_panel
