@@ -22,27 +22,34 @@ Chromium, unthrottled: first and largest contentful paint and the bytes transfer
 idle. Those are much smaller than Lighthouse's simulated ones and only comparable with each other.
 
 Total blocking time is printed beside the score, as it decides the score between these pages (both paint
-within Lighthouse's best band and neither shifts). It turns on the order of two things in the run
-Lighthouse observes: the page's first paint and the evaluation of Material's bundle (about 100 ms of
-script at the end of the body, times four in the simulation). Lighthouse's model of the first paint holds
-the page's document, its render-blocking styles and scripts, and only those scripts' evaluation that began
-before the paint it saw (lantern/metrics/FirstContentfulPaint.js); blocking time counts the simulated tasks
-after that first paint (lantern/metrics/TBTUtils.js). The twin's document (about 11 kB compressed) is parsed
-in one go, so in most runs its bundle runs before Chromium's first paint: its paint is modelled later
-(bundle included) and the bundle adds no blocking time. A lesson's document (about 30 kB, with its charts,
-widgets and quizzes) is parsed in several parts, Chromium paints the first part, and the bundle's
-evaluation counts in full. Holding the first paint back until the bundle has run (a copy of batching with
-its bundle preloaded and a render-blocking ``<link rel=expect>`` on an element after it, issue 23; three
-runs of each, interleaved) cut the median blocking time from 290 ms to 162 ms, but moved the modelled
-first paint from 1.4 s to 2.1 s, against the twin's 1.6 s: the reader would see the page later, for a
-better score. Running the bundle earlier instead (a copy of batching with Material's configuration and
-bundle moved to just after the header, which works there: palette, table of contents and copy buttons as
-before, no console error; three interleaved runs each, December 2026) kept the first paint at 1.21 s and
-cut the median blocking time from 123 ms to 85 ms (the twin's: 52 ms), but the largest paint, now after the
-bundle, moved from 1.36 s to 2.04 s against the twin's 1.41 s, and the score stayed 99 (the twin's 100).
-The rest of the gap is the page's size: the twin is the lesson's prose alone (49 elements in its article),
-the lesson has its charts, widgets, quizzes and formulas (1,818), and the bundle's forced style
-recalculation took 60 ms against the twin's 37 ms (traced, unthrottled, median of five loads).
+within Lighthouse's best band and neither shifts). It turns on where Lighthouse's model puts the
+evaluation of Material's bundle (70 ms of main-thread work on batching, traced unthrottled; about twice that
+in the simulation). Its model of the first paint holds the page's document, its render-blocking styles, and
+the evaluation of a script whose request had render-blocking priority and finished before the paint it saw
+(lantern/metrics/FirstContentfulPaint.js); blocking time counts the simulated tasks after that first paint
+(lantern/metrics/TBTUtils.js). The twin's browser finds the bundle at once (its preload scanner reads ahead
+of the parser), so the bundle's request ends before the first paint, its evaluation is modelled into the
+paint (1.43 s against the lesson's 1.21-1.36 s) and only part of it counts as blocking. Chromium's preload
+scanner reads no further than a Content-Security-Policy ``<meta>``, and ours is first in every page's head,
+so a lesson's scripts at the end of ``<body>`` are requested only when the parser reaches them (the
+bundle 150 ms into the load against the twin's 27 ms), and the bundle's evaluation counts in full. Putting
+them in ``<head>``, deferred, was tried (December 2026, merged and reverted the same day): requested at
+45 ms, median blocking time on batching 150 -> 109 ms (three interleaved runs each; twin 50 ms), 129 ms
+against 151 ms on average over ten lessons (one run each), but in five of those ten the largest paint (the
+first paragraph) moved from at most 1.37 s to 1.85-1.95 s: the bundle, ready when parsing ends, runs before
+the browser paints the rest of the article. The scores did not change (98.4 against 98.3 on average), and
+the reader would see the lesson later, so Material's order stays. Of the bundle's 70 ms, 40 ms are four
+style recalculations that Material's start forces on the whole page (the focus-visible class on
+``<html>``, every link's address rewritten for instant navigation, the palette reading the header's
+computed style), 673 elements each on batching against the twin's 331. On a phone the closed navigation
+drawer holds 240 of them: ``content-visibility: hidden`` on it brought the recalculations to 410 elements
+and the blocking time to 83-89 ms (single runs, with the scripts in the head), but it takes the drawer's
+links out of the accessibility tree, and Material's drawer button cannot be reached from the keyboard, so
+it is not shipped.
+Earlier experiments, for the record: holding the first paint back until the bundle has run (a
+render-blocking ``<link rel=expect>``) and running the bundle just after the header each cut the blocking
+time but moved the first or the largest paint later than the twin's (2.1 s and 2.04 s), and a plain
+``<link rel=preload>`` for the bundle (high priority) moved the modelled first paint from 1.22 s to 1.70 s.
 """
 
 from __future__ import annotations
