@@ -22,30 +22,29 @@ Chromium, unthrottled: first and largest contentful paint and the bytes transfer
 idle. Those are much smaller than Lighthouse's simulated ones and only comparable with each other.
 
 Total blocking time is printed beside the score, as it decides the score between these pages (both paint
-within Lighthouse's best band and neither shifts). It turns on where Lighthouse's model puts the
-evaluation of Material's bundle (70 ms of main-thread work on batching, traced unthrottled; about twice that
-in the simulation). Its model of the first paint holds the page's document, its render-blocking styles, and
-the evaluation of a script whose request had render-blocking priority and finished before the paint it saw
+within Lighthouse's best band and neither shifts). It turns on where Lighthouse's model puts the evaluation of
+Material's bundle (70 ms of main-thread work on batching, traced unthrottled; about twice that in the
+simulation). Its model of the first paint holds the page's document, its render-blocking styles, and the
+evaluation of a script whose request had render-blocking priority and finished before the paint it saw
 (lantern/metrics/FirstContentfulPaint.js); blocking time counts the simulated tasks after that first paint
-(lantern/metrics/TBTUtils.js). The twin's browser finds the bundle at once (its preload scanner reads ahead
-of the parser), so the bundle's request ends before the first paint, its evaluation is modelled into the
-paint (1.43 s against the lesson's 1.21-1.36 s) and only part of it counts as blocking. Chromium's preload
-scanner reads no further than a Content-Security-Policy ``<meta>``, and ours is first in every page's head,
-so a lesson's scripts at the end of ``<body>`` are requested only when the parser reaches them (the
-bundle 150 ms into the load against the twin's 27 ms), and the bundle's evaluation counts in full. Putting
-them in ``<head>``, deferred, was tried (December 2026, merged and reverted the same day): requested at
-45 ms, median blocking time on batching 150 -> 109 ms (three interleaved runs each; twin 50 ms), 129 ms
-against 151 ms on average over ten lessons (one run each), but in five of those ten the largest paint (the
-first paragraph) moved from at most 1.37 s to 1.85-1.95 s: the bundle, ready when parsing ends, runs before
-the browser paints the rest of the article. The scores did not change (98.4 against 98.3 on average), and
-the reader would see the lesson later, so Material's order stays. Of the bundle's 70 ms, 40 ms are four
-style recalculations that Material's start forces on the whole page (the focus-visible class on
-``<html>``, every link's address rewritten for instant navigation, the palette reading the header's
-computed style), 673 elements each on batching against the twin's 331. On a phone the closed navigation
-drawer holds 240 of them: ``content-visibility: hidden`` on it brought the recalculations to 410 elements
-and the blocking time to 83-89 ms (single runs, with the scripts in the head), but it takes the drawer's
-links out of the accessibility tree, and Material's drawer button cannot be reached from the keyboard, so
-it is not shipped.
+(lantern/metrics/TBTUtils.js). The twin's browser finds the bundle at once (its preload scanner reads ahead of
+the parser), so the bundle's request ends before the first paint, its evaluation is modelled into the paint
+(1.43 s against the lesson's 1.21-1.36 s) and only part of it counts as blocking. Chromium's preload scanner
+reads no further than a Content-Security-Policy ``<meta>``, and ours is first in every page's head, so a
+lesson's scripts at the end of ``<body>`` are requested only when the parser reaches them (the bundle 150 ms
+into the load against the twin's 27 ms), and the bundle's evaluation counts in full. Putting them in
+``<head>``, deferred, was tried (December 2026, merged and reverted the same day): the bundle was requested at
+27 ms, as the twin's is, and the median blocking time on batching went from 150 to 109 ms (three interleaved
+runs each; twin 50 ms), on average over ten lessons from 151 to 129 ms (one run each), but in five of those
+ten the largest paint (the first paragraph) moved from at most 1.37 s to 1.85-1.95 s: the bundle, ready when
+parsing ends, runs before the browser paints the rest of the article. The scores did not change (98.4 against
+98.3 on average), and the reader would see the lesson later, so Material's order stays. Of the bundle's 70 ms,
+40 ms are four style recalculations that Material's start forces on the whole page (the focus-visible class on
+``<html>``, every link's address rewritten for instant navigation, the palette reading the header's computed
+style), 673 elements each on batching against the twin's 331. On a phone the closed navigation drawer holds
+240 of them: ``content-visibility: hidden`` on it brought the recalculations to 410 elements and the blocking
+time to 83-89 ms (single runs, with the scripts in the head), but it takes the drawer's links out of the
+accessibility tree, and Material's drawer button cannot be reached from the keyboard, so it is not shipped.
 Earlier experiments, for the record: holding the first paint back until the bundle has run (a
 render-blocking ``<link rel=expect>``) and running the bundle just after the header each cut the blocking
 time but moved the first or the largest paint later than the twin's (2.1 s and 2.04 s), and a plain
