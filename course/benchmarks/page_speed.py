@@ -43,12 +43,17 @@ parsing ends, runs before the browser paints the rest of the article. The scores
 ``<html>``, every link's address rewritten for instant navigation, the palette reading the header's computed
 style), 673 elements each on batching against the twin's 331. On a phone the closed navigation drawer holds
 240 of them: ``content-visibility: hidden`` on it brought the recalculations to 410 elements and the blocking
-time to 83-89 ms (single runs, with the scripts in the head), but it takes the drawer's links out of the
-accessibility tree, and Material's drawer button cannot be reached from the keyboard, so it is not shipped.
+time to 81-96 ms (three runs, median 89 ms, with the scripts in the head; its largest paint 1.8 s), but it
+takes the drawer's links out of the accessibility tree, and Material's drawer button cannot be reached from
+the keyboard, so it is not shipped.
 Earlier experiments, for the record: holding the first paint back until the bundle has run (a
 render-blocking ``<link rel=expect>``) and running the bundle just after the header each cut the blocking
 time but moved the first or the largest paint later than the twin's (2.1 s and 2.04 s), and a plain
 ``<link rel=preload>`` for the bundle (high priority) moved the modelled first paint from 1.22 s to 1.70 s.
+Starting our four scripts in a task of their own after ``DOMContentLoaded`` (December 2026, three runs each)
+gave median blocking times of 132 against 130 ms (batching), 163 against 170 (tokens-parameters-and-flops)
+and 131 against 175 (kv-memory-and-paging): no consistent gain, and it would sometimes start the quizzes
+and the scroll boxes' focus after ``load``.
 """
 
 from __future__ import annotations
