@@ -46,6 +46,7 @@ style), 673 elements each on batching against the twin's 331. On a phone the clo
 time to 81-96 ms (three runs, median 89 ms, with the scripts in the head; its largest paint 1.8 s), but it
 takes the drawer's links out of the accessibility tree, and Material's drawer button cannot be reached from
 the keyboard, so it is not shipped.
+
 Earlier experiments, for the record: holding the first paint back until the bundle has run (a
 render-blocking ``<link rel=expect>``) and running the bundle just after the header each cut the blocking
 time but moved the first or the largest paint later than the twin's (2.1 s and 2.04 s), and a plain
