@@ -128,6 +128,33 @@ def trace_main_thread(browser: Any, page: Any) -> Iterator[list[Task]]:
         tasks.extend(main_thread_tasks(browser.stop_tracing()))
 
 
+def restyles_in_script(trace: bytes | str, file_prefix: str) -> tuple[list[int], int]:
+    """How many elements each style recalculation restyled while a script (the first whose file name starts
+    with ``file_prefix``) was evaluated, and the most any recalculation of the trace restyled (the page's
+    styled elements, for a whole-page restyle to be told from a local one). The script's own reads of
+    computed style or layout force these; each one over the whole page is as costly as the page's first.
+    """
+    events = json.loads(trace)["traceEvents"]
+    restyles = [e for e in events if e.get("ph") == "X" and e.get("name") == "UpdateLayoutTree"]
+    evaluations = [
+        e
+        for e in events
+        if e.get("ph") == "X"
+        and e.get("name") == "EvaluateScript"
+        and _script_name(e).startswith(f"script {file_prefix}")
+    ]
+    if not evaluations:
+        raise ValueError(f"the trace has no evaluation of a script named {file_prefix}*")
+    script = evaluations[0]
+    inside = [
+        int(e["args"].get("elementCount", 0))
+        for e in restyles
+        if (e["pid"], e["tid"]) == (script["pid"], script["tid"])
+        and script["ts"] <= e["ts"] < script["ts"] + script["dur"]
+    ]
+    return inside, max((int(e["args"].get("elementCount", 0)) for e in restyles), default=0)
+
+
 def long_tasks(tasks: list[Task], budget_ms: float = LONG_TASK_BUDGET_MS) -> list[Task]:
     """The tasks whose CPU time is over the budget."""
     return [task for task in tasks if task.cpu_ms > budget_ms]

@@ -38,14 +38,29 @@ into the load against the twin's 27 ms), and the bundle's evaluation counts in f
 runs each; twin 50 ms), on average over ten lessons from 151 to 129 ms (one run each), but in five of those
 ten the largest paint (the first paragraph) moved from at most 1.37 s to 1.85-1.95 s: the bundle, ready when
 parsing ends, runs before the browser paints the rest of the article. The scores did not change (98.4 against
-98.3 on average), and the reader would see the lesson later, so Material's order stays. Of the bundle's 70 ms,
-40 ms are four style recalculations that Material's start forces on the whole page (the focus-visible class on
-``<html>``, every link's address rewritten for instant navigation, the palette reading the header's computed
-style), 673 elements each on batching against the twin's 331. On a phone the closed navigation drawer holds
-240 of them: ``content-visibility: hidden`` on it brought the recalculations to 410 elements and the blocking
-time to 81-96 ms (three runs, median 89 ms, with the scripts in the head; its largest paint 1.8 s), but it
-takes the drawer's links out of the accessibility tree, and Material's drawer button cannot be reached from
-the keyboard, so it is not shipped.
+98.3 on average), and the reader would see the lesson later, so Material's order stays.
+
+Of the bundle's 70 ms, 40 ms were four style recalculations of the whole page that it forces as it starts
+(673 elements each on batching against the twin's 331). Traced with Chromium's invalidation tracking, one
+follows its change of the ``<html>`` classes (``no-js`` to ``js``, and ``js-focus-visible`` from its
+focus-visible helper), one the palette's ``data-md-color-switching`` on ``<body>`` (each invalidates every
+element: Material's stylesheet has rules on them for any descendant), and two the ``<meta name=color-scheme>``
+it adds and fills in (Chromium restyles the whole page on any such change, even where an earlier meta already
+names the same scheme: tried). Rewriting every link's address for instant navigation restyles only the links.
+Since December 2026 an inline script in the head (overrides/main.html) makes the first two changes before
+the body is parsed, when they cost nothing, so the bundle's own change nothing and two whole-page restyles
+are left (tests/site/test_main_thread_browser.py). Median blocking time over three interleaved runs, before
+/ after / twin: batching 132 / 92 / 120 ms, prefix-caching 128 / 94 / 50, speculative-decoding 164 / 98 /
+65, memory-wall 113 / 75 / 50, peak-vs-achieved 120 / 82 / 70, attention-roofline 122 / 106 / 139,
+tokens-parameters-and-flops 201 / 132 / 50, kv-memory-and-paging 169 / 106 / 58, inside-a-gpu 168 / 98 /
+57. Where the twin's is near 50 ms it still scores 100 to the lesson's 99: the two colour-scheme restyles
+remain, the palette removes its attribute a frame later (a whole-page restyle in a rendering task), and a
+lesson has more elements than the twin below the fold (its widget, admonitions, references) that each
+whole-page restyle styles. On a phone the closed navigation drawer holds 240 of them: ``content-visibility:
+hidden`` on it brought the recalculations to 410 elements and the blocking time to 81-96 ms (three runs,
+median 89 ms, with the scripts in the head; its largest paint 1.8 s), but it takes the drawer's links out of
+the accessibility tree, and Material's drawer button cannot be reached from the keyboard, so it is not
+shipped.
 
 Earlier experiments, for the record: holding the first paint back until the bundle has run (a
 render-blocking ``<link rel=expect>``) and running the bundle just after the header each cut the blocking

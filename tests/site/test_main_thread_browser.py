@@ -23,9 +23,11 @@ from tests.conftest import NEXT_FRAME, PageWatch
 
 from course.benchmarks.main_thread import (
     LONG_TASK_BUDGET_MS,
+    TRACE_CATEGORIES,
     Task,
     long_tasks,
     main_thread_tasks,
+    restyles_in_script,
     trace_main_thread,
 )
 
@@ -98,6 +100,66 @@ def test_a_trace_gives_each_main_thread_task_its_cpu_time_and_whose_work_it_was(
     assert first.scripts() == {"charts.js"}
     assert second.work == {"style": 4}
     assert long_tasks([first, second]) == [first]  # 60 ms of CPU > 50; 8 ms is not
+
+
+def test_restyles_inside_a_script_are_those_that_began_while_it_was_evaluated() -> None:
+    def event(name: str, ts: int, dur: int, tid: int = 1, **args: object) -> dict[str, object]:
+        return {"ph": "X", "pid": 7, "tid": tid, "name": name, "ts": ts, "dur": dur, "args": args}
+
+    bundle = {"data": {"url": "http://127.0.0.1/assets/javascripts/bundle.a5f9d56c.min.js"}}
+    trace = {
+        "traceEvents": [
+            event("UpdateLayoutTree", 500, 100, elementCount=700),  # the first style, before the script
+            event("EvaluateScript", 1_000, 5_000, **bundle),
+            event("UpdateLayoutTree", 2_000, 300, elementCount=675),
+            event("UpdateLayoutTree", 3_000, 10, elementCount=5),
+            event("UpdateLayoutTree", 4_000, 300, tid=2, elementCount=600),  # another thread
+            event("UpdateLayoutTree", 6_000, 300, elementCount=679),  # after the script: the next frame's
+        ]
+    }
+    assert restyles_in_script(json.dumps(trace), "bundle.") == ([675, 5], 700)
+    with pytest.raises(ValueError, match="charts"):
+        restyles_in_script(json.dumps(trace), "charts.js")
+
+
+@pytest.mark.browser
+def test_material_restyles_the_whole_page_only_for_its_colour_scheme_as_it_starts(
+    browser: Any, site_url: str
+) -> None:
+    """Material's bundle changes the <html> classes and a <body> attribute as it starts, each a restyle of
+    the whole page that it forces at once; overrides/main.html makes those changes before the body exists,
+    so only the two restyles its colour-scheme <meta> causes are left (four before, issue 23). The bundle
+    still removes the attribute, so transitions work once it has started."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    watch = PageWatch(page)
+    page.goto(site_url + "404.html")
+    browser.start_tracing(page=page, categories=TRACE_CATEGORIES)
+    page.goto(site_url + "serving/batching/", wait_until="load")
+    page.evaluate(NEXT_FRAME)
+    page.evaluate(NEXT_FRAME)
+    inside, page_styled = restyles_in_script(browser.stop_tracing(), "bundle.")
+    classes = page.evaluate("() => [...document.documentElement.classList]")
+    switching = page.evaluate("() => document.body.hasAttribute('data-md-color-switching')")
+    context.close()
+    watch.check()
+    whole = [count for count in inside if count >= 0.9 * page_styled]
+    assert len(whole) <= 2, f"Material's bundle restyled the whole page {len(whole)} times: {inside} elements"
+    assert {"js", "js-focus-visible"} <= set(classes), classes
+    assert "no-js" not in classes, classes
+    assert not switching, "the bundle did not remove data-md-color-switching: transitions stay off"
+
+
+@pytest.mark.browser
+def test_without_javascript_the_page_keeps_materials_no_javascript_styles(
+    browser: Any, site_url: str
+) -> None:
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(site_url + "serving/batching/")
+    classes = page.evaluate("() => [...document.documentElement.classList]")
+    context.close()
+    assert classes == ["no-js"]
 
 
 def hover_a_chart(page: Any) -> None:
