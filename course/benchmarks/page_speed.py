@@ -49,18 +49,19 @@ it adds and fills in (Chromium restyles the whole page on any such change, even 
 names the same scheme: tried). Rewriting every link's address for instant navigation restyles only the links.
 Since December 2026 an inline script in the head (overrides/main.html) makes the first two changes before
 the body is parsed, when they cost nothing, so the bundle's own change nothing and two whole-page restyles
-are left (tests/site/test_main_thread_browser.py). Median blocking time over three interleaved runs, before
-/ after / twin: batching 132 / 92 / 120 ms, prefix-caching 128 / 94 / 50, speculative-decoding 164 / 98 /
-65, memory-wall 113 / 75 / 50, peak-vs-achieved 120 / 82 / 70, attention-roofline 122 / 106 / 139,
-tokens-parameters-and-flops 201 / 132 / 50, kv-memory-and-paging 169 / 106 / 58, inside-a-gpu 168 / 98 /
-57. Where the twin's is near 50 ms it still scores 100 to the lesson's 99: the two colour-scheme restyles
-remain, the palette removes its attribute a frame later (a whole-page restyle in a rendering task), and a
-lesson has more elements than the twin below the fold (its widget, admonitions, references) that each
-whole-page restyle styles. On a phone the closed navigation drawer holds 240 of them: ``content-visibility:
-hidden`` on it brought the recalculations to 410 elements and the blocking time to 81-96 ms (three runs,
-median 89 ms, with the scripts in the head; its largest paint 1.8 s), but it takes the drawer's links out of
-the accessibility tree, and Material's drawer button cannot be reached from the keyboard, so it is not
-shipped.
+are left (tests/site/test_main_thread_browser.py). Over all twenty lessons (the built site before and
+after, and the twin, three interleaved runs each, medians) the mean blocking time went from 140 to 95 ms
+(twin 62 ms; batching 117 / 91 / 113, tokens-parameters-and-flops 158 / 110 / 50), and 11 lessons score at
+least their twin's, against 4 before. Where the twin's is near 50 ms it still scores 100 to the lesson's 99:
+the two colour-scheme restyles remain, the palette removes its attribute a frame later (a whole-page
+restyle in a rendering task), Material's DOMContentLoaded handler sets up every link, ``<details>`` and
+table of the article, and a lesson has more elements than the twin that each whole-page restyle styles
+(``content-visibility: auto`` on a widget's whole section took 80-160 of them out and did not move the
+blocking time: four lessons, three runs each). On a phone the closed navigation drawer holds 240 of the
+page's styled elements: ``content-visibility: hidden`` on it brought the recalculations to 410 elements and
+the blocking time to 81-96 ms (three runs, median 89 ms, with the scripts in the head; its largest paint 1.8
+s), but it takes the drawer's links out of the accessibility tree, and Material's drawer button cannot be
+reached from the keyboard, so it is not shipped.
 
 Earlier experiments, for the record: holding the first paint back until the bundle has run (a
 render-blocking ``<link rel=expect>``) and running the bundle just after the header each cut the blocking
