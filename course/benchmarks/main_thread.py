@@ -135,7 +135,11 @@ def restyles_in_script(trace: bytes | str, file_prefix: str) -> tuple[list[int],
     computed style or layout force these; each one over the whole page is as costly as the page's first.
     """
     events = json.loads(trace)["traceEvents"]
-    restyles = [e for e in events if e.get("ph") == "X" and e.get("name") == "UpdateLayoutTree"]
+    restyles = [
+        (e, int(e["args"].get("elementCount", 0)))
+        for e in events
+        if e.get("ph") == "X" and e.get("name") == "UpdateLayoutTree"
+    ]
     evaluations = [
         e
         for e in events
@@ -147,12 +151,12 @@ def restyles_in_script(trace: bytes | str, file_prefix: str) -> tuple[list[int],
         raise ValueError(f"the trace has no evaluation of a script named {file_prefix}*")
     script = evaluations[0]
     inside = [
-        int(e["args"].get("elementCount", 0))
-        for e in restyles
+        count
+        for e, count in restyles
         if (e["pid"], e["tid"]) == (script["pid"], script["tid"])
         and script["ts"] <= e["ts"] < script["ts"] + script["dur"]
     ]
-    return inside, max((int(e["args"].get("elementCount", 0)) for e in restyles), default=0)
+    return inside, max((count for _, count in restyles), default=0)
 
 
 def long_tasks(tasks: list[Task], budget_ms: float = LONG_TASK_BUDGET_MS) -> list[Task]:
