@@ -35,6 +35,9 @@ TRACE_CATEGORIES = [
 ]
 TASK_EVENT = "ThreadControllerImpl::RunTask"
 SCRIPT_EVENTS = {"EvaluateScript", "FunctionCall", "v8.compile", "v8.compileModule", "v8.evaluateModule"}
+# Added to TRACE_CATEGORIES where a test needs to know why the page was restyled: each change that marks
+# elements for restyling, with the element and the reason (a class, an attribute, the colour scheme...).
+INVALIDATION_CATEGORY = "disabled-by-default-devtools.timeline.invalidationTracking"
 RENDERING_EVENTS = {
     "UpdateLayoutTree": "style",
     "Layout": "layout",
@@ -128,18 +131,18 @@ def trace_main_thread(browser: Any, page: Any) -> Iterator[list[Task]]:
         tasks.extend(main_thread_tasks(browser.stop_tracing()))
 
 
-def restyles_in_script(trace: bytes | str, file_prefix: str) -> tuple[list[int], int]:
-    """How many elements each style recalculation restyled while a script (the first whose file name starts
-    with ``file_prefix``) was evaluated, and the most any recalculation of the trace restyled (the page's
-    styled elements, for a whole-page restyle to be told from a local one). The script's own reads of
-    computed style or layout force these; each one over the whole page is as costly as the page's first.
+def subtree_restyles_in_script(trace: bytes | str, file_prefix: str) -> list[tuple[str, str]]:
+    """Each element whose whole subtree a script marked for restyling while it was evaluated (the first
+    script whose file name starts with ``file_prefix``), as ``(element, reason)``: a change on ``<html>`` or
+    ``<body>`` that a selector for any descendant depends on costs a restyle of the whole page.
+
+    Read from the trace's invalidation tracking (:data:`INVALIDATION_CATEGORY`), which names each change
+    where it is made, not from the restyles themselves: how many restyles a script's changes cost, and
+    which of them run inside it, depend on the machine and its load (CI once counted three restyles of the
+    whole page in Material's bundle where this machine counts two), while the changes and their reasons
+    do not.
     """
     events = json.loads(trace)["traceEvents"]
-    restyles = [
-        (e, int(e["args"].get("elementCount", 0)))
-        for e in events
-        if e.get("ph") == "X" and e.get("name") == "UpdateLayoutTree"
-    ]
     evaluations = [
         e
         for e in events
@@ -150,13 +153,17 @@ def restyles_in_script(trace: bytes | str, file_prefix: str) -> tuple[list[int],
     if not evaluations:
         raise ValueError(f"the trace has no evaluation of a script named {file_prefix}*")
     script = evaluations[0]
-    inside = [
-        count
-        for e, count in restyles
-        if (e["pid"], e["tid"]) == (script["pid"], script["tid"])
-        and script["ts"] <= e["ts"] < script["ts"] + script["dur"]
-    ]
-    return inside, max((count for _, count in restyles), default=0)
+    marked = []
+    for e in events:
+        data = e.get("args", {}).get("data") or {}
+        if (
+            e.get("name") == "StyleRecalcInvalidationTracking"
+            and data.get("subtree")
+            and (e.get("pid"), e.get("tid")) == (script["pid"], script["tid"])
+            and script["ts"] <= e.get("ts", -1) < script["ts"] + script["dur"]
+        ):
+            marked.append((str(data.get("nodeName", "")).split(" ", 1)[0], str(data.get("reason", ""))))
+    return marked
 
 
 def long_tasks(tasks: list[Task], budget_ms: float = LONG_TASK_BUDGET_MS) -> list[Task]:
