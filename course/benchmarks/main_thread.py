@@ -131,10 +131,20 @@ def trace_main_thread(browser: Any, page: Any) -> Iterator[list[Task]]:
         tasks.extend(main_thread_tasks(browser.stop_tracing()))
 
 
-def subtree_restyles_in_script(trace: bytes | str, file_prefix: str) -> list[tuple[str, str]]:
-    """Each element whose whole subtree a script marked for restyling while it was evaluated (the first
-    script whose file name starts with ``file_prefix``), as ``(element, reason)``: a change on ``<html>`` or
-    ``<body>`` that a selector for any descendant depends on costs a restyle of the whole page.
+@dataclass(frozen=True)
+class RestyleMark:
+    """One element a script marked for restyling: ``reason`` as Chromium names it ("Attribute", "Style rule
+    change" for a changed stylesheet, "PlatformColorChange" for the colour scheme...) and whether its whole
+    subtree was marked (a change on ``<html>`` or ``<body>`` that rules for any descendant depend on)."""
+
+    element: str
+    reason: str
+    subtree: bool
+
+
+def restyle_marks_in_script(trace: bytes | str, file_prefix: str) -> list[RestyleMark]:
+    """Each element a script marked for restyling while it was evaluated (the first script whose file name
+    starts with ``file_prefix``), in order.
 
     Read from the trace's invalidation tracking (:data:`INVALIDATION_CATEGORY`), which names each change
     where it is made, not from the restyles themselves: how many restyles a script's changes cost, and
@@ -153,17 +163,17 @@ def subtree_restyles_in_script(trace: bytes | str, file_prefix: str) -> list[tup
     if not evaluations:
         raise ValueError(f"the trace has no evaluation of a script named {file_prefix}*")
     script = evaluations[0]
-    marked = []
-    for e in events:
+    marks = []
+    for e in sorted(events, key=lambda e: e.get("ts", 0)):
         data = e.get("args", {}).get("data") or {}
         if (
             e.get("name") == "StyleRecalcInvalidationTracking"
-            and data.get("subtree")
             and (e.get("pid"), e.get("tid")) == (script["pid"], script["tid"])
             and script["ts"] <= e.get("ts", -1) < script["ts"] + script["dur"]
         ):
-            marked.append((str(data.get("nodeName", "")).split(" ", 1)[0], str(data.get("reason", ""))))
-    return marked
+            element = str(data.get("nodeName", "")).split(" ", 1)[0]
+            marks.append(RestyleMark(element, str(data.get("reason", "")), bool(data.get("subtree"))))
+    return marks
 
 
 def long_tasks(tasks: list[Task], budget_ms: float = LONG_TASK_BUDGET_MS) -> list[Task]:

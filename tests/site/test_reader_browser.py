@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import NEXT_FRAME, ROOT, PageWatch
 
 from calculators.charts.content import short_gpu_name
 from calculators.charts.palette import GPU_COLOURS, PHASE_COLOURS
+from tests.conftest import NEXT_FRAME, ROOT, PageWatch
 
 pytestmark = pytest.mark.browser
 
@@ -107,7 +107,9 @@ PROBE = """() => {
           style.stroke === ground && parseFloat(style.strokeWidth) >= 4 &&
           !!(mark.compareDocumentPosition(text) & Node.DOCUMENT_POSITION_FOLLOWING);
       };
-      for (const mark of course ? svg.querySelectorAll(".mark-line.role-mark path, .mark-rule.role-mark line") : []) {
+      const lines = ".mark-line.role-mark path, .mark-rule.role-mark line";
+      const marks = course ? svg.querySelectorAll(lines) : [];
+      for (const mark of marks) {
         const matrix = mark.getScreenCTM();
         const length = mark.getTotalLength();
         const crossed = new Map();
@@ -275,8 +277,8 @@ def test_each_gpu_has_one_colour_on_every_chart(findings: Any) -> None:
     assert wrong == {}
 
 
-# Legend labels that genuinely are a phase (see tests/calculators/charts/test_charts.py PHASE_SERIES). A wrapped label's lines
-# come joined without a space, so these are searched for in the label with its spaces taken out.
+# Legend labels that genuinely are a phase (see PHASE_SERIES in tests/calculators/charts/test_charts.py). A
+# wrapped label's lines come joined without a space, so these are searched for in the label, spaces taken out.
 PHASE_LABELS = {
     "prefill": re.compile(r"prefill|TTFT|withattentionovertheprompt"),
     "decode": re.compile(r"decod|TPOT|withtheKVcacheof"),
@@ -383,8 +385,10 @@ def test_charts_and_questions_below_the_fold_are_drawn_when_the_reader_nears_the
         page.evaluate(RENDERED, ".rp-chart__view"),
         page.evaluate(RENDERED, ".rp-quiz__question"),
     )
-    assert len(charts) >= 3 and len(questions) >= 3
-    assert charts[-1] is False and questions[-1] is False, (charts, questions)
+    assert len(charts) >= 3, charts
+    assert len(questions) >= 3, questions
+    assert charts[-1] is False, charts
+    assert questions[-1] is False, questions
     last = page.locator(".rp-quiz__question").last
     last.scroll_into_view_if_needed()
     last.wait_for(state="visible")

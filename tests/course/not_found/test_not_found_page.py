@@ -110,9 +110,9 @@ def test_where_the_address_tells_the_root_the_page_is_the_theme_s(
     assert _open_missing(page, site + missing) == []
     assert _styles(page) == {"header": INDIGO, "margin": "0px", "heading": "Page not found"}
     assert _home_link(page) == site  # links stay on this host, under its base path
-    # Material's scripts run: its palette toggle switches the scheme.
+    # The theme's scripts run: the palette toggle switches the scheme.
     before = page.evaluate("() => document.body.dataset.mdColorScheme")
-    page.locator("form[data-md-component=palette] label:visible").first.click()
+    page.locator("form[data-rp-palette] label:visible").first.click()
     assert page.evaluate("() => document.body.dataset.mdColorScheme") != before
     # A link in the navigation leads to the page it names, under the same base path.
     page.locator(".md-tabs a", has_text="Serving").first.click()
