@@ -40,28 +40,34 @@ ten the largest paint (the first paragraph) moved from at most 1.37 s to 1.85-1.
 parsing ends, runs before the browser paints the rest of the article. The scores did not change (98.4 against
 98.3 on average), and the reader would see the lesson later, so Material's order stays.
 
-Of the bundle's 70 ms, 40 ms were four style recalculations of the whole page that it forces as it starts
-(673 elements each on batching against the twin's 331). Traced with Chromium's invalidation tracking, one
-follows its change of the ``<html>`` classes (``no-js`` to ``js``, and ``js-focus-visible`` from its
-focus-visible helper), one the palette's ``data-md-color-switching`` on ``<body>`` (each invalidates every
-element: Material's stylesheet has rules on them for any descendant), and two the ``<meta name=color-scheme>``
-it adds and fills in (Chromium restyles the whole page on any such change, even where an earlier meta already
-names the same scheme: tried). Rewriting every link's address for instant navigation restyles only the links.
-Since December 2026 an inline script in the head (overrides/main.html) makes the first two changes before
-the body is parsed, when they cost nothing, so the bundle's own change nothing and two whole-page restyles
-are left (tests/site/test_main_thread_browser.py). Over all twenty lessons (the built site before and
-after, and the twin, three interleaved runs each, medians) the mean blocking time went from 140 to 95 ms
-(twin 62 ms; batching 117 / 91 / 113, tokens-parameters-and-flops 158 / 110 / 50), and 11 lessons score at
-least their twin's, against 4 before. Where the twin's is near 50 ms it still scores 100 to the lesson's 99:
-the two colour-scheme restyles remain, the palette removes its attribute a frame later (a whole-page
-restyle in a rendering task), Material's DOMContentLoaded handler sets up every link, ``<details>`` and
-table of the article, and a lesson has more elements than the twin that each whole-page restyle styles
-(``content-visibility: auto`` on a widget's whole section took 80-160 of them out and did not move the
-blocking time: four lessons, three runs each). On a phone the closed navigation drawer holds 240 of the
-page's styled elements: ``content-visibility: hidden`` on it brought the recalculations to 410 elements and
-the blocking time to 81-96 ms (three runs, median 89 ms, with the scripts in the head; its largest paint 1.8
-s), but it takes the drawer's links out of the accessibility tree, and Material's drawer button cannot be
-reached from the keyboard, so it is not shipped.
+Of the bundle's 70 ms, 40 ms were style recalculations of the whole page that it forced as it started
+(673 elements each on batching at phone width, against the twin's 331). Traced with Chromium's invalidation
+tracking, the causes were its change of the ``<html>`` classes (``no-js`` to ``js``, and
+``js-focus-visible`` from its focus-visible helper), the palette's ``data-md-color-switching`` on ``<body>``
+(each invalidates every element: Material's stylesheet has rules on them for any descendant), the
+``<meta name=color-scheme>`` its palette component adds and then fills in (two: Chromium restyles the whole
+page on any such change, even where an earlier meta already names the same scheme: tried), and its rewrite
+of every relative address for instant navigation, which for a stylesheet's ``<link>`` is a new sheet
+(every element its rules match; it showed once the palette's restyles were gone). Since December 2026 an
+inline script in the head (overrides/main.html) changes the classes and the head's links before the body
+is parsed, when it costs nothing, so the bundle's own changes change nothing, and the light/dark toggle is
+ours (overrides/partials/javascripts/palette.html, applied where the header is parsed): no whole-page
+restyle is left in the bundle (tests/site/test_main_thread_browser.py). Its evaluation on batching at
+phone width, traced unthrottled (seven interleaved loads, medians of its CPU time), went from 55.6 ms to
+8.2 ms (twin 59.7 ms; 35.9 ms with the classes alone). Over all twenty lessons (three interleaved runs
+each, medians; the build with the classes alone, this one, the twin) the mean blocking time went from 94
+to 82 ms (twin 54 ms) and 15 lessons score at least their twin's, against 12 (4 before either change, in
+an earlier run). The five below score 99 to the twin's 100 (quantization, inside-a-gpu, number-formats,
+tokens-parameters-and-flops, tensor-parallelism; blocking 93-105 ms against 46-61 ms): in Lighthouse's
+cold load the bundle's first evaluation still takes about 35 ms (9 ms of it compiling), after the first
+paint, and Material's ``DOMContentLoaded`` handler sets up every link, ``<details>`` and table of the
+article, forcing the style and layout of the rest of the article (about 19 ms on
+tokens-parameters-and-flops). ``content-visibility: auto`` on a widget's whole section took 80-160 elements
+out of each restyle and did not move the blocking time (four lessons, three runs each). On a phone the
+closed navigation drawer holds 240 of the page's styled elements: ``content-visibility: hidden`` on it
+brought the recalculations to 410 elements and the blocking time to 81-96 ms (three runs, median 89 ms,
+with the scripts in the head; its largest paint 1.8 s), but it takes the drawer's links out of the
+accessibility tree, and Material's drawer button cannot be reached from the keyboard, so it is not shipped.
 
 Earlier experiments, for the record: holding the first paint back until the bundle has run (a
 render-blocking ``<link rel=expect>``) and running the bundle just after the header each cut the blocking
