@@ -115,7 +115,8 @@ def theme_script_hashes(
 ) -> dict[str, list[str]]:
     """For each of ``base_urls``, the hashes of every inline script the theme's templates can write there.
 
-    Read from the template files themselves (Material's and ``overrides/``), each script's text rendered with
+    Read from the template files themselves (``overrides/``, then Material's: of two templates of one name,
+    the first folder's is the one rendered, so only its scripts are allowed), each script's text rendered with
     the theme's Jinja environment ``env`` and the site's ``config``: nothing here comes from a lesson. A
     script whose text needs more than ``config`` and ``base_url`` (one that names the page) is not allowed,
     nor one of a feature the config leaves off. A page gets the list of its own ``base_url`` (a page's
@@ -124,9 +125,13 @@ def theme_script_hashes(
     urls = list(base_urls)
     found: dict[str, dict[str, None]] = {url: {} for url in urls}
     extra = config.get("extra") or {} if hasattr(config, "get") else {}
+    rendered: set[str] = set()  # a template of an earlier folder hides the later ones of its name
     for folder in template_dirs:
         for template in sorted(Path(folder).rglob("*.html")):
             name = template.relative_to(folder).as_posix()
+            if name in rendered:
+                continue  # overridden (overrides/ comes before Material): its scripts never reach a page
+            rendered.add(name)
             if name == "404.html" or ".icons" in template.parts:
                 continue  # 404.html: see not_found_script_hashes
             if name in _FEATURE_PARTIALS and not extra.get(_FEATURE_PARTIALS[name]):

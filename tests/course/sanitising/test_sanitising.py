@@ -248,6 +248,18 @@ def test_the_allowed_scripts_are_read_from_the_theme_templates(tmp_path: Path) -
         assert sorted(hashes[url]) == sorted(expected)
 
 
+def test_a_template_that_overrides_the_themes_allows_its_own_scripts_only(tmp_path: Path) -> None:
+    import jinja2
+
+    ours, theirs = tmp_path / "overrides", tmp_path / "material"
+    for folder, text in ((ours, "var ours=1"), (theirs, "var theirs=1")):
+        (folder / "partials").mkdir(parents=True)
+        (folder / "partials" / "palette.html").write_text(f"<script>{text}</script>", encoding="utf-8")
+    (theirs / "partials" / "header.html").write_text("<script>var header=1</script>", encoding="utf-8")
+    hashes = theme_script_hashes(jinja2.Environment(), [str(ours), str(theirs)], ["."], {"extra": {}})
+    assert sorted(hashes["."]) == sorted([script_hash("var ours=1"), script_hash("var header=1")])
+
+
 def test_the_policy_refuses_inline_scripts_eval_plugins_and_base() -> None:
     text = policy(["'sha256-x'"])
     directives = dict(part.split(" ", 1) for part in text.split("; "))
