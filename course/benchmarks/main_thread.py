@@ -153,16 +153,7 @@ def restyle_marks_in_script(trace: bytes | str, file_prefix: str) -> list[Restyl
     do not.
     """
     events = json.loads(trace)["traceEvents"]
-    evaluations = [
-        e
-        for e in events
-        if e.get("ph") == "X"
-        and e.get("name") == "EvaluateScript"
-        and _script_name(e).startswith(f"script {file_prefix}")
-    ]
-    if not evaluations:
-        raise ValueError(f"the trace has no evaluation of a script named {file_prefix}*")
-    return _marks_within(events, evaluations[0])
+    return _marks_within(events, _first_evaluation(events, file_prefix))
 
 
 def restyle_marks_in_event(trace: bytes | str, event_type: str, after_script: str) -> list[RestyleMark]:
@@ -171,16 +162,7 @@ def restyle_marks_in_event(trace: bytes | str, event_type: str, after_script: st
     evaluation began (the page's own events, not those of a page loaded before it in the trace; a frame's
     document can have its own dispatch of the same event, empty, just before the page's)."""
     events = json.loads(trace)["traceEvents"]
-    scripts = [
-        e
-        for e in events
-        if e.get("ph") == "X"
-        and e.get("name") == "EvaluateScript"
-        and _script_name(e).startswith(f"script {after_script}")
-    ]
-    if not scripts:
-        raise ValueError(f"the trace has no evaluation of a script named {after_script}*")
-    script = scripts[0]
+    script = _first_evaluation(events, after_script)
     dispatches = [
         e
         for e in events
@@ -194,6 +176,18 @@ def restyle_marks_in_event(trace: bytes | str, event_type: str, after_script: st
         raise ValueError(f"the trace has no {event_type} event after {after_script}* was evaluated")
     ordered = sorted(dispatches, key=lambda e: e["ts"])
     return [mark for dispatch in ordered for mark in _marks_within(events, dispatch)]
+
+
+def _first_evaluation(events: list[dict[str, Any]], file_prefix: str) -> dict[str, Any]:
+    """The first evaluation of a script whose file name starts with ``file_prefix``; ValueError if none."""
+    for event in events:
+        if (
+            event.get("ph") == "X"
+            and event.get("name") == "EvaluateScript"
+            and _script_name(event).startswith(f"script {file_prefix}")
+        ):
+            return event
+    raise ValueError(f"the trace has no evaluation of a script named {file_prefix}*")
 
 
 def _marks_within(events: list[dict[str, Any]], span: dict[str, Any]) -> list[RestyleMark]:

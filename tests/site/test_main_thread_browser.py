@@ -171,6 +171,20 @@ def test_restyle_marks_in_an_event_are_those_its_handlers_made_after_the_script_
         restyle_marks_in_event(json.dumps(trace), "DOMContentLoaded", "charts.js")
 
 
+def load_traced_at_phone_width(browser: Any, site_url: str, lesson: str) -> tuple[Any, Any, PageWatch, bytes]:
+    """Load ``lesson`` at phone width, traced with Chromium's invalidation tracking (after another page of
+    the site, so the trace holds this load alone); returns the context, the page, its watch and the trace.
+    The caller reads the page, then closes the context and checks the watch."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    watch = PageWatch(page)
+    page.goto(site_url + "404.html")
+    browser.start_tracing(page=page, categories=[*TRACE_CATEGORIES, INVALIDATION_CATEGORY])
+    page.goto(site_url + lesson, wait_until="load")
+    page.evaluate(NEXT_FRAME)
+    return context, page, watch, browser.stop_tracing()
+
+
 @pytest.mark.browser
 def test_materials_table_wrappers_restyle_the_tables_not_the_article(browser: Any, site_url: str) -> None:
     """At DOMContentLoaded Material moves each table into its scroll wrapper; its rule on whatever follows
@@ -178,14 +192,10 @@ def test_materials_table_wrappers_restyle_the_tables_not_the_article(browser: An
     whole article for a table at the top level of a lesson (570 elements on this one at phone width, the
     longest part of the longest task after the first paint, issue 23). course/tables/ puts each such table
     in a box of its own, and the restyle stays in the box."""
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    watch = PageWatch(page)
-    page.goto(site_url + "404.html")
-    browser.start_tracing(page=page, categories=[*TRACE_CATEGORIES, INVALIDATION_CATEGORY])
-    page.goto(site_url + "model/tokens-parameters-and-flops/", wait_until="load")
-    page.evaluate(NEXT_FRAME)
-    marks = restyle_marks_in_event(browser.stop_tracing(), "DOMContentLoaded", "bundle.")
+    context, page, watch, trace = load_traced_at_phone_width(
+        browser, site_url, "model/tokens-parameters-and-flops/"
+    )
+    marks = restyle_marks_in_event(trace, "DOMContentLoaded", "bundle.")
     top_level = "article > :is(.rp-table, .md-typeset__scrollwrap) .md-typeset__table > table"
     wrapped = page.evaluate(f"() => document.querySelectorAll('{top_level}').length")
     boxed_selector = "article > .rp-table > .md-typeset__scrollwrap"
@@ -209,14 +219,8 @@ def test_materials_bundle_restyles_no_more_than_the_links_it_rewrites_as_it_star
     and last changes before the body exists, where they cost nothing, and the palette toggle is ours
     (overrides/partials/javascripts/palette.html): the bundle still rewrites the links of the body, and
     restyles only them."""
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    watch = PageWatch(page)
-    page.goto(site_url + "404.html")
-    browser.start_tracing(page=page, categories=[*TRACE_CATEGORIES, INVALIDATION_CATEGORY])
-    page.goto(site_url + "serving/batching/", wait_until="load")
-    page.evaluate(NEXT_FRAME)
-    marks = restyle_marks_in_script(browser.stop_tracing(), "bundle.")
+    context, page, watch, trace = load_traced_at_phone_width(browser, site_url, "serving/batching/")
+    marks = restyle_marks_in_script(trace, "bundle.")
     classes = page.evaluate("() => [...document.documentElement.classList]")
     elements = page.evaluate("() => document.querySelectorAll('*').length")
     context.close()
