@@ -153,23 +153,52 @@ def restyle_marks_in_script(trace: bytes | str, file_prefix: str) -> list[Restyl
     do not.
     """
     events = json.loads(trace)["traceEvents"]
-    evaluations = [
+    return _marks_within(events, _first_evaluation(events, file_prefix))
+
+
+def restyle_marks_in_event(trace: bytes | str, event_type: str, after_script: str) -> list[RestyleMark]:
+    """Each element the handlers of an event (``DOMContentLoaded``) marked for restyling, in order: in every
+    dispatch of ``event_type`` on the thread that evaluated the script named ``after_script``*, after that
+    evaluation began (the page's own events, not those of a page loaded before it in the trace; a frame's
+    document can have its own dispatch of the same event, empty, just before the page's)."""
+    events = json.loads(trace)["traceEvents"]
+    script = _first_evaluation(events, after_script)
+    dispatches = [
         e
         for e in events
         if e.get("ph") == "X"
-        and e.get("name") == "EvaluateScript"
-        and _script_name(e).startswith(f"script {file_prefix}")
+        and e.get("name") == "EventDispatch"
+        and (e.get("args", {}).get("data") or {}).get("type") == event_type
+        and (e.get("pid"), e.get("tid")) == (script["pid"], script["tid"])
+        and e.get("ts", -1) >= script["ts"]
     ]
-    if not evaluations:
-        raise ValueError(f"the trace has no evaluation of a script named {file_prefix}*")
-    script = evaluations[0]
+    if not dispatches:
+        raise ValueError(f"the trace has no {event_type} event after {after_script}* was evaluated")
+    ordered = sorted(dispatches, key=lambda e: e["ts"])
+    return [mark for dispatch in ordered for mark in _marks_within(events, dispatch)]
+
+
+def _first_evaluation(events: list[dict[str, Any]], file_prefix: str) -> dict[str, Any]:
+    """The first evaluation of a script whose file name starts with ``file_prefix``; ValueError if none."""
+    for event in events:
+        if (
+            event.get("ph") == "X"
+            and event.get("name") == "EvaluateScript"
+            and _script_name(event).startswith(f"script {file_prefix}")
+        ):
+            return event
+    raise ValueError(f"the trace has no evaluation of a script named {file_prefix}*")
+
+
+def _marks_within(events: list[dict[str, Any]], span: dict[str, Any]) -> list[RestyleMark]:
+    """The restyle marks made on ``span``'s thread while it ran, in order."""
     marks = []
     for e in sorted(events, key=lambda e: e.get("ts", 0)):
         data = e.get("args", {}).get("data") or {}
         if (
             e.get("name") == "StyleRecalcInvalidationTracking"
-            and (e.get("pid"), e.get("tid")) == (script["pid"], script["tid"])
-            and script["ts"] <= e.get("ts", -1) < script["ts"] + script["dur"]
+            and (e.get("pid"), e.get("tid")) == (span["pid"], span["tid"])
+            and span["ts"] <= e.get("ts", -1) < span["ts"] + span["dur"]
         ):
             element = str(data.get("nodeName", "")).split(" ", 1)[0]
             marks.append(RestyleMark(element, str(data.get("reason", "")), bool(data.get("subtree"))))

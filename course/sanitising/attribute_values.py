@@ -37,12 +37,13 @@ MARKDOWN_CLASSES: frozenset[str] = frozenset(
     {
         *("admonition", "admonition-title", "footnote", "footnote-ref", "footnote-backref", "headerlink"),
         *("toc", "highlight", "highlighttable", "linenos", "linenodiv", "filename"),
-        *("takeaways", "rp-cite", "rp-references", "rp-references__id"),
+        *("takeaways", "rp-cite", "rp-references", "rp-references__id", "rp-table"),
     }
 )
 """Classes the Markdown extensions of mkdocs.yml write around a lesson's own content, which the sanitiser
 sees with the lesson's HTML: admonitions, footnotes, headings' anchors, highlighted code, and our Key
-takeaways box and citations (read from a build of the course: every class the page sanitiser saw)."""
+takeaways box, citations and tables' boxes (read from a build of the course: every class the page
+sanitiser saw)."""
 
 TOKEN_CLASS_RE = re.compile(r"^[a-z]{1,2}[a-z0-9]?(?:-[A-Z][A-Za-z]*)*$")
 """Pygments' token classes in code (``nn``, ``s2``, ``l-Scalar-Plain``), never ``md-*`` or ``rp-*``."""

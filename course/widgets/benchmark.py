@@ -66,6 +66,17 @@ slider to repaint p95 15.2 and 16.1 ms (a first run of 120 moves had shown 16.9 
 marks share the y scale with the lines, so a change of theirs still makes Vega work out that scale again
 and, likely (not traced), encode again what is drawn with it.
 
+On a quiet machine (December 2026, one run of the benchmark, 40 moves each) the p95 is within the frame on
+prefill-vs-decode (8.7 / 11.8 ms) and the roofline explorer (6.6 / 14.3 ms), not on the KV cache (10.1 /
+23.0 ms), and there the tail is where the moves are: the KV cache's widget starts from the kept Python
+memory (the prefill-vs-decode lesson came first), and its first 18 or so moves took 9-23 ms of Python where
+the later ones took 2 ms (three runs alike; started from scratch instead, 120 moves after ten others: p50
+9.8 / p95 13.3 ms). That is not the time since the start (the same after waiting 10 s instead of 3), nor
+Python's garbage collector (``gc.freeze()`` or ``gc.collect()`` first, from the widget's code cell, left
+it), nor cured by the worker computing the first request again 19 times while the reader reads (tried and
+dropped); twenty moves at other values made first took it away, in Python and in the page. Its cause is
+not known yet.
+
 One request is in flight at a time and only the latest inputs are sent next (no timer), so a drag never
 queues up work. While a lesson loads, no long
 task is ours: the tasks over 50 ms of CPU are Material's bundle.min.js (its evaluation and its

@@ -29,6 +29,7 @@ from course.benchmarks.main_thread import (
     Task,
     long_tasks,
     main_thread_tasks,
+    restyle_marks_in_event,
     restyle_marks_in_script,
     trace_main_thread,
 )
@@ -139,6 +140,74 @@ def test_restyle_marks_inside_a_script_are_the_changes_it_made_while_it_was_eval
         restyle_marks_in_script(json.dumps(trace), "charts.js")
 
 
+def test_restyle_marks_in_an_event_are_those_its_handlers_made_after_the_script_began() -> None:
+    def span(name: str, ts: int, dur: int, tid: int = 1, **data: object) -> dict[str, object]:
+        return {"ph": "X", "pid": 7, "tid": tid, "name": name, "ts": ts, "dur": dur, "args": {"data": data}}
+
+    def marked(ts: int, node: str) -> dict[str, object]:
+        data = {"nodeName": node, "reason": "Related style rule", "subtree": True}
+        name = "StyleRecalcInvalidationTracking"
+        return {"ph": "I", "pid": 7, "tid": 1, "name": name, "ts": ts, "args": {"data": data}}
+
+    trace = {
+        "traceEvents": [
+            span("EventDispatch", 100, 50, type="DOMContentLoaded"),  # the page before: not this page's
+            marked(120, "BODY"),
+            span("EvaluateScript", 1_000, 500, url="http://127.0.0.1/assets/javascripts/bundle.1.min.js"),
+            span("EventDispatch", 2_000, 10, tid=2, type="DOMContentLoaded"),  # another thread
+            marked(3_050, "NAV"),
+            span("EventDispatch", 3_000, 100, type="load"),
+            span("EventDispatch", 3_900, 1, type="DOMContentLoaded"),  # a frame's, empty
+            span("EventDispatch", 4_000, 1_000, type="DOMContentLoaded"),
+            marked(4_500, "ARTICLE class='md-content__inner md-typeset'"),
+            marked(5_500, "HEADER"),  # after the handlers: a timer's
+        ]
+    }
+    marks = restyle_marks_in_event(json.dumps(trace), "DOMContentLoaded", "bundle.")
+    assert marks == [RestyleMark("ARTICLE", "Related style rule", subtree=True)]
+    with pytest.raises(ValueError, match="pageshow"):
+        restyle_marks_in_event(json.dumps(trace), "pageshow", "bundle.")
+    with pytest.raises(ValueError, match="charts"):
+        restyle_marks_in_event(json.dumps(trace), "DOMContentLoaded", "charts.js")
+
+
+def load_traced_at_phone_width(browser: Any, site_url: str, lesson: str) -> tuple[Any, Any, PageWatch, bytes]:
+    """Load ``lesson`` at phone width, traced with Chromium's invalidation tracking (after another page of
+    the site, so the trace holds this load alone); returns the context, the page, its watch and the trace.
+    The caller reads the page, then closes the context and checks the watch."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    watch = PageWatch(page)
+    page.goto(site_url + "404.html")
+    browser.start_tracing(page=page, categories=[*TRACE_CATEGORIES, INVALIDATION_CATEGORY])
+    page.goto(site_url + lesson, wait_until="load")
+    page.evaluate(NEXT_FRAME)
+    return context, page, watch, browser.stop_tracing()
+
+
+@pytest.mark.browser
+def test_materials_table_wrappers_restyle_the_tables_not_the_article(browser: Any, site_url: str) -> None:
+    """At DOMContentLoaded Material moves each table into its scroll wrapper; its rule on whatever follows
+    a table (``table:not([class]) + *``) made Chromium restyle the table's parent and all it holds, the
+    whole article for a table at the top level of a lesson (570 elements on this one at phone width, the
+    longest part of the longest task after the first paint, issue 23). course/tables/ puts each such table
+    in a box of its own, and the restyle stays in the box."""
+    context, page, watch, trace = load_traced_at_phone_width(
+        browser, site_url, "model/tokens-parameters-and-flops/"
+    )
+    marks = restyle_marks_in_event(trace, "DOMContentLoaded", "bundle.")
+    top_level = "article > :is(.rp-table, .md-typeset__scrollwrap) .md-typeset__table > table"
+    wrapped = page.evaluate(f"() => document.querySelectorAll('{top_level}').length")
+    boxed_selector = "article > .rp-table > .md-typeset__scrollwrap"
+    boxed = page.evaluate(f"() => document.querySelectorAll('{boxed_selector}').length")
+    context.close()
+    watch.check()
+    assert wrapped >= 1, "the lesson has no table at its top level: choose a lesson that has one"
+    whole = [mark for mark in marks if mark.subtree and mark.element in {"HTML", "BODY", "ARTICLE"}]
+    assert not whole, f"Material's setup restyled everything under {whole}"
+    assert boxed == wrapped, f"{wrapped - boxed} of {wrapped} top-level tables are not in a box"
+
+
 @pytest.mark.browser
 def test_materials_bundle_restyles_no_more_than_the_links_it_rewrites_as_it_starts(
     browser: Any, site_url: str
@@ -150,14 +219,8 @@ def test_materials_bundle_restyles_no_more_than_the_links_it_rewrites_as_it_star
     and last changes before the body exists, where they cost nothing, and the palette toggle is ours
     (overrides/partials/javascripts/palette.html): the bundle still rewrites the links of the body, and
     restyles only them."""
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    watch = PageWatch(page)
-    page.goto(site_url + "404.html")
-    browser.start_tracing(page=page, categories=[*TRACE_CATEGORIES, INVALIDATION_CATEGORY])
-    page.goto(site_url + "serving/batching/", wait_until="load")
-    page.evaluate(NEXT_FRAME)
-    marks = restyle_marks_in_script(browser.stop_tracing(), "bundle.")
+    context, page, watch, trace = load_traced_at_phone_width(browser, site_url, "serving/batching/")
+    marks = restyle_marks_in_script(trace, "bundle.")
     classes = page.evaluate("() => [...document.documentElement.classList]")
     elements = page.evaluate("() => document.querySelectorAll('*').length")
     context.close()
