@@ -81,6 +81,18 @@ instead of 842, its style recalculations took 5.0 ms instead of 7.4 and the task
 time on these pages moved by more than that from run to run (the twin's from 0 to 145 ms in three runs of
 the same page), so no score change is claimed for it.
 
+Where the rest of the gap is, traced by Lighthouse (its unthrottled load, tokens-parameters-and-flops,
+December 2026, Chromium 156.0.8078.129): the twin paints nothing until 180 ms, after two tasks of 72 ms
+(the first style and layout of the whole article) and 106 ms (its bundle's evaluation, 45 ms of it forced
+restyles); the lesson paints its header and first lines at 113 ms, before the same first layout of the
+article (a 59 ms task), its bundle (27 ms) and its ``DOMContentLoaded`` handler (44 ms), which then count
+as blocking time. The lesson's main thread does less, and shows the page sooner, yet scores less blocking
+time only where the twin's heavy tasks also come after its first paint. With this Chromium (a WebUI
+renderer of its own now starts beside each headless page, competing for the two cores) the blocking times
+were higher than in the November runs above: medians of five interleaved runs, main before the boxes /
+after / twin, 209 / 193 / 75 ms (tokens-parameters-and-flops, scores 97 / 97 / 99), 104 / 92 / 50 ms
+(quantization, 99 / 99 / 100), 140 / 169 / 67 ms (number-formats, 98 / 98 / 99).
+
 Earlier experiments, for the record: holding the first paint back until the bundle has run (a
 render-blocking ``<link rel=expect>``) and running the bundle just after the header each cut the blocking
 time but moved the first or the largest paint later than the twin's (2.1 s and 2.04 s), and a plain
