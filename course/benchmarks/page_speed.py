@@ -89,7 +89,7 @@ article (a 59 ms task), its bundle (27 ms) and its ``DOMContentLoaded`` handler 
 as blocking time. The lesson's main thread does less, and shows the page sooner, yet scores less blocking
 time only where the twin's heavy tasks also come after its first paint. With this Chromium (a WebUI
 renderer of its own now starts beside each headless page, competing for the two cores) the blocking times
-were higher than in the November runs above: medians of five interleaved runs, main before the boxes /
+were higher than in the earlier runs above: medians of five interleaved runs, main before the boxes /
 after / twin, 209 / 193 / 75 ms (tokens-parameters-and-flops, scores 97 / 97 / 99), 104 / 92 / 50 ms
 (quantization, 99 / 99 / 100), 140 / 169 / 67 ms (number-formats, 98 / 98 / 99).
 
