@@ -77,7 +77,7 @@ invalidation tracking). Since December 2026 such a table sits in a box of its ow
 (course/tables/extension.py), and the restyle stays in the box: on tokens-parameters-and-flops at phone
 width (five interleaved loads, unthrottled, medians of CPU time) the handler's task restyled 339 elements
 instead of 842, its style recalculations took 5.0 ms instead of 7.4 and the task 27.5 ms instead of 30.2
-(the twin's 15.8 ms, as its first paint comes after it and little is laid out yet). Lighthouse's blocking
+(the twin's 15.8 ms: its bundle's evaluation, a task before it, did its restyles). Lighthouse's blocking
 time on these pages moved by more than that from run to run (the twin's from 0 to 145 ms in three runs of
 the same page), so no score change is claimed for it.
 
@@ -86,8 +86,8 @@ December 2026, Chromium 156.0.8078.129): the twin paints nothing until 180 ms, a
 (the first style and layout of the whole article) and 106 ms (its bundle's evaluation, 45 ms of it forced
 restyles); the lesson paints its header and first lines at 113 ms, before the same first layout of the
 article (a 59 ms task), its bundle (27 ms) and its ``DOMContentLoaded`` handler (44 ms), which then count
-as blocking time. The lesson's main thread does less, and shows the page sooner, yet scores less blocking
-time only where the twin's heavy tasks also come after its first paint. With this Chromium (a WebUI
+as blocking time. The lesson's main thread does less and shows the page sooner, and Lighthouse counts
+more of its work as blocking. With this Chromium (a WebUI
 renderer of its own now starts beside each headless page, competing for the two cores) the blocking times
 were higher than in the earlier runs above: medians of five interleaved runs, main before the boxes /
 after / twin, 209 / 193 / 75 ms (tokens-parameters-and-flops, scores 97 / 97 / 99), 104 / 92 / 50 ms
