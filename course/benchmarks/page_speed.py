@@ -87,11 +87,11 @@ December 2026, Chromium 156.0.8078.129): the twin paints nothing until 180 ms, a
 restyles); the lesson paints its header and first lines at 113 ms, before the same first layout of the
 article (a 59 ms task), its bundle (27 ms) and its ``DOMContentLoaded`` handler (44 ms), which then count
 as blocking time. The lesson's main thread does less and shows the page sooner, and Lighthouse counts
-more of its work as blocking. With this Chromium (a WebUI
-renderer of its own now starts beside each headless page, competing for the two cores) the blocking times
-were higher than in the earlier runs above: medians of five interleaved runs, main before the boxes /
-after / twin, 209 / 193 / 75 ms (tokens-parameters-and-flops, scores 97 / 97 / 99), 104 / 92 / 50 ms
-(quantization, 99 / 99 / 100), 140 / 169 / 67 ms (number-formats, 98 / 98 / 99).
+more of its work as blocking. With this Chromium (a WebUI renderer of its own now starts beside each
+headless page, competing for the two cores) the blocking times were higher than in the earlier runs
+above: medians of five interleaved runs, main before the boxes / after / twin, 209 / 193 / 75 ms
+(tokens-parameters-and-flops, scores 97 / 97 / 99), 104 / 92 / 50 ms (quantization, 99 / 99 / 100),
+140 / 169 / 67 ms (number-formats, 98 / 98 / 99).
 
 Earlier experiments, for the record: holding the first paint back until the bundle has run (a
 render-blocking ``<link rel=expect>``) and running the bundle just after the header each cut the blocking

@@ -39,9 +39,8 @@ class TableBoxProcessor(Treeprocessor):
                 continue
             box = etree.Element("div", {"class": BOX_CLASS})
             box.tail, child.tail = child.tail, None
-            root.remove(child)
+            root[index] = box
             box.append(child)
-            root.insert(index, box)
 
 
 class TableBoxExtension(Extension):
