@@ -93,6 +93,19 @@ above: medians of five interleaved runs, main before the boxes / after / twin, 2
 (tokens-parameters-and-flops, scores 97 / 97 / 99), 104 / 92 / 50 ms (quantization, 99 / 99 / 100),
 140 / 169 / 67 ms (number-formats, 98 / 98 / 99).
 
+On a quiet machine (December 2026, Chromium 156, load average under 1.5, all twenty lessons, medians of three
+interleaved runs) 13 lessons score at least their twin's, and the seven below it are one or two points below
+(number-formats 98 / 100, tokens-parameters-and-flops and tensor-parallelism 98 / 99, kv-cache,
+pipeline-parallelism, batching and kv-memory-and-paging 99 / 100); the mean blocking time is 102 ms against 68
+ms, first paint 0.80-0.99x the twin's, largest paint 0.51-0.98x, bytes 0.65-0.77x. The twin's page is lighter
+to lay out: it has no charts, widgets or quizzes (strip_blocks), so number-formats has 498 elements against
+the lesson's 2,181 (441 of them in its charts, 339 in its quiz, 275 in its widget), and the lesson's first
+style and layout of the whole article, the task after its first paint, took 28.5 and 34.9 ms (Lighthouse's
+unthrottled load). ``content-visibility: auto`` on every top-level block of the article but its headings
+(``contain-intrinsic-size: auto 4em``) was tried on tokens-parameters-and-flops: blocking time 103 ms against
+72 ms without it (five interleaved runs each) and the score 88 against 100 (not traced why), so it is not
+kept.
+
 Earlier experiments, for the record: holding the first paint back until the bundle has run (a
 render-blocking ``<link rel=expect>``) and running the bundle just after the header each cut the blocking
 time but moved the first or the largest paint later than the twin's (2.1 s and 2.04 s), and a plain

@@ -74,11 +74,28 @@ the later ones took 2 ms (three runs alike; started from scratch instead, 120 mo
 9.8 / p95 13.3 ms). That is not the time since the start (the same after waiting 10 s instead of 3), nor
 Python's garbage collector (``gc.freeze()`` or ``gc.collect()`` first, from the widget's code cell, left
 it), nor cured by the worker computing the first request again 19 times while the reader reads (tried and
-dropped); twenty moves at other values made first took it away, in Python and in the page. Its cause is
-not known yet. Python alone shows it too: the widget's code cell calling the protocol 40 times in a loop
-with the page idle (contexts 1,000 to 59,000 tokens) took 1.7-2.5 ms for most calls and 4-16 ms for about
-one in four, the first few among them, where CPython takes 1.0-1.2 ms for each (garbage collection off
-changed nothing, and no collection ran).
+dropped); twenty moves at other values made first took it away, in Python and in the page. Python alone
+shows it too: the widget's code cell calling the protocol 40 times in a loop with the page idle (contexts
+1,000 to 59,000 tokens) took 1.7-2.5 ms for most calls and 4-16 ms for about one in four, the first few
+among them, where CPython takes 1.0-1.2 ms for each (garbage collection off changed nothing, and no
+collection ran).
+
+The cause is V8's optimising compiler, not Python (December 2026, Chromium 156, quiet machine, 40 moves after
+the prefill-vs-decode lesson, one or two runs per flag). V8 runs each wasm function from quick baseline code
+first, then compiles the busy ones again with the indirect calls it has seen inlined, and since Chrome 137
+throws that code away when a call goes elsewhere (the V8 blog, "Speculative call_indirect inlining and
+deoptimization for WebAssembly", June 2025): Python's interpreter calls through function pointers everywhere,
+so a new kind of input sends it back to baseline code until it is compiled again. With Chromium told not to
+inline wasm calls (``--js-flags=--no-wasm-inlining``) or never to throw optimised wasm code away
+(``--no-wasm-deopt``) or to compile everything optimised at once (``--no-wasm-dynamic-tiering``), Python's
+share of a move was 2-9 ms from the first move on (p95 4.7-7.6 ms) against p95 9-18 ms and single moves of up
+to 29 ms as shipped (seven runs); the page's share fell with it (render p95 10-13 ms against 14-20; likely
+V8's compiling threads no longer competing with the page for the two cores, not traced). A page cannot set
+those flags. Warming up was tried (widgets.js sending 16 or 48 requests at other slider positions once the
+widget was live, answers dropped, stopped by the reader's first input; three runs each way, interleaved):
+Python's p95 went from 15 to 9-12 ms, but slider to repaint stayed at p95 27-38 ms against 30-31 ms without
+it, so it was not kept. Even with the flags, slider to repaint was p95 14-21 ms on this machine: the round
+trip and Vega's update take the rest of the frame.
 
 One request is in flight at a time and only the latest inputs are sent next (no timer), so a drag never
 queues up work. While a lesson loads, no long
