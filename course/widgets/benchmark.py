@@ -80,13 +80,13 @@ shows it too: the widget's code cell calling the protocol 40 times in a loop wit
 among them, where CPython takes 1.0-1.2 ms for each (garbage collection off changed nothing, and no
 collection ran).
 
-The cause is V8's optimising compiler, not Python (December 2026, Chromium 156, quiet machine, 40 moves after
-the prefill-vs-decode lesson, one or two runs per flag). V8 runs each wasm function from quick baseline code
+The tail is V8's, not Python's (December 2026, Chromium 156, quiet machine, 40 moves after the
+prefill-vs-decode lesson, one or two runs per flag). V8 runs each wasm function from quick baseline code
 first, then compiles the busy ones again with the indirect calls it has seen inlined, and since Chrome 137
 throws that code away when a call goes elsewhere (the V8 blog, "Speculative call_indirect inlining and
 deoptimization for WebAssembly", June 2025): Python's interpreter calls through function pointers everywhere,
-so a new kind of input sends it back to baseline code until it is compiled again. With Chromium told not to
-inline wasm calls (``--js-flags=--no-wasm-inlining``) or never to throw optimised wasm code away
+so, likely, a new kind of input sends it back to baseline code until it is compiled again. With Chromium told
+not to inline wasm calls (``--js-flags=--no-wasm-inlining``) or never to throw optimised wasm code away
 (``--no-wasm-deopt``) or to compile everything optimised at once (``--no-wasm-dynamic-tiering``), Python's
 share of a move was 2-9 ms from the first move on (p95 4.7-7.6 ms) against p95 9-18 ms and single moves of up
 to 29 ms as shipped (seven runs); the page's share fell with it (render p95 10-13 ms against 14-20; likely
