@@ -229,6 +229,24 @@ def _percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
+def halves_row(moves: list[dict[str, Any]], indent: str) -> tuple[str, str]:
+    """The p95 of a slider's first and second half of moves, end to end and Python's share: V8 compiles
+    Python's interpreter again while new inputs arrive (see above), so the tail of a widget started from
+    the kept memory sits in its first moves, and this row shows whether it still does."""
+    half = len(moves) // 2
+
+    def p95(rows: list[dict[str, Any]], key: str) -> str:
+        values = [row[key] for row in rows if row.get(key) is not None]
+        return f"{_percentile(values, 0.95):.1f} ms" if values else "n/a"
+
+    first, last = moves[:half], moves[half:]
+    return (
+        f"{indent}first / second half of the moves, p95",
+        f"{p95(first, 'updated')} / {p95(last, 'updated')}; Python {p95(first, 'python')} / "
+        f"{p95(last, 'python')}",
+    )
+
+
 def measure(site_dir: Path, lesson: str = LESSON, cold_starts: int = 2) -> dict[str, Any]:
     """Every widget figure, from one Chromium; returns milliseconds, counts and bytes.
 
@@ -408,6 +426,7 @@ def figure_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
             f"{statistics.median(slider):.1f} ms / {_percentile(slider, 0.95):.1f} ms ({len(slider)} moves, "
             f"max {max(slider):.0f} ms)",
         ),
+        halves_row(moves, "  "),
         (
             "  to the next animation frame p50 / p95",
             f"{statistics.median(frames):.1f} ms / {_percentile(frames, 0.95):.1f} ms",
@@ -453,6 +472,8 @@ def other_rows(others: list[dict[str, Any]]) -> list[tuple[str, str]]:
                     else "n/a",
                 )
             )
+            if not control.get("field"):
+                rows.append(halves_row(control["rows"], "    "))
         tasks = other["long_tasks_ms"]
         rows.append(
             (

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from course.widgets.benchmark import stage_rows
+from course.widgets.benchmark import halves_row, other_rows, stage_rows
 
 
 def test_a_restored_start_is_split_into_the_stages_it_passed() -> None:
@@ -38,3 +38,34 @@ def test_starts_side_by_side_say_which_stages_each_skipped() -> None:
     rows = dict(stage_rows([scratch, restored]))
     assert rows["  Pyodide: download, compile, start"] == "790 ms / n/a"
     assert rows["  kept Python memory: read and checked"] == "n/a / 290 ms"
+
+
+def test_a_sliders_tail_in_its_first_moves_shows_in_the_halves() -> None:
+    """Forty moves whose first twenty are slow (10..29 ms, Python 1..20 ms) and the rest 5 ms (Python 2 ms).
+    p95 of twenty values is the 19th smallest (index round(0.95 * 19) = 18): 28 ms and Python 19 ms."""
+    slow = [{"updated": 10.0 + i, "python": 1.0 + i} for i in range(20)]
+    quick = [{"updated": 5.0, "python": 2.0} for _ in range(20)]
+    assert halves_row(slow + quick, "  ") == (
+        "  first / second half of the moves, p95",
+        "28.0 ms / 5.0 ms; Python 19.0 ms / 2.0 ms",
+    )
+
+
+def test_only_sliders_get_the_halves_row() -> None:
+    """A typed value's changes are whole simulations, five of them: no halves; a slider's moves get them."""
+    moves = [{"updated": 8.0, "python": 3.0}] * 4
+    other = {
+        "lesson": "serving/batching/",
+        "start": {"total": 500.0},
+        "inputs": [
+            {"name": "rate", "field": True, "rows": moves},
+            {"name": "context-slider", "rows": moves},
+        ],
+        "long_tasks_ms": [],
+    }
+    labels = [label for label, _ in other_rows([other])]
+    assert labels.count("    first / second half of the moves, p95") == 1
+    assert (
+        labels.index("    first / second half of the moves, p95")
+        == labels.index("  context-slider: slider to repaint p50 / p95") + 1
+    )
