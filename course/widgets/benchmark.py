@@ -10,7 +10,8 @@
   updated in the page (worker round trip, DOM, Vega's ``runAsync``), which the browser then paints in its next
   frame; under 16.7 ms, a move is shown one frame later. The time until the next animation frame after the
   update is printed too (it adds the wait for the frame, whatever the widget does). Where the time goes
-  (Python in the worker, the round trip, the page's update) comes from the widget's own ``rendered`` event;
+  (Python in the worker, the round trip, the page's update) comes from the widget's own ``rendered`` event,
+  and the p95 of the first and of the second half of the moves says whether the tail is at the start;
 - main-thread long tasks (over 50 ms) while the page loads (before any touch: the page's own cost), from the
   first touch until the widget is live, and during the slider moves;
 - bytes fetched on a first visit and on a repeat visit (Pyodide comes from Cache Storage the second time);
