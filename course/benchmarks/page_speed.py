@@ -107,8 +107,11 @@ unthrottled load). ``content-visibility: auto`` on every top-level block of the 
 kept. Nor is ``content-visibility: auto`` on the closed navigation drawer at phone width (unlike ``hidden``,
 ``auto`` leaves skipped content focusable and in the accessibility tree, by CSS Containment level 2; not
 checked here): medians of five interleaved runs, with / without, 87 / 61 ms (number-formats), 100 / 96 ms
-(tokens-parameters-and-flops), 72 / 77 ms (kv-cache), all scoring 99-100. Those five runs also show the
-spread: number-formats' 61 ms against 141 ms in the three-run table an hour earlier, on the same build.
+(tokens-parameters-and-flops), 72 / 77 ms (kv-cache), all scoring 99-100. The spread is larger than the gaps:
+the seven lessons below their twin, run again five times each (interleaved, same build, an hour later), scored
+at least their twin's in four (number-formats, tensor-parallelism, kv-cache, pipeline-parallelism) and 99 /
+100 in three (tokens-parameters-and-flops, batching, kv-memory-and-paging; blocking 98-131 ms against 50-62
+ms).
 
 Earlier experiments, for the record: holding the first paint back until the bundle has run (a
 render-blocking ``<link rel=expect>``) and running the bundle just after the header each cut the blocking
