@@ -104,15 +104,15 @@ style and layout of the whole article, the task after its first paint, took 28.5
 unthrottled load). In that run Lighthouse's long-tasks audit named charts.js for two of the three simulated
 long tasks after the first paint (128 and 82 ms; Material's bundle the third, 111 ms): the one traced is the
 task that runs the last deferred script, charts.js (1.5 ms), and then Material's ``DOMContentLoaded`` handler
-(43 ms unthrottled), which Lighthouse files under the task's first script. ``content-visibility: auto`` on
-every top-level block of the article but its headings (``contain-intrinsic-size: auto 4em``) was tried on
-tokens-parameters-and-flops: blocking time 103 ms against 72 ms without it (five interleaved runs each) and
-the score 88 against 100 (not traced why), so it is not kept. Nor is ``content-visibility: auto`` on the
-closed navigation drawer at phone width (unlike ``hidden``, ``auto`` leaves skipped content focusable and in
-the accessibility tree, by CSS Containment level 2; not checked here): medians of five interleaved runs, with
-/ without, 87 / 61 ms (number-formats), 100 / 96 ms (tokens-parameters-and-flops), 72 / 77 ms (kv-cache), all
-scoring 99-100. The spread is larger than the gaps: the seven lessons below their twin, run again five times
-each (interleaved, same build, an hour later), scored at least their twin's in four (number-formats,
+(43 ms unthrottled), which Lighthouse seems to file under the task's first script. ``content-visibility:
+auto`` on every top-level block of the article but its headings (``contain-intrinsic-size: auto 4em``) was
+tried on tokens-parameters-and-flops: blocking time 103 ms against 72 ms without it (five interleaved runs
+each) and the score 88 against 100 (not traced why), so it is not kept. Nor is ``content-visibility: auto`` on
+the closed navigation drawer at phone width (unlike ``hidden``, ``auto`` leaves skipped content focusable and
+in the accessibility tree, by CSS Containment level 2; not checked here): medians of five interleaved runs,
+with / without, 87 / 61 ms (number-formats), 100 / 96 ms (tokens-parameters-and-flops), 72 / 77 ms (kv-cache),
+all scoring 99-100. The spread is larger than the gaps: the seven lessons below their twin, run again five
+times each (interleaved, same build, an hour later), scored at least their twin's in four (number-formats,
 tensor-parallelism, kv-cache, pipeline-parallelism) and 99 / 100 in three (tokens-parameters-and-flops,
 batching, kv-memory-and-paging; blocking 98-131 ms against 50-62 ms).
 
