@@ -94,27 +94,30 @@ above: medians of five interleaved runs, main before the boxes / after / twin, 2
 140 / 169 / 67 ms (number-formats, 98 / 98 / 99).
 
 On a quiet machine (December 2026, Chromium 156, load average under 1.5, all twenty lessons, medians of three
-interleaved runs) 13 lessons score at least their twin's, and the seven below it are one or two points below
-(number-formats 98 / 100, tokens-parameters-and-flops and tensor-parallelism 98 / 99, kv-cache,
-pipeline-parallelism, batching and kv-memory-and-paging 99 / 100); the mean blocking time is 102 ms against 68
-ms, first paint 0.80-0.99x the twin's, largest paint 0.51-0.98x, bytes 0.65-0.77x. The twin's page is lighter
-to lay out: it has no charts, widgets or quizzes (strip_blocks), so number-formats has 498 elements against
-the lesson's 2,181 (441 of them in its charts, 339 in its quiz, 275 in its widget), and the lesson's first
-style and layout of the whole article, the task after its first paint, took 28.5 and 34.9 ms (Lighthouse's
-unthrottled load). In that run Lighthouse's long-tasks audit named charts.js for two of the three simulated
-long tasks after the first paint (128 and 82 ms; Material's bundle the third, 111 ms): the one traced is the
-task that runs the last deferred script, charts.js (1.5 ms), and then Material's ``DOMContentLoaded`` handler
-(43 ms unthrottled), which Lighthouse seems to file under the task's first script. ``content-visibility:
-auto`` on every top-level block of the article but its headings (``contain-intrinsic-size: auto 4em``) was
-tried on tokens-parameters-and-flops: blocking time 103 ms against 72 ms without it (five interleaved runs
-each) and the score 88 against 100 (not traced why), so it is not kept. Nor is ``content-visibility: auto`` on
-the closed navigation drawer at phone width (unlike ``hidden``, ``auto`` leaves skipped content focusable and
-in the accessibility tree, by CSS Containment level 2; not checked here): medians of five interleaved runs,
-with / without, 87 / 61 ms (number-formats), 100 / 96 ms (tokens-parameters-and-flops), 72 / 77 ms (kv-cache),
-all scoring 99-100. The spread is larger than the gaps: the seven lessons below their twin, run again five
-times each (interleaved, same build, an hour later), scored at least their twin's in four (number-formats,
+interleaved runs) 13 lessons score at least their twin's and seven one or two points below (number-formats
+98 / 100, tokens-parameters-and-flops and tensor-parallelism 98 / 99, kv-cache, pipeline-parallelism, batching
+and kv-memory-and-paging 99 / 100); the mean blocking time is 102 ms against 68 ms, first paint 0.80-0.99x the
+twin's, largest paint 0.51-0.98x, bytes 0.65-0.77x. The spread is larger than the gaps: those seven, run again
+five times each an hour later (interleaved, same build), scored at least their twin's in four (number-formats,
 tensor-parallelism, kv-cache, pipeline-parallelism) and 99 / 100 in three (tokens-parameters-and-flops,
 batching, kv-memory-and-paging; blocking 98-131 ms against 50-62 ms).
+
+The first layout after the first paint (above) is heavier than the twin's own because the twin has no charts,
+widgets or quizzes (strip_blocks): number-formats has 498 elements against the lesson's 2,181 (441 of them in
+its charts, 339 in its quiz, 275 in its widget), and that task's style and layout took 28.5 and 34.9 ms in
+Lighthouse's unthrottled load. In the same run Lighthouse's long-tasks audit named charts.js for two of the
+three simulated long tasks after the first paint (128 and 82 ms; Material's bundle the third, 111 ms): the one
+traced is the task that runs the last deferred script, charts.js (1.5 ms), and then Material's
+``DOMContentLoaded`` handler (43 ms unthrottled), which Lighthouse seems to file under the task's first
+script.
+
+Tried and not kept (medians of five interleaved runs each): ``content-visibility: auto`` on every top-level
+block of the article but its headings (``contain-intrinsic-size: auto 4em``), on tokens-parameters-and-flops:
+blocking time 103 ms against 72 ms without it, and the score 88 against 100 (not traced why);
+``content-visibility: auto`` on the closed navigation drawer at phone width (unlike ``hidden``, ``auto``
+leaves skipped content focusable and in the accessibility tree, by CSS Containment level 2; not checked here):
+with / without, 87 / 61 ms (number-formats), 100 / 96 ms (tokens-parameters-and-flops), 72 / 77 ms (kv-cache),
+all scoring 99-100.
 
 Earlier experiments, for the record: holding the first paint back until the bundle has run (a
 render-blocking ``<link rel=expect>``) and running the bundle just after the header each cut the blocking
