@@ -102,9 +102,9 @@ five times each an hour later (interleaved, same build), scored at least their t
 tensor-parallelism, kv-cache, pipeline-parallelism) and 99 / 100 in three (tokens-parameters-and-flops,
 batching, kv-memory-and-paging; blocking 98-131 ms against 50-62 ms).
 
-The first layout after the first paint (above) is heavier than the twin's own because the twin has no charts,
-widgets or quizzes (strip_blocks): number-formats has 498 elements against the lesson's 2,181 (441 of them in
-its charts, 339 in its quiz, 275 in its widget), and that task's style and layout took 28.5 and 34.9 ms in
+The twin has no charts, widgets or quizzes (strip_blocks): number-formats has 498 elements against the
+lesson's 2,181 (441 of them in its charts, 339 in its quiz, 275 in its widget). On number-formats the lesson's
+first layout of the article after its first paint (above) took 28.5 ms of style and 34.9 ms of layout in
 Lighthouse's unthrottled load. In the same run Lighthouse's long-tasks audit named charts.js for two of the
 three simulated long tasks after the first paint (128 and 82 ms; Material's bundle the third, 111 ms): the one
 traced is the task that runs the last deferred script, charts.js (1.5 ms), and then Material's
