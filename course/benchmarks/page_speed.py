@@ -102,6 +102,14 @@ five times each an hour later (interleaved, same build), scored at least their t
 tensor-parallelism, kv-cache, pipeline-parallelism) and 99 / 100 in three (tokens-parameters-and-flops,
 batching, kv-memory-and-paging; blocking 98-131 ms against 50-62 ms).
 
+Since December 2026 Lighthouse's Chromium runs without that WebUI renderer (:data:`EXTRA_FEATURES_OFF`;
+``ps`` during a run on batching: four renderers, none of them WebUI, against five with one). Those three,
+run five more times each with the renderer off and on, interleaved (quiet machine, same build), scored at
+least their twin's either way: off, 100 / 99 (tokens-parameters-and-flops, blocking 59 / 42 ms), 100 / 96
+(batching, 78 / 106 ms; the twin's median largest paint 2.6 s, its search index counted) and 100 / 100
+(kv-memory-and-paging, 82 / 62 ms); on, 100 / 100 (72 / 46 ms), 100 / 100 (57 / 44 ms) and 99 / 99
+(112 / 114 ms). The renderer's effect is within the spread; it is off because a reader's tab has none.
+
 The twin has no charts, widgets or quizzes (strip_blocks): number-formats has 498 elements against the
 lesson's 2,181 (441 of them in its charts, 339 in its quiz, 275 in its widget). On number-formats the lesson's
 first layout of the article after its first paint (above) took 28.5 ms of style and 34.9 ms of layout in
@@ -171,9 +179,48 @@ class PageSpeed:
     tbt_ms: float | None = None
 
 
+# Headless Chromium 156 starts a renderer for its WebUI omnibox popup beside each page it opens, which on two
+# cores competes with the page Lighthouse measures (checked with ps: three renderers instead of two).
+EXTRA_FEATURES_OFF = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
+
+
+def disabled_features(launcher_flags: list[str]) -> str:
+    """One ``--disable-features`` flag: chrome-launcher's own list and :data:`EXTRA_FEATURES_OFF`.
+
+    Chromium keeps only the last ``--disable-features`` on its command line (checked: a second one given after
+    ours turns the omnibox renderer back on), and chrome-launcher puts its defaults before the flags it is
+    given, so ours must repeat its list for those features to stay off.
+    """
+    prefix = "--disable-features="
+    features = [
+        name for flag in launcher_flags if flag.startswith(prefix) for name in flag[len(prefix) :].split(",")
+    ]
+    return prefix + ",".join(dict.fromkeys(name for name in (*features, *EXTRA_FEATURES_OFF) if name))
+
+
+def _launcher_flags() -> list[str]:
+    """chrome-launcher's default Chromium flags, from the Lighthouse install that is about to run."""
+    package = LIGHTHOUSE.resolve().parent.parent  # node_modules/lighthouse: its bin is cli/index.js
+    script = "import {Launcher} from 'chrome-launcher'; console.log(JSON.stringify(Launcher.defaultFlags()))"
+    result = subprocess.run(
+        ["node", "--input-type=module", "-e", script],
+        cwd=package,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if result.returncode != 0:
+        raise RuntimeError(
+            f"could not read chrome-launcher's default flags next to {LIGHTHOUSE} (is it Lighthouse's npm "
+            f"install? see page_speed.py):\n{result.stderr}"
+        )
+    flags: list[str] = json.loads(result.stdout)
+    return flags
+
+
 def _chrome_flags() -> str:
     """The course's Chromium flags as one --chrome-flags value (quoted where a flag holds spaces)."""
-    flags = ["--headless=new", *CHROMIUM_ARGS]
+    flags = ["--headless=new", *CHROMIUM_ARGS, disabled_features(_launcher_flags())]
     return " ".join(
         f'{flag.split("=", 1)[0]}="{flag.split("=", 1)[1]}"' if " " in flag else flag for flag in flags
     )
