@@ -98,6 +98,15 @@ Python's p95 went from 15 to 9-12 ms, but slider to repaint stayed at p95 27-38 
 it, so it was not kept. Even with the flags, slider to repaint was p95 14-21 ms on this machine: the round
 trip and Vega's update take the rest of the frame.
 
+The tail is the first twenty moves after a start, on every slider (December 2026, the whole benchmark in one
+run, load under 2, the first and the second twenty moves' p95): prefill-vs-decode 24.6 then 11.2 ms (Python
+9.4 then 4.5 ms), KV cache 27.7 then 11.7 ms (15.7 then 3.3), roofline explorer 16.8 then 6.9 ms (12.0 then
+2.6). Once V8 has compiled Python's interpreter again for the widget's own work, each slider is within the
+frame. What is left to try is a warm-up before the widget is live (the worker computing some twenty answers
+at other slider positions before it reports ready, which the reader would wait for: about 0.2-0.3 s on this
+machine, added to a start of 0.43 s on a repeat visit); not tried, as it trades the start for the first
+moves.
+
 One request is in flight at a time and only the latest inputs are sent next (no timer), so a drag never
 queues up work. While a lesson loads, no long
 task is ours: the tasks over 50 ms of CPU are Material's bundle.min.js (its evaluation and its
