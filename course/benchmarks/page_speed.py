@@ -135,6 +135,7 @@ Starting our four scripts in a task of their own after ``DOMContentLoaded`` (Dec
 gave median blocking times of 132 against 130 ms (batching), 163 against 170 (tokens-parameters-and-flops)
 and 131 against 175 (kv-memory-and-paging): no consistent gain, and it would sometimes start the quizzes
 and the scroll boxes' focus after ``load``.
+
 Holding the first paint only until the article is parsed (``<link rel=expect blocking=render>`` naming an
 empty element at the end of the article, so the article's first layout came before the first paint, as the
 twin's does; December 2026, a built copy, five interleaved runs each) moved the modelled first paint from
@@ -194,7 +195,7 @@ class PageSpeed:
 
 
 # Headless Chromium 156 starts a renderer for its WebUI omnibox popup beside each page it opens, which on two
-# cores competes with the page Lighthouse measures (checked with ps: three renderers instead of two).
+# cores competes with the page Lighthouse measures (ps, on a blank page: three renderers, not two).
 EXTRA_FEATURES_OFF = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
 
 
