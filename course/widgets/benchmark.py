@@ -101,16 +101,16 @@ trip and Vega's update take the rest of the frame.
 The tail is the first twenty moves after a start, on every slider (December 2026, the whole benchmark in one
 run, load under 2, the first and the second twenty moves' p95): prefill-vs-decode 24.6 then 11.2 ms (Python
 9.4 then 4.5 ms), KV cache 27.7 then 11.7 ms (15.7 then 3.3), roofline explorer 16.8 then 6.9 ms (12.0 then
-2.6). Once V8 has compiled Python's interpreter again for the widget's own work, each slider is within the
-frame. A warm-up before the widget goes live was tried and dropped (a built copy whose widgets.js computed
-twenty answers at other positions of the widget's slider, one after the other, before it showed the widget
-live; two benchmark runs each way, interleaved, quiet machine). It added 81-183 ms to every start (a repeat
-visit's touch to live 598 and 685 ms against 468 and 509) and left the first twenty moves' tail where it was:
-KV cache p95 22.1 and 24.1 ms against 25.9 and 28.5 (Python 10.5 and 14.2 against 14.6 and 16.3 ms), the
-roofline explorer 16.6 and 18.6 against 16.2 and 17.5 ms (Python 12.0 and 14.4 against 11.8 and 12.9 ms).
-So the widget's own code waiting to be compiled is not the whole of it. Likely (not traced) it is the one-off
-work that runs beside those first moves on two cores: Vega loading and compiling the chart on the main
-thread once the widget is live, and V8's compiling threads.
+2.6). After those first moves each slider is within the frame. A warm-up before the widget goes live was tried
+and dropped (a built copy whose widgets.js computed twenty answers at other positions of the widget's slider,
+one after the other, before it showed the widget live; two benchmark runs each way, interleaved, quiet
+machine). It added 81-183 ms to every start (a repeat visit's touch to live 598 and 685 ms against 468 and
+509) and moved the first twenty moves' tail little or not at all: KV cache p95 22.1 and 24.1 ms against 25.9
+and 28.5 (Python 10.5 and 14.2 against 14.6 and 16.3 ms), the roofline explorer 16.6 and 18.6 against 16.2 and
+17.5 ms (Python 12.0 and 14.4 against 11.8 and 12.9 ms). So the widget's own code waiting to be compiled is
+not the whole of it. Likely (not traced) it is the one-off work that runs beside those first moves on two
+cores: Vega loading and compiling the chart on the main thread once the widget is live, and V8's compiling
+threads.
 
 One request is in flight at a time and only the latest inputs are sent next (no timer), so a drag never
 queues up work. While a lesson loads, no long
