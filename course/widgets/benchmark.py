@@ -107,10 +107,10 @@ one after the other, before it showed the widget live; two benchmark runs each w
 machine). It added 81-183 ms to every start (a repeat visit's touch to live 598 and 685 ms against 468 and
 509) and moved the first twenty moves' tail little or not at all: KV cache p95 22.1 and 24.1 ms against 25.9
 and 28.5 (Python 10.5 and 14.2 against 14.6 and 16.3 ms), the roofline explorer 16.6 and 18.6 against 16.2 and
-17.5 ms (Python 12.0 and 14.4 against 11.8 and 12.9 ms). So the widget's own code waiting to be compiled is
-not the whole of it. Likely (not traced) it is the one-off work that runs beside those first moves on two
-cores: Vega loading and compiling the chart on the main thread once the widget is live, and V8's compiling
-threads.
+17.5 ms (Python 12.0 and 14.4 against 11.8 and 12.9 ms). So Python's code waiting to be compiled is not the
+whole of it. Waiting 10 s before the first move did not help either (above), and twenty moves made first did,
+in Python and in the page: likely (not traced) it is the page's own update path, Vega's, being compiled by V8
+as the moves make it hot, on threads that compete with the worker for the two cores.
 
 One request is in flight at a time and only the latest inputs are sent next (no timer), so a drag never
 queues up work. While a lesson loads, no long
