@@ -75,8 +75,14 @@ class Task:
         return f"{self.cpu_ms:.0f} ms of CPU ({self.wall_ms:.0f} ms wall): {parts or 'browser internals'}"
 
 
+def _data(event: dict[str, Any]) -> dict[str, Any]:
+    """A trace event's ``args.data`` (empty where it has none)."""
+    data: dict[str, Any] = event.get("args", {}).get("data") or {}
+    return data
+
+
 def _script_name(event: dict[str, Any]) -> str:
-    data = event.get("args", {}).get("data") or {}
+    data = _data(event)
     url = str(data.get("url") or data.get("scriptName") or event.get("args", {}).get("fileName") or "")
     return "script " + (url.rstrip("/").rsplit("/", 1)[-1] or "(inline)")
 
@@ -169,7 +175,7 @@ def restyle_marks_in_event(trace: bytes | str, event_type: str, after_script: st
         for e in events
         if e.get("ph") == "X"
         and e.get("name") == "EventDispatch"
-        and (e.get("args", {}).get("data") or {}).get("type") == event_type
+        and _data(e).get("type") == event_type
         and (e.get("pid"), e.get("tid")) == (script["pid"], script["tid"])
         and e.get("ts", -1) >= script["ts"]
     ]
@@ -200,14 +206,12 @@ def stylesheets_applied_in_script(trace: bytes | str, file_prefix: str) -> list[
     ]
     since = max(updates, default=0)
     addresses = {
-        (e.get("args", {}).get("data") or {}).get("requestId"): str(
-            (e["args"].get("data") or {}).get("url", "")
-        )
+        _data(e).get("requestId"): str(_data(e).get("url", ""))
         for e in events
         if e.get("name") == "ResourceSendRequest"
     }
     finished = (
-        addresses.get((e.get("args", {}).get("data") or {}).get("requestId"), "")
+        addresses.get(_data(e).get("requestId"), "")
         for e in events
         if e.get("name") == "ResourceFinish" and since <= e.get("ts", -1) < script["ts"] + script["dur"]
     )
@@ -230,7 +234,7 @@ def _marks_within(events: list[dict[str, Any]], span: dict[str, Any]) -> list[Re
     """The restyle marks made on ``span``'s thread while it ran, in order."""
     marks = []
     for e in sorted(events, key=lambda e: e.get("ts", 0)):
-        data = e.get("args", {}).get("data") or {}
+        data = _data(e)
         if (
             e.get("name") == "StyleRecalcInvalidationTracking"
             and (e.get("pid"), e.get("tid")) == (span["pid"], span["tid"])

@@ -154,6 +154,7 @@ benchmark's table).
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -213,6 +214,7 @@ def disabled_features(launcher_flags: list[str]) -> str:
     return prefix + ",".join(dict.fromkeys(name for name in (*features, *EXTRA_FEATURES_OFF) if name))
 
 
+@functools.cache  # one node start per benchmark run, not one per Lighthouse run
 def _launcher_flags() -> list[str]:
     """chrome-launcher's default Chromium flags, from the Lighthouse install that is about to run."""
     package = LIGHTHOUSE.resolve().parent.parent  # node_modules/lighthouse: its bin is cli/index.js
