@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
+from course.browser_flags import CHROMIUM, launch_options
 
 ROOT = Path(__file__).resolve().parent.parent
 # The test folders mirror the packages (tests/calculators/simulator/ tests calculators/simulator/); what tests
@@ -159,7 +159,7 @@ def browser() -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        chromium = playwright.chromium.launch(**launch_options(playwright.chromium))
         yield chromium
         chromium.close()
 

@@ -193,7 +193,7 @@ def measure(work: Path, plain_source: Path, edits: int = EDITS) -> list[tuple[st
 @contextmanager
 def open_in_browser(sides: Sequence[Served]) -> Iterator[None]:
     """Open each side's page in headless Chromium, for :meth:`Served.time_edit`; nothing without Chromium."""
-    from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
+    from course.browser_flags import CHROMIUM, launch_options
 
     if not Path(CHROMIUM).exists():
         yield
@@ -201,7 +201,7 @@ def open_in_browser(sides: Sequence[Served]) -> Iterator[None]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(**launch_options(playwright.chromium))
         try:
             for side in sides:
                 side.browser_page = browser.new_page()

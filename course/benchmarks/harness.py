@@ -282,11 +282,11 @@ def bytes_before_interaction(site_dir: Path, page: str) -> PageWeight:
     """Every response a page triggers until the network is idle (no scroll, hover or typing)."""
     from playwright.sync_api import sync_playwright
 
-    from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
+    from course.browser_flags import launch_options
 
     bodies: list[bytes] = []
     with serve(site_dir) as base, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(**launch_options(playwright.chromium))
         tab = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
         tab.on("response", lambda response: bodies.append(response.body() if response.ok else b""))
         tab.goto(base + page, wait_until="networkidle")

@@ -102,8 +102,9 @@ five times each an hour later (interleaved, same build), scored at least their t
 tensor-parallelism, kv-cache, pipeline-parallelism) and 99 / 100 in three (tokens-parameters-and-flops,
 batching, kv-memory-and-paging; blocking 98-131 ms against 50-62 ms).
 
-Since December 2026 Lighthouse's Chromium runs without that WebUI renderer (:data:`EXTRA_FEATURES_OFF`;
-``ps`` during a run on batching: four renderers, none of them WebUI, against five with one). Those three,
+Since December 2026 Lighthouse's Chromium runs without that WebUI renderer
+(:data:`course.browser_flags.FEATURES_OFF`; ``ps`` during a run on batching: four renderers, none of them
+WebUI, against five with one). Those three,
 run five more times each with the renderer off and on, interleaved (quiet machine, same build), scored at
 least their twin's either way: off, 100 / 99 (tokens-parameters-and-flops, blocking 59 / 42 ms), 100 / 96
 (batching, 78 / 106 ms; the twin's median largest paint 2.6 s, its search index counted) and 100 / 100
@@ -165,7 +166,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from course.benchmarks.harness import Sites, register, serve
-from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
+from course.browser_flags import CHROMIUM, CHROMIUM_ARGS, disabled_features, launch_options
 
 LIGHTHOUSE = Path(os.environ.get("RIDGEPOINT_LIGHTHOUSE") or shutil.which("lighthouse") or "lighthouse")
 LIGHTHOUSE_TIMEOUT_S = 300
@@ -195,25 +196,6 @@ class PageSpeed:
     tbt_ms: float | None = None
 
 
-# Headless Chromium 156 starts a renderer for its WebUI omnibox popup beside each page it opens, which on two
-# cores competes with the page Lighthouse measures (ps, on a blank page: three renderers, not two).
-EXTRA_FEATURES_OFF = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
-
-
-def disabled_features(launcher_flags: list[str]) -> str:
-    """One ``--disable-features`` flag: chrome-launcher's own list and :data:`EXTRA_FEATURES_OFF`.
-
-    Chromium keeps only the last ``--disable-features`` on its command line (checked: a second one given after
-    ours turns the omnibox renderer back on), and chrome-launcher puts its defaults before the flags it is
-    given, so ours must repeat its list for those features to stay off.
-    """
-    prefix = "--disable-features="
-    features = [
-        name for flag in launcher_flags if flag.startswith(prefix) for name in flag[len(prefix) :].split(",")
-    ]
-    return prefix + ",".join(dict.fromkeys(name for name in (*features, *EXTRA_FEATURES_OFF) if name))
-
-
 @functools.cache  # one node start per benchmark run, not one per Lighthouse run
 def _launcher_flags() -> list[str]:
     """chrome-launcher's default Chromium flags, from the Lighthouse install that is about to run."""
@@ -236,7 +218,8 @@ def _launcher_flags() -> list[str]:
 
 
 def _chrome_flags() -> str:
-    """The course's Chromium flags as one --chrome-flags value (quoted where a flag holds spaces)."""
+    """The course's Chromium flags as one --chrome-flags value (quoted where a flag holds spaces), with
+    chrome-launcher's ``--disable-features`` list kept (course/browser_flags.py says why)."""
     flags = ["--headless=new", *CHROMIUM_ARGS, disabled_features(_launcher_flags())]
     return " ".join(
         f'{flag.split("=", 1)[0]}="{flag.split("=", 1)[1]}"' if " " in flag else flag for flag in flags
@@ -284,7 +267,7 @@ def performance_api(url: str) -> PageSpeed:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(**launch_options(playwright.chromium))
         tab = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
         tab.goto(url, wait_until="networkidle")
         paints = tab.evaluate(_PAINTS)

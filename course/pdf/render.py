@@ -26,7 +26,7 @@ from pypdf import PdfReader, PdfWriter
 from pypdf.constants import PageLabelStyle
 from pypdf.generic import Fit
 
-from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
+from course.browser_flags import CHROMIUM, launch_options
 from course.pdf.combine import COVER_PAGE, PRINT_DESCRIPTION, PRINT_PAGE
 
 PAPERS = {"a4": ("A4", 210.0), "letter": ("Letter", 215.9)}  # Playwright format, width in mm
@@ -115,7 +115,7 @@ def _browser(browser: Any) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
-        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        chromium = playwright.chromium.launch(**launch_options(playwright.chromium))
         try:
             yield chromium
         finally:

@@ -271,11 +271,11 @@ def measure(site_dir: Path, lesson: str = LESSON, cold_starts: int = 2) -> dict[
     from playwright.sync_api import Error as PlaywrightError
     from playwright.sync_api import Request, sync_playwright
 
-    from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
+    from course.browser_flags import launch_options
 
     figures: dict[str, Any] = {}
     with serve(site_dir) as base, sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        browser = playwright.chromium.launch(**launch_options(playwright.chromium))
 
         def bare_boot() -> float:
             bare = browser.new_context()

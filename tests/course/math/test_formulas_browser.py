@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
+from course.browser_flags import launch_options
 from tests.conftest import ROOT, PageWatch
 
 pytestmark = pytest.mark.browser
@@ -76,7 +76,7 @@ def _fc_list(*arguments: str) -> list[str]:
 
 def _launch(browser: Any, env: dict[str, str]) -> Any:
     """Another Chromium like the session's, started with ``env`` (its fontconfig file)."""
-    return browser.browser_type.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True, env=env)
+    return browser.browser_type.launch(**launch_options(browser.browser_type), env=env)
 
 
 def _missing(what: str) -> None:

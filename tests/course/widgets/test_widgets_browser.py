@@ -319,10 +319,10 @@ WASM_TRACE = ["v8.wasm", "devtools.timeline", "disabled-by-default-devtools.time
 @contextmanager
 def persistent_browser(browser: Any, profile: Path) -> Iterator[Any]:
     """A browser with a profile on disk, as a reader's is: its caches outlive the page and the browser."""
-    from course.browser_flags import CHROMIUM, CHROMIUM_ARGS
+    from course.browser_flags import launch_options
 
     context = browser.browser_type.launch_persistent_context(
-        str(profile), executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True
+        str(profile), **launch_options(browser.browser_type)
     )
     try:
         yield context
