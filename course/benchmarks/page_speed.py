@@ -151,6 +151,23 @@ memory-wall, pipeline-parallelism and tensor-parallelism 99 / 100, peak-vs-achie
 105 / 82 ms) and 100 / 100 (memory-wall, 47 / 50 ms). Which lessons fall a point below changes from run to
 run; the lesson's blocking time was the higher of the two in 16 of the 20 (mean 97 ms against 70 ms in the
 benchmark's table).
+
+The next whole run (December 2026, load under 1.2, main acbbe80): 17 of 20 at least their twin's;
+quantization, attention-roofline and tokens-parameters-and-flops 99 / 100 (blocking 118 / 50, 92 / 60 and 98 /
+50 ms). The lessons scoring 100 had at most 84 ms; the lesson's blocking time was the higher in 17 of 20 (mean
+68 ms against 47 ms).
+
+What in the lesson's work after its first paint is ours (quantization at phone width, five loads, CPU profile,
+inclusive times): about 6 ms of our scripts (ridgepoint.js 3.5 ms, 2.4 of them its measuring of the scroll
+boxes, which lays the page out once; widgets.js 2 ms; quiz.js 0.7 ms; charts.js 0.3 ms) against 61 ms of
+Material's bundle. In Lighthouse's own trace (peak-vs-achieved) the task filed under charts.js is charts.js's
+evaluation (0.8 ms), then Material's ``DOMContentLoaded`` handler with ours (24 ms), then the page's ``load``,
+44 ms in all. Inside that task, after the handlers, Chromium laid the page out once more for each region
+skipped by ``content-visibility`` that holds a text field: the widget's closed code cell, then each quiz
+question with a number to type, one pass each with no script on the stack (likely its form scanning; not
+traced). Without ``content-visibility`` on the quiz's questions those passes go, but the quiz is then laid out
+in full in the same task, and the task was no shorter (two traced loads each, unthrottled: 96 and 80 ms with
+it, 99 and 75 ms without), so it stays.
 """
 
 from __future__ import annotations
