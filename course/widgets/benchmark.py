@@ -122,6 +122,21 @@ cache (43.6 and 27.5 against 31.8 and 30.3 ms: its Python alone, 12.0-23.6 ms at
 the roofline explorer (18.9 and 16.8 against 14.3 and 23.2 ms). Not kept: one slider of three, within the
 spread, and the warm-up would have to draw out of sight to ship.
 
+Which starts have the Python tail (every unwarmed run of these trials and of the benchmark, December 2026):
+the KV cache and the roofline explorer, which start from the kept Python memory, had Python p95 9.9-23.6 ms
+over their first twenty moves; prefill-vs-decode, which starts from scratch, 3.8-6.4 ms. A likely reason (not
+traced): a start from scratch runs enough Python (the calculators' imports) for V8 to optimise the interpreter
+before the first move, and a start from the copy does not. So Python was warmed on its own once more (a built
+copy whose widgets.js, once the widget was live, its first answer shown and the browser idle, asked the worker
+for twenty answers one after the other, each with the state's numbers scaled by 0.6 to 1.6, dropped them, and
+stopped at the reader's first input: 210-360 ms on the three lessons; two runs each way, interleaved, load
+about 1.2). The KV cache's first twenty moves went to p95 20.2 and 21.4 ms from 39.0 and 33.8 (Python 10.6 and
+8.6 against 17.0 and 14.7 ms), its whole p95 to 19.6 and 17.1 from 29.3 and 23.5 ms: better, not within the
+frame. The roofline explorer's whole p95 was 17.5 and 11.7 against 13.6 and 12.6 ms, and prefill-vs-decode's
+10.0 and 12.9 against 13.0 and 12.2: no change beyond the spread. Not shipped: it meets the target on no
+slider that missed it, and it would add twenty answers of work to every start (the serving simulator's take
+half a second each, so it would need leaving out).
+
 One request is in flight at a time and only the latest inputs are sent next (no timer), so a drag never
 queues up work. While a lesson loads, no long
 task is ours: the tasks over 50 ms of CPU are Material's bundle.min.js (its evaluation and its
