@@ -39,8 +39,8 @@ CHROMIUM_ARGS = [
 FEATURES_OFF = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup")
 DISABLE_FEATURES = "--disable-features="
 
-# Playwright's own --disable-features flag ("" where it passes none), read once per process and executable.
-_playwright_flags: dict[str, str] = {}
+# Playwright's own --disable-features flag ("" where it passes none), read once per process.
+_playwright_flag: str | None = None
 
 
 def disabled_features(launcher_flags: list[str]) -> str:
@@ -61,18 +61,28 @@ def features_flag_in(command_line: str) -> str | None:
     return next((flag for flag in command_line.split() if flag.startswith(DISABLE_FEATURES)), None)
 
 
+def command_line(browser: Any) -> str:
+    """The command line a running Chromium was started with, as ``chrome://version`` prints it.
+
+    No wait for the element: a page without it (another Chromium) gives an empty line, the launch goes on
+    with our list after Playwright's, and tests/course/test_browser_flags.py fails on the two flags.
+    """
+    page = browser.new_page()
+    try:
+        page.goto("chrome://version")
+        line: str = page.evaluate("document.getElementById('command_line')?.textContent ?? ''")
+    finally:
+        page.close()
+    return line
+
+
 def _read_playwright_flag(browser_type: Any) -> str | None:
     """Start Chromium as Playwright would and read back the ``--disable-features`` flag it was given."""
     browser = browser_type.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
     try:
-        page = browser.new_page()
-        page.goto("chrome://version")
-        # No wait for the element: a page without it (another Chromium) gives an empty line, the launch goes
-        # on with our list after Playwright's, and tests/course/test_browser_flags.py fails on the two flags.
-        command_line: str = page.evaluate("document.getElementById('command_line')?.textContent ?? ''")
+        return features_flag_in(command_line(browser))
     finally:
         browser.close()
-    return features_flag_in(command_line)
 
 
 def launch_options(browser_type: Any) -> dict[str, Any]:
@@ -82,9 +92,10 @@ def launch_options(browser_type: Any) -> dict[str, Any]:
 
     The first call in a process starts Chromium once more to read Playwright's flag (about half a second).
     """
-    if CHROMIUM not in _playwright_flags:
-        _playwright_flags[CHROMIUM] = _read_playwright_flag(browser_type) or ""
-    theirs = _playwright_flags[CHROMIUM]
+    global _playwright_flag
+    if _playwright_flag is None:
+        _playwright_flag = _read_playwright_flag(browser_type) or ""
+    theirs = _playwright_flag
     options: dict[str, Any] = {
         "executable_path": CHROMIUM,
         "headless": True,
