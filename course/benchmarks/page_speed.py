@@ -157,6 +157,21 @@ quantization, attention-roofline and tokens-parameters-and-flops 99 / 100 (block
 50 ms). The lessons scoring 100 had at most 84 ms; the lesson's blocking time was the higher in 17 of 20 (mean
 68 ms against 47 ms).
 
+Those three, run five times more each (December 2026, a later session on the same machine, the same pages
+built, load 1-2, lesson and twin in turn): quantization scored 100 in all five (blocking 60-79 ms; the twin
+100 in all five, 0-77 ms), attention-roofline 100 in four and 99 in one (46-52 ms, 124 ms in the one; the twin
+100 in four and 95 in one, whose largest paint was 2.7 s), tokens-parameters-and-flops 100 in all five (39-83
+ms; the twin 100 in four and 96 in one, largest paint 2.65 s). The median of the five was 100 for lesson and
+twin on all three: a point below in one run of three is within what either page does from run to run.
+
+The whole run after those (December 2026, main fb84535, the same pages, load 0.8-2.2 as it ran): 13 of 20 at
+least their twin's; peak-vs-achieved, inside-a-gpu, kv-memory-and-paging, latency-metrics-and-slos and
+prefill-vs-decode 99 / 100 (blocking 95-122 ms against 48-55 ms), tokens-parameters-and-flops 98 / 100 (140 /
+50 ms) and number-formats 97 / 100 (191 / 48 ms); quantization and attention-roofline 100 / 100. The lesson's
+blocking time was the higher in 17 of 20 (mean 90 ms against 59 ms). Load lengthens every task, and the
+lesson's come after its first paint, where they count, the twin's mostly before its paint, where they do not:
+likely why a busier run moves the table against the lessons (not measured apart).
+
 What in the lesson's work after its first paint is ours (quantization at phone width, five loads, CPU profile,
 inclusive times): about 6 ms of our scripts (ridgepoint.js 3.5 ms, 2.4 of them its measuring of the scroll
 boxes, which lays the page out once; widgets.js 2 ms; quiz.js 0.7 ms; charts.js 0.3 ms) against 61 ms of
