@@ -157,6 +157,21 @@ quantization, attention-roofline and tokens-parameters-and-flops 99 / 100 (block
 50 ms). The lessons scoring 100 had at most 84 ms; the lesson's blocking time was the higher in 17 of 20 (mean
 68 ms against 47 ms).
 
+Those three, run five times more each (December 2026, a later session on the same machine, the same pages
+built, load 1-2, lesson and twin in turn): quantization scored 100 in all five (blocking 60-79 ms; the twin
+100 in all five, 0-77 ms), attention-roofline 100 in four and 99 in one (46-52 ms, 124 ms in the one; the twin
+100 in four and 95 in one, whose largest paint was 2.7 s), tokens-parameters-and-flops 100 in all five (39-83
+ms; the twin 100 in four and 96 in one, largest paint 2.65 s). The median of the five was 100 for lesson and
+twin on all three: a point below in one run of three is within what either page does from run to run.
+
+The whole run after those (December 2026, main fb84535, the same pages, load 0.8-2.2 as it ran): 13 of 20 at
+least their twin's; peak-vs-achieved, inside-a-gpu, kv-memory-and-paging, latency-metrics-and-slos and
+prefill-vs-decode 99 / 100 (blocking 95-122 ms against 48-55 ms), tokens-parameters-and-flops 98 / 100 (140 /
+50 ms) and number-formats 97 / 100 (191 / 48 ms); quantization and attention-roofline 100 / 100. The lesson's
+blocking time was the higher in 17 of 20 (mean 90 ms against 59 ms). Load lengthens every task, and the
+lesson's come after its first paint, where they count, the twin's mostly before its paint, where they do not:
+likely why a busier run moves the table against the lessons (not measured apart).
+
 What in the lesson's work after its first paint is ours (quantization at phone width, five loads, CPU profile,
 inclusive times): about 6 ms of our scripts (ridgepoint.js 3.5 ms, 2.4 of them its measuring of the scroll
 boxes, which lays the page out once; widgets.js 2 ms; quiz.js 0.7 ms; charts.js 0.3 ms) against 61 ms of
@@ -164,10 +179,28 @@ Material's bundle. In Lighthouse's own trace (peak-vs-achieved) the task filed u
 evaluation (0.8 ms), then Material's ``DOMContentLoaded`` handler with ours (24 ms), then the page's ``load``,
 44 ms in all. Inside that task, after the handlers, Chromium laid the page out once more for each region
 skipped by ``content-visibility`` that holds a text field: the widget's closed code cell, then each quiz
-question with a number to type, one pass each with no script on the stack (likely its form scanning; not
-traced). Without ``content-visibility`` on the quiz's questions those passes go, but the quiz is then laid out
-in full in the same task, and the task was no shorter (two traced loads each, unthrottled: 96 and 80 ms with
-it, 99 and 75 ms without), so it stays.
+question with a number to type, one pass each with no script on the stack. Without ``content-visibility`` on
+the quiz's questions those passes go, but the quiz is then laid out in full in the same task, and the task was
+no shorter (two traced loads each, unthrottled: 96 and 80 ms with it, 99 and 75 ms without), so it stays.
+
+They are not the browser scanning the page's form fields, as guessed then (December 2026, quantization at
+phone width, unthrottled, seven interleaved loads each, medians): with every radio button and text field of
+the quiz and the widget made a hidden field, the layouts after the handlers in that task took 5.7 ms against
+6.6 ms as built (the task 36.8 against 36.9 ms); with the code cell's text area made a plain box instead, 5.8
+ms (the task 34.4 ms).
+
+Whose code the rest is (the same page and width, unthrottled, two runs of five loads each, interleaved; a CPU
+profile sampled every 50 microseconds, each sample filed under its innermost frame in Material's own sources
+by the bundle's source map, which counts the restyles and layouts its calls force): Material's code took 53
+and 54 ms of each load in the lesson against 112 and 123 ms in the twin, ours 7 and 10 ms. The twin's largest
+parts were the viewport's offset (33 ms) and the palette (20 ms), whose forced whole-page restyles the
+lesson's head script removes (above); the lesson's were the emission of Material's document observable through
+RxJS at ``DOMContentLoaded`` (7 ms), instant navigation (5 ms in its own code: its set-up, its rewrite of the
+relative addresses, its recording of the scroll position; 5 ms more requesting and reading its sitemap) and
+the watchers of the elements' sizes and visibility (6 ms). So the lesson's main thread does less than half the
+twin's Material work; the score turns on when that work runs, after the lesson's earlier first paint. Instant
+navigation stays: with it a widget's Python keeps running while the reader moves between pages
+(tests/course/widgets/test_widgets_browser.py).
 """
 
 from __future__ import annotations

@@ -137,6 +137,29 @@ frame. The roofline explorer's whole p95 was 17.5 and 11.7 against 13.6 and 12.6
 slider that missed it, and it would add twenty answers of work to every start (the serving simulator's take
 half a second each, so it would need leaving out).
 
+Both warm-ups together, and then a rehearsal of the slider itself (December 2026, built copies, the
+benchmark's slider rows, three runs each, interleaved, load under 1.3). The two above in one copy (Python's
+twenty answers, made forty, and the page's twenty drawings on the chart the reader sees) gave whole p95s of
+20.7, 17.0 and 22.2 ms on the KV cache (shipped: 29.8, 27.2 and 23.4), 13.7, 14.3 and 10.6 on the roofline
+explorer (14.2, 12.5, 12.1) and 11.2, 10.2 and 10.1 on prefill-vs-decode (13.5, 14.1, 12.8). A rehearsal that
+could ship (widgets.js, once the first answer was shown and the browser idle: the worker's answers for forty
+positions spread over the widget's slider, each drawn on a copy of the widget's charts held hidden in the
+figure, laid out but not painted, 350-1,040 ms in all, stopped at the reader's first input) gave 18.0, 20.2
+and 12.5 ms (KV cache), 19.4, 21.7 and 11.2 (roofline explorer) and 12.2, 13.4 and 8.0 (prefill-vs-decode);
+the same rehearsal with the copy out of the page, 24.9, 19.6 and 25.8 ms on the KV cache. Better on the KV
+cache, within a frame on none of the sliders that missed it, so not shipped.
+
+Why the rehearsal leaves Python's tail (same copies, single runs of forty moves, Python's time per move as the
+worker reports it). The rehearsal's own answers took 1-2 ms each after the first two on the roofline explorer,
+yet the reader's moves just after it, with no wait, took 10, 12, 9 and 8 ms among the first eleven and 1-2 ms
+from the eighteenth on, as without a rehearsal. Traced (roofline explorer, shipped build, twenty moves): a
+slow move spends 6.4-7.5 ms of the worker thread's own CPU time against 1.5-1.8 ms for the others (9-12 ms of
+wall time), in one move of four, so it is the worker's code running slower, not the worker waiting for a core.
+With the widget's charts hidden (``display: none``, nothing drawn) the pattern was the same (two runs). So the
+tail is not the page competing with the worker, nor code a rehearsal of the same slider moments before can
+optimise: it follows the reader's own sequence of moves through V8's tiering of Python's interpreter (the
+flags above take it away), which a page cannot set.
+
 One request is in flight at a time and only the latest inputs are sent next (no timer), so a drag never
 queues up work. While a lesson loads, no long
 task is ours: the tasks over 50 ms of CPU are Material's bundle.min.js (its evaluation and its
