@@ -20,7 +20,6 @@ the ratio of the medians are printed, never asserted (issue 17, part 2: target a
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import shutil
 import socket
@@ -38,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from course.benchmarks.harness import ROOT, Sites, register, write_plain_site
+from course.benchmarks.harness import ROOT, Sites, build_env, register, write_plain_site
 from course.lesson_format.lessons import load_course
 from course.lesson_format.partial_rebuilds import SERVE_FLAGS
 from course.lesson_format.site_config import write_derived_config
@@ -170,8 +169,7 @@ def figures(course: Served, plain: Served) -> list[tuple[str, str]]:
 
 def measure(work: Path, plain_source: Path, edits: int = EDITS) -> list[tuple[str, str]]:
     """Serve a copy of the course and the plain copy in ``plain_source`` at once; time ``edits`` each."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith("RIDGEPOINT_")}
-    env["NO_MKDOCS_2_WARNING"] = "1"
+    env = build_env()
     lesson = load_course(ROOT / "docs").lessons[0]
     page = lesson.path.removesuffix(".md") + "/"
     docs = work / "course-docs"

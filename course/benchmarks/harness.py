@@ -174,17 +174,29 @@ def _children_cpu_seconds() -> float:
 
 
 # A warm build of either site alone moved by a fifth from run to run on the 2-core machine (plain Material's
-# 1.0-1.4 s): each site's warm figure is the median of this many, the two sites built in turn.
+# 1.0-1.4 s): each site's warm figure is the median of this many, the two sites built in turn. The first
+# writes the whole site into an empty folder (MkDocs then skips unchanged static files, Pyodide's 13 MB among
+# them), so one build alone is not a warm one.
 WARM_BUILDS = 3
 
 
-def build_all(work: Path) -> Sites:
+def build_env() -> dict[str, str]:
+    """The environment of every build and server the benchmark starts: this one's, without our own settings
+    (each build names its caches itself), MkDocs' notice about its next version silenced.
+
+    Plain Material's code was compiled to byte code when it was installed; ours is compiled at its first
+    import and kept, unless PYTHONDONTWRITEBYTECODE is set (some development shells and nox set it), when
+    every build compiled the project's 140 modules again: 0.2 s that only the course's warm build paid. So it
+    is left out.
+    """
     env = {key: value for key, value in os.environ.items() if not key.startswith("RIDGEPOINT_")}
     env["NO_MKDOCS_2_WARNING"] = "1"
-    # Plain Material's code was compiled to byte code when it was installed; ours is compiled at its first
-    # import and kept, unless this is set (some development shells set it), when every build compiled the
-    # project's 140 modules again: 0.2 s that only the course's warm build paid.
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def build_all(work: Path) -> Sites:
+    env = build_env()
     course_cold = timed_build(ROOT / "mkdocs.yml", work / "course-cold", env, work / "course-caches")
     plain_config = write_plain_site(work / "plain")
     plain_cold = timed_build(plain_config, work / "plain-cold", env, work / "plain-caches")
