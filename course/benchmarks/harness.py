@@ -174,9 +174,9 @@ def _children_cpu_seconds() -> float:
 
 
 # A warm build of either site alone moved by a fifth from run to run on the 2-core machine (plain Material's
-# 1.0-1.4 s): each site's warm figure is the median of this many, the two sites built in turn. The first
-# writes the whole site into an empty folder (MkDocs then skips unchanged static files, Pyodide's 13 MB among
-# them), so one build alone is not a warm one.
+# 1.0-1.4 s): each site's warm figure is the median of this many, the two sites built in turn. A build into
+# a new folder also copies every static file, Pyodide's 13 MB among them, which MkDocs skips when unchanged
+# (0.4 s more in one profile), so the median leaves out the first.
 WARM_BUILDS = 3
 
 
@@ -185,7 +185,7 @@ def build_env() -> dict[str, str]:
     (each build names its caches itself), MkDocs' notice about its next version silenced.
 
     Plain Material's code was compiled to byte code when it was installed; ours is compiled at its first
-    import and kept, unless PYTHONDONTWRITEBYTECODE is set (some development shells and nox set it), when
+    import and kept, unless PYTHONDONTWRITEBYTECODE is set (some development shells set it), when
     every build compiled the project's 140 modules again: 0.2 s that only the course's warm build paid. So it
     is left out.
     """
