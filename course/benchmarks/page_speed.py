@@ -183,11 +183,11 @@ question with a number to type, one pass each with no script on the stack. Witho
 the quiz's questions those passes go, but the quiz is then laid out in full in the same task, and the task was
 no shorter (two traced loads each, unthrottled: 96 and 80 ms with it, 99 and 75 ms without), so it stays.
 
-They are not the browser scanning the page's form fields, as guessed then (December 2026, quantization at
-phone width, unthrottled, seven interleaved loads each, medians): with every radio button and text field of
-the quiz and the widget made a hidden field, the layouts after the handlers in that task took 5.7 ms against
-6.6 ms as built (the task 36.8 against 36.9 ms); with the code cell's text area made a plain box instead, 5.8
-ms (the task 34.4 ms).
+Nor are those passes the browser scanning the page's form fields, as an earlier note guessed (December 2026,
+quantization at phone width, unthrottled, seven interleaved loads each, medians): with every radio button and
+text field of the quiz and the widget made a hidden field, the layouts after the handlers in that task took
+5.7 ms against 6.6 ms as built (the task 36.8 against 36.9 ms); with the code cell's text area made a plain
+box instead, 5.8 ms (the task 34.4 ms).
 
 Whose code the rest is (the same page and width, unthrottled, two runs of five loads each, interleaved; a CPU
 profile sampled every 50 microseconds, each sample filed under its innermost frame in Material's own sources

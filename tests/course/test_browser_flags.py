@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from course.browser_flags import FEATURES_OFF, command_line, disabled_features, features_flag_in
+from course.browser_flags import (
+    DISABLE_FEATURES,
+    FEATURES_OFF,
+    command_line,
+    disabled_features,
+    features_flag_in,
+)
 
 VERSION_PAGE_LINE = (
     "/usr/lib/chromium/chromium --disable-extensions --disable-features=LensOverlay,MediaRouter,PaintHolding "
@@ -38,7 +44,7 @@ def test_the_first_features_flag_is_read_from_a_command_line_with_spaces_in_othe
 def test_the_browser_runs_with_playwrights_features_off_and_ours_in_one_flag(browser: Any) -> None:
     # What Chromium received, as it prints it: Playwright's list would be lost if ours replaced it, and ours
     # would be lost if Playwright's came last.
-    flags = [flag for flag in command_line(browser).split() if flag.startswith("--disable-features=")]
+    flags = [flag for flag in command_line(browser).split() if flag.startswith(DISABLE_FEATURES)]
     assert len(flags) == 1, flags
     features = flags[0].split("=", 1)[1].split(",")
     assert "PaintHolding" in features  # Playwright's (microsoft/playwright#28023)
