@@ -160,6 +160,26 @@ tail is not the page competing with the worker, nor code a rehearsal of the same
 optimise: it follows the reader's own sequence of moves through V8's tiering of Python's interpreter (the
 flags above take it away), which a page cannot set.
 
+What did move that tail: running the calculators' module bodies again. Since December 2026 the worker does
+so after every start from the kept memory (calculators/browser/warm_up.py): once the first answer is out and
+the calculators' files are back, each module's source is compiled and executed into a namespace of its own,
+one module per task and only after 100 ms without a request (a start from scratch has run them as its
+imports, and does nothing more). It was found with the code cell (Python alone: forty of the KV cache's
+answers in a loop after its start from the copy, p95 of the first twenty): with the bodies run again first,
+4.6, 8.1, 6.9 and 5.0 ms, against 7.5-16.8 ms in eight runs without; compiling the sources without running
+them, 8.8 ms (one run); running the kept bytecode without compiling it, 6.6-14.4 ms (four runs). So it is the
+import's kind of work, not repetition of the reader's, that V8 needed to see. In the benchmark (this file's
+rows alone, a built copy interleaved with main's build, four runs each, load 1.5-1.9): KV cache slider to
+repaint p95 21.7, 15.4, 16.0 and 23.1 ms against 27.8, 34.8, 36.2 and 37.5 (Python's p95 over the first
+twenty moves 5.2-9.7 against 18.7-24.5 ms), roofline explorer 19.7, 15.7, 10.8 and 16.1 against 11.9, 17.7,
+18.6 and 16.1 ms; seven earlier runs each, of a first version, gave medians of 18.8 against 27.9 ms (KV
+cache) and 12.1 against 16.8 ms (roofline explorer). The KV cache is still over a frame in some runs: its
+page's update has a tail of its own (above). The warm-up takes 0.6-0.7 s of Python (70 modules, traced in
+the code cell; the longest, charts/data.py, charts/serving.py and passes.py, 40-61 ms each) and 0.7-1.2 s of
+the worker's time in the benchmark, finished before its first move, 3 s after the start (the row under each
+lesson's start says so). A request that arrives while a module runs waits for it, so a reader who pauses and
+moves again within the first second or so may wait up to that long once.
+
 One request is in flight at a time and only the latest inputs are sent next (no timer), so a drag never
 queues up work. While a lesson loads, no long
 task is ours: the tasks over 50 ms of CPU are Material's bundle.min.js (its evaluation and its
@@ -393,6 +413,7 @@ def other_widget(tab: Any, base: str, lesson: str, widget: str) -> dict[str, Any
     tab.wait_for_timeout(1000)
     start = tab.evaluate(TOUCH_TO_LIVE, [widget, TIMEOUT_MS])
     tab.wait_for_timeout(3000)  # the charts load when idle
+    warmed = tab.evaluate("window.ridgepointWidgets.warmed")  # the worker's warm-up: done before the moves?
     tab.evaluate("window.__longTasks.splice(0)")
     sliders = tab.evaluate(f"[...document.querySelectorAll('{widget} input[type=range]')].map((s) => s.id)")
     inputs = [
@@ -402,7 +423,7 @@ def other_widget(tab: Any, base: str, lesson: str, widget: str) -> dict[str, Any
     if not sliders:
         inputs.append({**tab.evaluate(FIELD_LATENCY, [widget, list(FIELD_VALUES)]), "field": True})
     long_tasks = [duration for duration in tab.evaluate("window.__longTasks.splice(0)") if duration > 50]
-    return {"lesson": lesson, "start": start, "inputs": inputs, "long_tasks_ms": long_tasks}
+    return {"lesson": lesson, "start": start, "warmed": warmed, "inputs": inputs, "long_tasks_ms": long_tasks}
 
 
 @register("live widgets (prefill-vs-decode lesson, headless Chromium)")
@@ -517,11 +538,21 @@ def figure_rows(figures: dict[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
+def warm_up_row(warmed: dict[str, Any] | None) -> tuple[str, str]:
+    """The worker's warm-up after a start from the kept Python memory (calculators/browser/warm_up.py), as
+    the page knew it before the first move: how many module bodies ran again, in how long."""
+    label = "  Python warm-up after the start, before the first move"
+    if not warmed:
+        return label, "not finished (or a start from scratch, which has none)"
+    return label, f"{warmed['rerun']} of {warmed['modules']} modules, {warmed['ms']:,.0f} ms in the worker"
+
+
 def other_rows(others: list[dict[str, Any]]) -> list[tuple[str, str]]:
     """The other widgets' rows: start, then each input's time to repaint (a field's is a whole simulation)."""
     rows = []
     for other in others:
         rows.append((f"{other['lesson']}: touch to live", f"{other['start']['total']:,.0f} ms"))
+        rows.append(warm_up_row(other.get("warmed")))
         for control in other["inputs"]:
             updated = [move["updated"] for move in control["rows"]]
             python = [move["python"] for move in control["rows"] if move.get("python") is not None]

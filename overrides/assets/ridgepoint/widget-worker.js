@@ -19,11 +19,13 @@
 //               {type: "ready", ms, stages: [[stage, time], ...] (absolute ms, for the benchmark)}
 //               {type: "failed", reason}
 //               {type: "answer", id, answer: JSON text, ms: time Python took}
+//               {type: "warmed", ms, modules, rerun} (after a start from the kept copy: see warmUp)
 
 const EXTRACT_DIR = "/home/pyodide/ridgepoint";
 const PROGRESS_EVERY_MS = 100; // a progress message per downloaded chunk would keep the page busy for nothing
 let handle = null;
 let failed = false;
+let lastCallAt = 0; // when the worker last answered a widget (the warm-up waits while widgets are asking)
 
 // Where the start-up time goes, as absolute times (performance.timeOrigin differs between page and worker).
 const stages = [];
@@ -286,6 +288,40 @@ async function dropSnapshots(keep) {
 
 const QUIET = { stdout: () => {}, stderr: () => {} };
 
+// After a start from the kept copy, Python's interpreter has run almost nothing in this worker, and V8 compiles
+// it again as the reader's first moves bring it new kinds of work: those moves were slow. The calculators'
+// module bodies are run again, into namespaces of their own (calculators/browser/warm_up.py says why and what
+// it leaves alone; course/widgets/benchmark.py what it bought), one module per task and only while no widget
+// has asked for QUIET_MS, so a reader's request waits for one module at most.
+const QUIET_MS = 100;
+
+function warmUp(pyodide) {
+  pyodide.runPython("from calculators.browser.warm_up import module_names as _rp_names, rerun as _rp_rerun");
+  const names = JSON.parse(pyodide.globals.get("_rp_names")());
+  const rerun = pyodide.globals.get("_rp_rerun");
+  const began = performance.now();
+  const modules = names.length;
+  let done = 0;
+  const step = () => {
+    if (!names.length) {
+      post({ type: "warmed", ms: performance.now() - began, modules, rerun: done });
+      return;
+    }
+    const quietFor = performance.now() - lastCallAt;
+    if (quietFor < QUIET_MS) {
+      setTimeout(step, QUIET_MS - quietFor);
+      return;
+    }
+    try {
+      if (rerun(names.shift())) done++;
+    } catch (error) {
+      return; // Python itself failed: the next widget request says so; a warm-up is never worth an error
+    }
+    setTimeout(step, 0);
+  };
+  setTimeout(step, 0);
+}
+
 // Start Pyodide from a kept copy of its memory (`kept`: the promise of readSnapshot); null (and the copy
 // dropped) when there is none or it does not work out.
 async function restore(loadPyodide, indexURL, kept, digest) {
@@ -334,9 +370,12 @@ async function start() {
     stage("Pyodide restored with the calculators");
     handle = restoredFrom.restored;
     // The copy holds Python's memory, not its files: the calculators' files (read for tracebacks and
-    // source) are unpacked again once the first answer is out.
+    // source, and by the warm-up) are unpacked again once the first answer is out.
     const pyodide = restoredFrom.pyodide;
-    afterFirstAnswer(async () => pyodide.unpackArchive(await packageBytes, "zip", { extractDir: EXTRACT_DIR }));
+    afterFirstAnswer(async () => {
+      pyodide.unpackArchive(await packageBytes, "zip", { extractDir: EXTRACT_DIR });
+      warmUp(pyodide);
+    });
   } else {
     const pyodide = await loadPyodide({ indexURL, ...QUIET, _makeSnapshot: typeof caches !== "undefined" });
     stage("Pyodide loaded");
@@ -383,7 +422,8 @@ self.onmessage = async (event) => {
     } catch (error) {
       answer = JSON.stringify({ ok: false, error: `the worker failed: ${(error && error.message) || error}` });
     }
-    post({ type: "answer", id: message.id, answer, ms: performance.now() - began });
+    lastCallAt = performance.now();
+    post({ type: "answer", id: message.id, answer, ms: lastCallAt - began });
     runDeferred(); // the first answer is out: now the downloads can be stored
   }
 };

@@ -89,6 +89,8 @@
       window.ridgepointWidgets.readyAt = performance.now();
       window.ridgepointWidgets.stages = message.stages || []; // where the start-up went (the benchmark prints it)
       broadcast("goLive");
+    } else if (message.type === "warmed") {
+      window.ridgepointWidgets.warmed = { ms: message.ms, modules: message.modules, rerun: message.rerun };
     } else if (message.type === "failed") {
       failRuntime(message.reason);
     } else if (message.type === "answer") {
@@ -613,7 +615,7 @@
     }
   }
 
-  window.ridgepointWidgets = { runtime, startedAt: 0, readyAt: 0 };
+  window.ridgepointWidgets = { runtime, startedAt: 0, readyAt: 0, warmed: null };
   if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(init);
   else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
   else init();

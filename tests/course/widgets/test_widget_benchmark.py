@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from course.widgets.benchmark import halves_row, other_rows, stage_rows
+from course.widgets.benchmark import halves_row, other_rows, stage_rows, warm_up_row
 
 
 def test_a_restored_start_is_split_into_the_stages_it_passed() -> None:
@@ -69,3 +69,11 @@ def test_only_sliders_get_the_halves_row() -> None:
         labels.index("    first / second half of the moves, p95")
         == labels.index("  context-slider: slider to repaint p50 / p95") + 1
     )
+
+
+def test_the_warm_up_row_says_whether_it_finished_before_the_first_move() -> None:
+    assert warm_up_row({"ms": 612.4, "modules": 70, "rerun": 70}) == (
+        "  Python warm-up after the start, before the first move",
+        "70 of 70 modules, 612 ms in the worker",
+    )
+    assert warm_up_row(None)[1].startswith("not finished")

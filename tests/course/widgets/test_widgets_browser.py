@@ -353,14 +353,15 @@ def test_a_repeat_visit_starts_from_the_kept_python(
     browser: Any, widget_site_url: str, tmp_path: Path
 ) -> None:
     """The first visit starts Python and imports the calculators, then keeps a copy of Python's memory;
-    the reader's next visit (the browser restarted, same profile) starts from that copy, and its answers
-    are the calculators' own."""
+    the reader's next visit (the browser restarted, same profile) starts from that copy, warms Python up,
+    and its answers are the calculators' own."""
     with persistent_browser(browser, tmp_path / "profile") as context:
         page = context.pages[0] if context.pages else context.new_page()
         watch = PageWatch(page)
         page.goto(widget_site_url)
         assert FROM_SCRATCH in start_stages(page)
         wait_for_snapshot(page)
+        assert page.evaluate("window.ridgepointWidgets.warmed") is None  # the import was its warm-up
         (key,) = snapshot_keys(page)
         runtime = page.evaluate("async () => (await fetch('assets/ridgepoint/runtime.json')).json()")
         assert key.endswith(
@@ -374,6 +375,12 @@ def test_a_repeat_visit_starts_from_the_kept_python(
         stages = start_stages(page)
         assert RESTORED in stages, stages
         assert FROM_SCRATCH not in stages, stages
+        # The worker runs the calculators' module bodies again (calculators/browser/warm_up.py): every one of
+        # them, and the answers after it are still the calculators' own (below).
+        page.wait_for_function("() => window.ridgepointWidgets.warmed", timeout=LIVE_TIMEOUT_MS)
+        warmed = page.evaluate("window.ridgepointWidgets.warmed")
+        assert warmed["modules"] > 20, warmed
+        assert warmed["rerun"] == warmed["modules"], warmed
         wait_rendered(page, PD, lambda: page.fill(f"{PD}-prompt", "8000"))
         expected = compute("prefill-decode", {"prompt": "8000", "kv": False})["shown"]
         got = shown(page, PD)
