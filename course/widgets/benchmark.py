@@ -178,7 +178,10 @@ page's update has a tail of its own (above). The warm-up takes 0.6-0.7 s of Pyth
 the code cell; the longest, charts/data.py, charts/serving.py and passes.py, 40-61 ms each) and 0.7-1.2 s of
 the worker's time in the benchmark, finished before its first move, 3 s after the start (the row under each
 lesson's start says so). A request that arrives while a module runs waits for it, so a reader who pauses and
-moves again within the first second or so may wait up to that long once.
+moves again within the first second or so may wait up to that long once. The whole benchmark's run after it
+landed (main 3cea566, load 1.5-2.0): KV cache p95 21.4 ms (first twenty moves 24.7, Python 9.2 ms), roofline
+explorer 16.2 ms (16.4, Python 9.9 ms), prefill-vs-decode, which starts from scratch and has no warm-up, 26.5
+ms (32.1, Python 7.5 ms); the warm-ups took 0.8-1.2 s of the worker.
 
 One request is in flight at a time and only the latest inputs are sent next (no timer), so a drag never
 queues up work. While a lesson loads, no long

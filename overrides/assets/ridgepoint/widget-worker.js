@@ -291,8 +291,8 @@ const QUIET = { stdout: () => {}, stderr: () => {} };
 // After a start from the kept copy, Python's interpreter has run almost nothing in this worker, and V8 compiles
 // it again as the reader's first moves bring it new kinds of work: those moves were slow. The calculators'
 // module bodies are run again, into namespaces of their own (calculators/browser/warm_up.py says why and what
-// it leaves alone; course/widgets/benchmark.py what it bought), one module per task and only while no widget
-// has asked for QUIET_MS, so a reader's request waits for one module at most.
+// it leaves alone; course/widgets/benchmark.py what it bought), one module per task, each only once no widget
+// has asked for anything for QUIET_MS, so a reader's request waits for one module at most.
 const QUIET_MS = 100;
 
 function warmUp(pyodide) {
