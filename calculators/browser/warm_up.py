@@ -5,8 +5,9 @@ and the first twenty or so moves of its slider then took far longer in Python th
 from scratch, which runs the imports, shows little of that. The tail is V8's: it compiles Python's
 interpreter (WebAssembly) again as new kinds of work reach it, and a snapshot start has run almost none yet
 (course/widgets/benchmark.py has the traces and the flags that take it away). Running the module bodies again
-(each one's source compiled and executed) gives V8 the import's kinds of work before the reader moves. It
-was the only warm-up of several tried that moved the tail; measured results are in benchmark.py.
+(each one's source compiled and executed) gives V8 the import's kinds of work before the reader moves. Of
+the warm-ups tried it moved the tail most: those that repeated the widget's own requests moved Python's share
+less, and the slider's time not beyond the spread (benchmark.py has the figures of each).
 
 Nothing the widgets use changes. Each body runs into a namespace of its own, never into its module, so the
 modules, their constants and their caches stay the ones the snapshot held, and the new namespace is dropped

@@ -160,28 +160,28 @@ tail is not the page competing with the worker, nor code a rehearsal of the same
 optimise: it follows the reader's own sequence of moves through V8's tiering of Python's interpreter (the
 flags above take it away), which a page cannot set.
 
-What did move that tail: running the calculators' module bodies again. Since December 2026 the worker does
-so after every start from the kept memory (calculators/browser/warm_up.py): once the first answer is out and
-the calculators' files are back, each module's source is compiled and executed into a namespace of its own,
-one module per task and only after 100 ms without a request (a start from scratch has run them as its
-imports, and does nothing more). It was found with the code cell (Python alone: forty of the KV cache's
-answers in a loop after its start from the copy, p95 of the first twenty): with the bodies run again first,
-4.6, 8.1, 6.9 and 5.0 ms, against 7.5-16.8 ms in eight runs without; compiling the sources without running
-them, 8.8 ms (one run); running the kept bytecode without compiling it, 6.6-14.4 ms (four runs). So it is the
-import's kind of work, not repetition of the reader's, that V8 needed to see. In the benchmark (this file's
-rows alone, a built copy interleaved with main's build, four runs each, load 1.5-1.9): KV cache slider to
-repaint p95 21.7, 15.4, 16.0 and 23.1 ms against 27.8, 34.8, 36.2 and 37.5 (Python's p95 over the first
-twenty moves 5.2-9.7 against 18.7-24.5 ms), roofline explorer 19.7, 15.7, 10.8 and 16.1 against 11.9, 17.7,
-18.6 and 16.1 ms; seven earlier runs each, of a first version, gave medians of 18.8 against 27.9 ms (KV
-cache) and 12.1 against 16.8 ms (roofline explorer). The KV cache is still over a frame in some runs: its
-page's update has a tail of its own (above). The warm-up takes 0.6-0.7 s of Python (70 modules, traced in
-the code cell; the longest, charts/data.py, charts/serving.py and passes.py, 40-61 ms each) and 0.7-1.2 s of
-the worker's time in the benchmark, finished before its first move, 3 s after the start (the row under each
-lesson's start says so). A request that arrives while a module runs waits for it, so a reader who pauses and
-moves again within the first second or so may wait up to that long once. The whole benchmark's run after it
-landed (main 3cea566, load 1.5-2.0): KV cache p95 21.4 ms (first twenty moves 24.7, Python 9.2 ms), roofline
-explorer 16.2 ms (16.4, Python 9.9 ms), prefill-vs-decode, which starts from scratch and has no warm-up, 26.5
-ms (32.1, Python 7.5 ms); the warm-ups took 0.8-1.2 s of the worker.
+What did move that tail: running the calculators' module bodies again. Since December 2026 the worker does so
+after every start from the kept memory (calculators/browser/warm_up.py): once the first answer is out and the
+calculators' files are back, each module's source is compiled and executed into a namespace of its own, one
+module per task and only after 100 ms without a request (a start from scratch has run them as its imports, and
+does nothing more). It was found with the code cell (Python alone: forty of the KV cache's answers in a loop
+after its start from the copy, p95 of the first twenty): with the bodies run again first, 4.6, 8.1, 6.9 and
+5.0 ms, against 7.5-16.8 ms in eight runs without; compiling the sources without running them, 8.8 ms (one
+run); running the kept bytecode without compiling it, 6.6-14.4 ms (four runs). So, likely, it is the import's
+kind of work, more than repetition of the reader's, that V8 needed to see. In the benchmark (this file's rows
+alone, a built copy interleaved with main's build, four runs each, load 1.5-1.9): KV cache slider to repaint
+p95 21.7, 15.4, 16.0 and 23.1 ms against 27.8, 34.8, 36.2 and 37.5 (Python's p95 over the first twenty moves
+5.2-9.7 against 18.7-24.5 ms), roofline explorer 19.7, 15.7, 10.8 and 16.1 against 11.9, 17.7, 18.6 and 16.1
+ms; seven earlier runs each, of a first version, gave medians of 18.8 against 27.9 ms (KV cache) and 12.1
+against 16.8 ms (roofline explorer). The KV cache is still over a frame in some runs: its page's update has a
+tail of its own (above). The warm-up takes 0.6-0.7 s of Python (70 modules, traced in the code cell; the
+longest, charts/data.py, charts/serving.py and passes.py, 40-61 ms each) and 0.7-1.2 s of the worker's time in
+the benchmark, finished before its first move, 3 s after the start (the row under each lesson's start says
+so). A request that arrives while a module runs waits for it, so a reader who pauses and moves again within
+the first second or so may wait up to that long once. The whole benchmark's run after it landed (main 3cea566,
+load 1.5-2.0): KV cache p95 21.4 ms (first twenty moves 24.7, Python 9.2 ms), roofline explorer 16.2 ms (16.4,
+Python 9.9 ms), prefill-vs-decode, which starts from scratch and has no warm-up, 26.5 ms (32.1, Python 7.5
+ms); the warm-ups took 0.8-1.2 s of the worker.
 
 One request is in flight at a time and only the latest inputs are sent next (no timer), so a drag never
 queues up work. While a lesson loads, no long
