@@ -33,6 +33,15 @@ BUILD_ENV = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
 NEXT_FRAME = "() => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)))"
 
 
+def start_material(page: Any) -> None:
+    """Move the pointer over the page, as a reader does before following a link, and return once Material has
+    set itself up: it starts at the reader's first act (overrides/assets/ridgepoint/material-on-demand.js),
+    and its instant navigation, search and table wrappers exist from then on."""
+    page.mouse.move(2, 2)
+    page.mouse.move(4, 4)
+    page.wait_for_function("() => Boolean(window.ridgepointMaterial)")
+
+
 def build_site(
     destination: Path, config: Path | str = ROOT / "mkdocs.yml", env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:

@@ -8,7 +8,8 @@ course then twin in turn, and each figure is the median of its runs: on a loaded
 moved by 30 points and its largest contentful paint by 3 s (Lighthouse models a paint from the requests that
 started before the paint it observed: on a busy machine Chromium paints late, and whatever loaded and ran
 before then counts). The twin's search index counts that way in some runs; the course's loads only when the
-reader first acts (overrides/assets/ridgepoint/search-on-demand.js). Read the figures side by side. Both
+reader first acts, with Material's bundle (overrides/assets/ridgepoint/material-on-demand.js). Read the
+figures side by side. Both
 sites are served as their host serves them, text gzip-compressed (:func:`~course.benchmarks.harness.serve`),
 so the bytes are those sent over the simulated network.
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from calculators.browser import compute
+from tests.conftest import start_material
 
 pytestmark = pytest.mark.browser
 
@@ -21,6 +22,7 @@ LIVE_TIMEOUT_MS = 90_000  # one Pyodide start on a busy 2-core runner
 
 def _follow_instantly(page: Any, selector: str, url_glob: str) -> None:
     """Click a link and check that Material swapped the page in place (the window's state survives)."""
+    start_material(page)  # a reader has moved the pointer before they click
     page.evaluate("window.__sameDocument = true")
     page.locator(selector).first.click()
     page.wait_for_url(url_glob)

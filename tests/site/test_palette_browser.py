@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import NEXT_FRAME, PageWatch
+from tests.conftest import NEXT_FRAME, PageWatch, start_material
 
 pytestmark = pytest.mark.browser  # the page fixture (tests/conftest.py) fails on a console error afterwards
 
@@ -102,6 +102,7 @@ def test_the_toggle_switches_the_scheme_and_the_choice_holds_across_visits_and_p
     page.evaluate(NEXT_FRAME)
     kept = page.evaluate(STATE)
     # Instant navigation swaps the content under the same header: the choice and the toggle carry over.
+    start_material(page)
     page.evaluate("window.__sameDocument = true")
     page.locator(".md-footer__link--next").click()
     page.wait_for_url("**/notebooks/**")

@@ -24,7 +24,7 @@ import pytest
 
 from calculators.charts.content import short_gpu_name
 from calculators.charts.palette import GPU_COLOURS, PHASE_COLOURS
-from tests.conftest import NEXT_FRAME, ROOT, PageWatch
+from tests.conftest import NEXT_FRAME, ROOT, PageWatch, start_material
 
 pytestmark = pytest.mark.browser
 
@@ -401,14 +401,22 @@ def test_charts_and_questions_below_the_fold_are_drawn_when_the_reader_nears_the
 
 
 def test_a_wide_box_is_a_tab_stop_once_its_section_is_open(page: Any, site_url: str) -> None:
-    # A table wider than a phone scrolls in its own box, which keyboard users reach by Tab; boxes in a closed
-    # "Data behind the chart" are measured when it opens, not while the page loads.
+    # A table wider than a phone scrolls in its own box, which keyboard users reach by Tab: the table itself
+    # until Material starts (at the reader's first act), Material's wrapper after; boxes in a closed "Data
+    # behind the chart" are measured when it opens, not while the page loads.
     page.set_viewport_size({"width": 390, "height": 844})
     page.goto(site_url + "gpu/number-formats/", wait_until="load")
-    shown = """() => [...document.querySelectorAll('.md-typeset__scrollwrap')]
+    shown = """(selector) => [...document.querySelectorAll(selector)]
       .filter((box) => !box.closest('details:not([open])') && box.scrollWidth > box.clientWidth + 1)
       .map((box) => box.getAttribute('tabindex'))"""
-    page.wait_for_function(f"() => ({shown})().length > 0 && ({shown})().every((tab) => tab === '0')")
+    every_stop = f"(css) => ({shown})(css).length > 0 && ({shown})(css).every((tab) => tab === '0')"
+    page.wait_for_function(every_stop, arg="article table")
+    assert page.evaluate("() => document.querySelectorAll('.md-typeset__scrollwrap').length") == 0
+    start_material(page)
+    page.wait_for_function(every_stop, arg=".md-typeset__scrollwrap")
+    assert page.evaluate(f"() => ({shown})('article table')") == []  # the wrapper scrolls now, not the table
+    stops = "() => [...document.querySelectorAll('article table')].filter((t) => t.hasAttribute('tabindex'))"
+    assert page.evaluate(f"() => ({stops})().length") == 0
     data = page.locator("details.rp-chart__data").first
     assert data.evaluate("(details) => !details.open")
     data.locator("summary").click()

@@ -1,8 +1,9 @@
 """Site search as a reader meets it: the index downloads when the reader first acts, and search then works.
 
-Material requests the search index as its bundle starts; overrides/assets/ridgepoint/search-on-demand.js
-holds that one request back until the first key, pointer, touch or wheel event, so that the index (and its
-indexing in a worker) stays out of the lesson's first paint (issue 16, page speed).
+Material requests the search index as its bundle starts, and its bundle starts at the reader's first key,
+pointer, touch, wheel or focus event (overrides/assets/ridgepoint/material-on-demand.js), so the index (and
+its indexing in a worker) stays out of the lesson's first paint (issues 16 and 23, page speed). The first key
+may be the search shortcut itself: the box opens at once, and what is typed next is searched.
 """
 
 from __future__ import annotations

@@ -262,3 +262,23 @@ def test_track_pages_link_written_lessons_in_place_of_their_plans(built_site: Pa
         assert f'href="{lesson}/"' in beyond
     for track in ("model", "gpu", "foundations", "serving", "cheaper-tokens", "multi-gpu"):
         assert "<em>(planned)</em>" not in _page(built_site, f"{track}/index.md")
+
+
+def test_every_page_holds_materials_bundle_inert_for_the_loader(built_site: Path) -> None:
+    """Material's bundle starts at the reader's first act (overrides/assets/ridgepoint/material-on-demand.js):
+    every page names it once, inert (``type="text/plain"``, which the browser neither fetches nor runs),
+    after the loader, and no page runs it as it loads (the redirects at moved addresses have no theme)."""
+    bundle = re.compile(r"<script\b[^>]*\bsrc=\"[^\"]*assets/javascripts/bundle\.[0-9a-f]+\.min\.js\"[^>]*>")
+    loader = re.compile(r"<script\b[^>]*\bsrc=\"[^\"]*assets/ridgepoint/material-on-demand\.js\"")
+    problems = []
+    for path in _all_pages(built_site):
+        text = path.read_text(encoding="utf-8")
+        if 'http-equiv="refresh"' in text:
+            continue
+        tags = bundle.findall(text)
+        found = loader.search(text)
+        if len(tags) != 1 or 'type="text/plain"' not in tags[0] or "data-rp-on-demand" not in tags[0]:
+            problems.append(f"{path.relative_to(built_site)}: {tags}")
+        elif not found or found.start() > text.index(tags[0]):
+            problems.append(f"{path.relative_to(built_site)}: no material-on-demand.js before the bundle")
+    assert not problems, problems

@@ -298,7 +298,5 @@
     }
   }
 
-  if (typeof window.document$ !== "undefined") window.document$.subscribe(init);
-  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
-  else init();
+  window.ridgepoint.onEachPage(init); // ridgepoint.js, which runs first: every page view, instant navigation too
 })();

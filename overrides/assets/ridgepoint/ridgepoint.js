@@ -1,17 +1,33 @@
-// Ridgepoint page scripts: each block's code re-initialises on Material's document$ (instant navigation).
+// Ridgepoint page scripts: each block's code initialises on every page the reader sees (instant navigation too).
 (function () {
   "use strict";
 
-  // Run `init` on every page view: Material's document$ emits after each instant navigation; without Material
-  // (a plain static copy of a page) it runs once when the document is ready.
+  // Material's document$ emits after each of its instant navigations, but Material starts only when the reader
+  // first acts on a page (material-on-demand.js), which says so with "ridgepoint:material".
+  var waitingForMaterial = [];
+  function whenMaterial(callback) {
+    if (window.document$ && typeof window.document$.subscribe === "function") callback(window.document$);
+    else waitingForMaterial.push(callback);
+  }
+  window.addEventListener("ridgepoint:material", function () {
+    waitingForMaterial.splice(0).forEach(whenMaterial);
+  });
+
+  // Run `init` once on every page view: when this document is ready, and after each instant navigation once
+  // Material runs. Material hands its document$ the page it starts on too, which is not a new page: a page is
+  // known by its container, which instant navigation replaces. Without Material (a plain static copy of a
+  // page) `init` runs once.
   function onEachPage(init) {
-    if (window.document$ && typeof window.document$.subscribe === "function") {
-      window.document$.subscribe(function () { init(document); });
-    } else if (document.readyState === "loading") {
-      document.addEventListener("DOMContentLoaded", function () { init(document); });
-    } else {
+    var seen = new WeakSet();
+    function run() {
+      var page = document.querySelector("[data-md-component=container]") || document.body;
+      if (seen.has(page)) return;
+      seen.add(page);
       init(document);
     }
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", run, { once: true });
+    else run();
+    whenMaterial(function (document$) { document$.subscribe(run); });
   }
 
   window.ridgepoint = Object.assign(window.ridgepoint || {}, { onEachPage: onEachPage });
@@ -58,8 +74,11 @@
   });
 
   // A box that scrolls sideways (wide code, display math, a wide table) must be reachable by keyboard, or its
-  // hidden part is out of reach; boxes inside a section opened later are checked when it opens.
-  var SCROLLERS = "pre, .highlight-ipynb, .rp-math--display, .md-typeset__scrollwrap, .jp-OutputArea-output";
+  // hidden part is out of reach; boxes inside a section opened later are checked when it opens. Until
+  // Material starts, a code block's <code> and a table scroll themselves; once it has, Material's wrapper
+  // scrolls a table instead (and Material gives wide code its own tabindex).
+  var SCROLLERS = "pre, pre > code, :not(.md-typeset__table) > table:not([class]), .highlight-ipynb, " +
+    ".rp-math--display, .md-typeset__scrollwrap, .jp-OutputArea-output";
   // Every box is measured before any is changed, and none inside a closed section (it is measured when the
   // section opens): a tabindex set between two measurements, or a measurement in content the browser has not
   // laid out, made it lay out the page again (issue 23: up to five layouts in the task that shows the page).
@@ -69,6 +88,7 @@
     });
     boxes.filter(function (box) { return box.scrollWidth > box.clientWidth + 1; }).forEach(function (box) {
       box.setAttribute("tabindex", "0");
+      box.setAttribute("data-rp-scroller", "");
     });
   }
   onEachPage(function (root) {
@@ -76,5 +96,17 @@
     root.querySelectorAll("details").forEach(function (details) {
       details.addEventListener("toggle", function () { if (details.open) focusableScrollers(details); });
     });
+  });
+  // Once Material has put the tables in its wrappers, a table that no longer scrolls is no tab stop, and the
+  // wrapper that now scrolls is one.
+  window.addEventListener("ridgepoint:material", function () {
+    var stopped = Array.prototype.filter.call(document.querySelectorAll("[data-rp-scroller]"), function (box) {
+      return box.scrollWidth <= box.clientWidth + 1;
+    });
+    stopped.forEach(function (box) {
+      box.removeAttribute("tabindex");
+      box.removeAttribute("data-rp-scroller");
+    });
+    focusableScrollers(document);
   });
 })();

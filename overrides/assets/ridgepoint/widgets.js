@@ -616,7 +616,5 @@
   }
 
   window.ridgepointWidgets = { runtime, startedAt: 0, readyAt: 0, warmed: null };
-  if (window.document$ && typeof window.document$.subscribe === "function") window.document$.subscribe(init);
-  else if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
-  else init();
+  window.ridgepoint.onEachPage(init); // ridgepoint.js, which runs first: every page view, instant navigation too
 })();

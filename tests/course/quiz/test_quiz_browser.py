@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from calculators import Scenario, ridge_point
-from tests.conftest import TESTS, serve_build
+from tests.conftest import TESTS, serve_build, start_material
 
 pytestmark = pytest.mark.browser
 
@@ -183,6 +183,7 @@ def test_progress_survives_a_reload_and_reset_clears_it(page: Any, quiz_url: str
 
 def test_quiz_works_again_after_instant_navigation(page: Any, quiz_url: str) -> None:
     _open(page, quiz_url)
+    start_material(page)
     page.locator("article").get_by_role("link", name="Another page").click()
     page.wait_for_url("**/other/")
     page.locator("article").get_by_role("link", name="Back to the quiz").click()

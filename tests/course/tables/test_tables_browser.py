@@ -7,6 +7,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import start_material
+
 pytestmark = pytest.mark.browser
 
 LESSON = "model/tokens-parameters-and-flops/"  # a table at its top level
@@ -38,6 +40,7 @@ def test_with_javascript_material_wraps_the_table_inside_its_box(page: Any, site
     """Material moves the table into its scroll wrapper inside the box, and the box adds no space of its own:
     the gap above the follower is the wrapper's margin (block margins collapse through the box)."""
     page.goto(site_url + LESSON)
+    start_material(page)
     page.wait_for_selector("article > .rp-table > .md-typeset__scrollwrap > .md-typeset__table > table")
     followers = page.evaluate(FOLLOWERS)
     wrapper_margin = page.evaluate(
