@@ -19,11 +19,14 @@
  * scripts listen for DOMContentLoaded once, so only Material hears the second one. A page opened
  * from a search result ("?h=", the terms to highlight) starts Material at once.
  *
- * What a reader gives up: a click on a link that is the very first thing they do on a page loads the next
- * page in full rather than by instant navigation (the bundle is still downloading). A first key press
- * that is one of Material's shortcuts is not lost: "/", "s" and "f" open its search box at once (it is in the
- * page), and "n", "p", "," and "." (turn the page) are passed to Material once it has started, within a second. Material's bundle requests the search index as it starts,
- * so the index too now waits for the reader (it used to be held back on its own).
+ * What a reader gives up: Material's start-up still runs, at their first act instead of during the load, as
+ * two tasks (the bundle's evaluation, then its set-up), while their first tap or key is already answered
+ * (tests/site/test_main_thread_browser.py names them). A click on a link that is the very first thing they
+ * do on a page loads the next page in full rather than by instant navigation (the bundle is still on its
+ * way). A first key that is one of Material's shortcuts is not lost: "/", "s" and "f" open its search box at
+ * once (the box is in the page, and what is typed next goes into it), and "n", "p", "," and "." (turn the
+ * page) are passed to Material once it has started, within a second. Material's bundle requests the search
+ * index as it starts, so the index waits for the reader with it (it used to be held back on its own).
  */
 (function () {
   "use strict";
