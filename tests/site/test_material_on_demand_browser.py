@@ -2,7 +2,7 @@
 
 overrides/main.html renders the bundle inert and overrides/assets/ridgepoint/material-on-demand.js starts it.
 Until then the page must be whole (our blocks work without Material), and once it starts nothing on the page
-may move, and the reader's first key may not be lost.
+may move, and the reader's first key is not lost.
 """
 
 from __future__ import annotations
@@ -11,28 +11,19 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import NEXT_FRAME, PageWatch, start_material
+from tests.conftest import NEXT_FRAME, start_material
 
 pytestmark = pytest.mark.browser
 
 BUNDLE = "/assets/javascripts/bundle."
+PHONE = {"width": 390, "height": 844}
 TOPS = "() => [...document.querySelectorAll('article > *')].map((element) => element.offsetTop)"
 
 
-@pytest.fixture
-def reader(browser: Any) -> Any:
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    watch = PageWatch(page)
-    yield page
-    context.close()
-    watch.check()
-
-
 def test_the_lesson_is_whole_before_material_and_nothing_moves_when_it_starts(
-    reader: Any, site_url: str
+    page: Any, site_url: str
 ) -> None:
-    page = reader
+    page.set_viewport_size(PHONE)
     requested: list[str] = []
     page.on("request", lambda request: requested.append(request.url))
     page.goto(site_url + "gpu/number-formats/")  # top-level tables, a widget, charts, a quiz
@@ -56,8 +47,7 @@ def test_the_lesson_is_whole_before_material_and_nothing_moves_when_it_starts(
     assert not moved, f"blocks of the article moved when Material started (index, before, after): {moved}"
 
 
-def test_a_first_key_that_turns_the_page_is_not_lost(reader: Any, site_url: str) -> None:
-    page = reader
+def test_a_first_key_that_turns_the_page_is_not_lost(page: Any, site_url: str) -> None:
     page.goto(site_url + "serving/prefill-vs-decode/", wait_until="load")
     following = page.get_attribute("link[rel=next]", "href")
     assert following
