@@ -61,7 +61,6 @@
     var inert = tags[index];
     var live = document.createElement("script");
     live.src = inert.src;
-    live.async = false;
     // The next step in a task of its own: the bundle's evaluation and Material's set-up are two shorter tasks.
     live.onload = function () { setTimeout(function () { load(tags, index + 1); }, 0); };
     live.onerror = function () { load(tags, index + 1); };
@@ -82,11 +81,10 @@
   function openSearch(event) {
     var toggle = document.querySelector("input[data-md-toggle=search]");
     var query = document.querySelector("input[data-md-component=search-query]");
-    if (!toggle || !query) return false;
+    if (!toggle || !query) return;
     event.preventDefault();
     toggle.checked = true;
     query.focus();
-    return true;
   }
 
   function start(event) {
